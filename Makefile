@@ -1,0 +1,42 @@
+# lipnorm_exp — `make help` lists the targets.
+PYTHON ?= python
+RUNS ?= results/runs
+SCALE ?= quick
+
+.PHONY: help install run test test-fast lint format tables figures report bench clean
+
+help: ## this list
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
+
+install: ## install the package with all extras (CPU torch 2.13 first, so no CUDA build is pulled)
+	$(PYTHON) -m pip install -q "torch==2.13.0"
+	$(PYTHON) -m pip install -q -e ".[all]"
+
+run: install ## train the default config (GAT-Lip, Cora) and write its record
+	$(PYTHON) -m lipnorm_exp
+
+test: install ## the whole test suite, as CI runs it
+	$(PYTHON) -m lipnorm_exp --cfg job > /dev/null
+	$(PYTHON) -m pytest -q
+
+test-fast: ## tests without the end-to-end CLI runs
+	$(PYTHON) -m pytest -q -m "not slow"
+
+lint: ## ruff check and format check
+	$(PYTHON) -m ruff check lipnorm_exp tests scripts
+	$(PYTHON) -m ruff format --check lipnorm_exp tests scripts
+
+format: ## ruff fix and format
+	$(PYTHON) -m ruff check --fix lipnorm_exp tests scripts
+	$(PYTHON) -m ruff format lipnorm_exp tests scripts
+
+tables: ## the paper's tables from the records in $(RUNS)
+	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only tables
+
+figures: ## the paper's figures from the records in $(RUNS)
+	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only figures
+
+report: tables figures ## tables and figures
+
+clean: ## remove Hydra logs (records stay)
+	rm -rf logs

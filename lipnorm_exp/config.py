@@ -1,0 +1,75 @@
+"""Checks a config before anything runs, and names a run by the hash of what defines it."""
+
+import hashlib
+import json
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from lipnorm_exp.errors import ConfigError
+
+# Keys that say where or how a run is shown, not what it computes: left out of its hash.
+NON_DEFINING_KEYS = ("paths", "force", "device", "logger", "tags", "grid", "hydra")
+NON_DEFINING_TRAIN_KEYS = ("progress",)
+
+
+def project_root() -> str:
+    """The checkout root when ``configs/`` sits beside the package, else the cwd."""
+    root = Path(__file__).resolve().parents[1]
+    return str(root) if (root / "configs").is_dir() else str(Path.cwd())
+
+
+def register_resolvers() -> None:
+    """``${lipnorm_root:}`` and ``${lipnorm_add:a,b}``, used by the YAML files."""
+    if not OmegaConf.has_resolver("lipnorm_root"):
+        OmegaConf.register_new_resolver("lipnorm_root", project_root)
+    if not OmegaConf.has_resolver("lipnorm_add"):
+        OmegaConf.register_new_resolver("lipnorm_add", lambda a, b: int(a) + int(b))
+
+
+def _require(ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(message)
+
+
+def validate(cfg: DictConfig) -> None:
+    """Raise :class:`ConfigError` with one line naming the key and the allowed values."""
+    from lipnorm_exp.data import DATASETS
+    from lipnorm_exp.models import MODELS
+    from lipnorm_exp.norms import NORMS
+
+    DATASETS.get(cfg.dataset.name)
+    model_cls = MODELS.get(cfg.model.name)
+    NORMS.get(cfg.norm.name)
+    rate = cfg.dataset.get("missing_rate", 0.0)
+    _require(0.0 <= rate <= 1.0, f"dataset.missing_rate must be in [0, 1], got {rate}")
+    for key in ("depth", "hidden", "heads"):
+        value = cfg.model.get(key, 1)
+        _require(
+            isinstance(value, int) and value >= 1,
+            f"model.{key} must be an integer >= 1, got {value}",
+        )
+    for key in ("dropout", "attn_dropout"):
+        value = cfg.model.get(key, 0.0)
+        _require(0.0 <= value < 1.0, f"model.{key} must be in [0, 1), got {value}")
+    _require(cfg.train.epochs >= 1, f"train.epochs must be >= 1, got {cfg.train.epochs}")
+    _require(cfg.train.lr > 0, f"train.lr must be > 0, got {cfg.train.lr}")
+    _require(cfg.train.patience >= 0, f"train.patience must be >= 0, got {cfg.train.patience}")
+    _require(cfg.scale in ("quick", "paper"), f"scale must be quick or paper, got {cfg.scale}")
+    model_cls.check_config(cfg.model, cfg.norm)
+
+
+def defining_config(cfg: DictConfig) -> dict:
+    """The resolved config without the keys that do not change what a run computes."""
+    container = OmegaConf.to_container(cfg, resolve=True)
+    for key in NON_DEFINING_KEYS:
+        container.pop(key, None)
+    for key in NON_DEFINING_TRAIN_KEYS:
+        container.get("train", {}).pop(key, None)
+    return container
+
+
+def run_id(cfg: DictConfig) -> str:
+    """Stable 16-hex-digit hash of :func:`defining_config` (key order does not matter)."""
+    text = json.dumps(defining_config(cfg), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,21 @@
+"""Datasets by config name: ``load_task(cfg.dataset, cfg.paths, seed)`` → :class:`Task`."""
+
+from collections.abc import Callable
+
+from omegaconf import DictConfig
+
+from lipnorm_exp.data.task import Task
+from lipnorm_exp.registry import Registry
+
+DATASETS: Registry[Callable[[DictConfig, DictConfig, int], Task]] = Registry("dataset.name")
+
+
+def load_task(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
+    """Build the task named by ``dataset.name`` (data under ``paths.data_dir``)."""
+    return DATASETS.get(dataset.name)(dataset, paths, seed)
+
+
+# Importing the loaders fills the registry.
+from lipnorm_exp.data import ogb, planetoid, trees  # noqa: E402, F401
+
+__all__ = ["DATASETS", "Task", "load_task"]

@@ -1,0 +1,297 @@
+"""OGB node-property datasets: ogbn-arxiv (full batch) and ogbn-proteins (mini-batches).
+
+Both go through ``ogb``'s own ``PygNodePropPredDataset`` and are scored with ``ogb``'s
+``Evaluator``. A dataset lives in ``<paths.data_dir>/ogb/<ogbn_name>/`` (``raw/``, ``split/``,
+``processed/``), OGB's own layout. Offline first: files on disk are used, files found under
+``<raw_dir>/ogb/<ogbn_name>/`` for a folder of ``paths.raw_dirs`` are copied in, and only then
+is ``ogb`` left to download (``dataset.download``, and only when its host answers within
+seconds); otherwise :class:`~lipnorm_exp.errors.DataNotFoundError` names the folder.
+
+``dataset.meta_dict`` (default ``null``) points at a dataset of one's own in OGB's on-disk CSV
+format instead: it is ``ogb``'s ``meta_dict`` (``dir_path``, ``version``, ``"num tasks"``,
+``"num classes"``, ``split``, ``add_inverse_edge``, ``has_node_attr``, ...; flags may be YAML
+booleans). Such a dataset is never downloaded.
+
+``ogb`` is imported only when one of these datasets is asked for (it is the ``ogb`` extra),
+without its update check against PyPI, with the safe globals ``torch.load`` needs to read
+its processed file, and without its stdin question about new releases: a folder whose files
+are all present is taken as current.
+"""
+
+import socket
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from types import ModuleType
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+import torch_geometric.typing
+from omegaconf import DictConfig, OmegaConf
+from torch_geometric.data import Data
+from torch_geometric.loader import NeighborLoader, RandomNodeLoader
+from torch_geometric.utils import index_to_mask, scatter, to_undirected
+
+from lipnorm_exp.data import DATASETS
+from lipnorm_exp.data.download import ensure_files
+from lipnorm_exp.data.missing import MissingVectors
+from lipnorm_exp.data.task import Task
+from lipnorm_exp.errors import ConfigError, DataNotFoundError
+
+__all__ = ["load_ogbn_arxiv", "load_ogbn_proteins"]
+
+_MASKS = {"train_mask": "train", "val_mask": "valid", "test_mask": "test"}
+_DOWNLOAD_TIMEOUT_S = 60.0
+
+
+def _import_ogb(name: str) -> ModuleType:
+    """``ogb.nodeproppred``, imported without its update check; one line if ``ogb`` is absent."""
+    absent = object()
+    outdated = sys.modules.get("outdated", absent)
+    sys.modules["outdated"] = None  # makes ogb skip its version check against PyPI
+    try:
+        import ogb.nodeproppred as ogbn
+    except ModuleNotFoundError as error:
+        raise ConfigError(
+            f"dataset {name} needs the ogb package (module '{error.name}' is missing): "
+            "pip install 'lipnorm_exp[ogb]'"
+        ) from None
+    finally:
+        if outdated is absent:
+            del sys.modules["outdated"]
+        else:
+            sys.modules["outdated"] = outdated
+    from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
+    from torch_geometric.data.storage import GlobalStorage
+
+    # ogb reads its processed file with torch.load, which is weights-only since torch 2.6.
+    torch.serialization.add_safe_globals([DataEdgeAttr, DataTensorAttr, GlobalStorage])
+    return ogbn
+
+
+def _meta_info(ogbn: ModuleType, name: str, meta_dict: DictConfig | None) -> dict:
+    """OGB's meta information: the packaged ``master.csv`` column, or the configured dict."""
+    if meta_dict is None:
+        master = Path(ogbn.__file__).parent / "master.csv"
+        return pd.read_csv(master, index_col=0, keep_default_na=False)[name].to_dict()
+    meta = OmegaConf.to_container(meta_dict, resolve=True)
+    meta = {key: str(value) if isinstance(value, bool) else value for key, value in meta.items()}
+    if meta.get("binary") == "True" or meta.get("is hetero") == "True":
+        raise ConfigError("dataset.meta_dict: only homogeneous graphs in CSV files are supported")
+    return meta
+
+
+def _required_files(meta: dict) -> list[str]:
+    """Every file ``ogb`` reads for a homogeneous CSV dataset, relative to its folder."""
+    raw = ["edge", "num-node-list", "num-edge-list", "node-label"]
+    raw += ["node-feat"] if meta["has_node_attr"] == "True" else []
+    raw += ["edge-feat"] if meta["has_edge_attr"] == "True" else []
+    for key in ("additional node files", "additional edge files"):
+        raw += meta[key].split(",") if meta[key] != "None" else []
+    split = [f"split/{meta['split']}/{part}.csv.gz" for part in _MASKS.values()]
+    return [f"raw/{file}.csv.gz" for file in raw] + split
+
+
+@contextmanager
+def _socket_timeout(seconds: float) -> Iterator[None]:
+    """Make a stalled download fail instead of hang (``ogb`` opens URLs without a timeout)."""
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(seconds)
+    try:
+        yield
+    finally:
+        socket.setdefaulttimeout(previous)
+
+
+def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType, object]:
+    """``ogb.nodeproppred`` and ``ogb``'s dataset ``name``, after making its files present."""
+    ogbn = _import_ogb(name)
+    custom = dataset.get("meta_dict") is not None
+    meta = _meta_info(ogbn, name, dataset.get("meta_dict"))
+    if custom:
+        data_dir, relative, raw_dirs, url = meta["dir_path"], Path(), (), None
+    else:
+        dir_name = name.replace("-", "_")
+        if (Path(paths.data_dir) / "ogb" / f"{dir_name}_pyg").is_dir():  # as ogb looks it up
+            dir_name += "_pyg"
+        data_dir, relative, url = paths.data_dir, Path("ogb") / dir_name, meta["url"]
+        raw_dirs = paths.get("raw_dirs") or ()
+    folder = Path(data_dir) / relative
+    files = _required_files(meta)
+    if ensure_files(name, data_dir, relative, files, raw_dirs, url, dataset.get("download", True)):
+        (folder / f"RELEASE_v{meta['version']}.txt").touch()  # ogb asks on stdin without it
+    elif folder.exists():  # ogb would ask on stdin, then replace the folder
+        raise DataNotFoundError(
+            f"{name}: {folder} is incomplete; add the missing files or remove it to download anew"
+        )
+    with _socket_timeout(_DOWNLOAD_TIMEOUT_S):
+        loaded = ogbn.PygNodePropPredDataset(
+            name, root=str(Path(paths.data_dir) / "ogb"), meta_dict=meta if custom else None
+        )
+    return ogbn, loaded
+
+
+def _masks(split: dict[str, torch.Tensor], num_nodes: int) -> dict[str, torch.Tensor]:
+    """Boolean node masks from ``ogb``'s index split."""
+    return {mask: index_to_mask(split[part], num_nodes) for mask, part in _MASKS.items()}
+
+
+def _accuracy(evaluator, y_true: torch.Tensor, logits: torch.Tensor) -> float:
+    """``Task.metric`` through ``ogb``'s accuracy: class indices vs. arg-max logits."""
+    if y_true.numel() == 0:
+        return float("nan")
+    prediction = {"y_true": y_true.view(-1, 1), "y_pred": logits.argmax(dim=-1, keepdim=True)}
+    return evaluator.eval(prediction)["acc"]
+
+
+def _rocauc(evaluator, y_true: torch.Tensor, logits: torch.Tensor) -> float:
+    """``Task.metric`` through ``ogb``'s ROC-AUC, averaged over the tasks with both labels.
+
+    ``nan`` when no task has a positive and a negative row (``ogb`` raises there).
+    """
+    if not ((y_true == 1).any(dim=0) & (y_true == 0).any(dim=0)).any():
+        return float("nan")
+    return evaluator.eval({"y_true": y_true, "y_pred": logits})["rocauc"]
+
+
+@DATASETS.register("ogbn_arxiv")
+def load_ogbn_arxiv(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
+    """ogbn-arxiv, trained and evaluated full batch on OGB's time split.
+
+    The 128-d title/abstract embeddings are the features and the 40 subject areas the
+    classes. Citations point from a paper to the papers it cites; with
+    ``dataset.to_undirected`` (true by default, as in OGB's baselines) every edge is added
+    in both directions, so a paper also hears from the papers citing it. Features of a
+    fraction ``dataset.missing_rate`` of the non-training nodes are zeroed (SPEC §3).
+    Accuracy is ``ogb``'s ``Evaluator("ogbn-arxiv")``.
+
+    Args:
+        dataset (DictConfig): ``name``; ``download`` (default true); ``meta_dict`` (default
+            null); ``to_undirected`` (default true); ``missing_rate`` (default 0).
+        paths (DictConfig): ``data_dir`` and ``raw_dirs``.
+        seed (int): seeds the draw of the nodes losing their features.
+
+    Raises:
+        ConfigError: ``missing_rate`` outside :math:`[0, 1]`, or ``ogb`` not installed.
+        DataNotFoundError: files absent and no download possible.
+    """
+    missing = MissingVectors(dataset.get("missing_rate", 0.0), seed)
+    ogbn, loaded = _load("ogbn-arxiv", dataset, paths)
+    graph = loaded[0]
+    edge_index = graph.edge_index
+    if dataset.get("to_undirected", True):
+        edge_index = to_undirected(edge_index, num_nodes=graph.num_nodes)
+    masks = _masks(loaded.get_idx_split(), graph.num_nodes)
+    data = Data(x=graph.x, edge_index=edge_index, y=graph.y.view(-1), **masks)
+    data = missing(data)
+    metric = partial(_accuracy, ogbn.Evaluator("ogbn-arxiv"))
+    return Task.full_batch(dataset.name, data, loaded.num_classes, metric=metric)
+
+
+def _protein_features(graph: Data) -> torch.Tensor:
+    r"""Species one-hot next to the edge features summed onto each node.
+
+    .. math::
+        \mathbf{x}_i = \mathrm{onehot}(s_i) \,\Vert\, \sum_{j \in \mathcal{N}(i)} \mathbf{e}_{ji}
+
+    The species ids found in ``node_species`` are numbered in increasing order (8 species in
+    ogbn-proteins); its edges are stored in both directions, so the sum runs over every
+    interaction of node :math:`i` once (8 features, 16 in all).
+    """
+    _, species = torch.unique(graph.node_species.view(-1), return_inverse=True)
+    one_hot = F.one_hot(species).float()
+    edge_sum = scatter(graph.edge_attr.float(), graph.edge_index[1], 0, graph.num_nodes, "sum")
+    return torch.cat([one_hot, edge_sum], dim=-1)
+
+
+def _seed_masks(batch: Data) -> Data:
+    """Keep only the seed nodes of a neighbour-sampled batch (its first ``batch_size``)."""
+    seeds = torch.arange(batch.num_nodes) < batch.batch_size
+    for mask in _MASKS:
+        batch[mask] = batch[mask] & seeds
+    return batch
+
+
+def _batching(dataset: DictConfig) -> tuple[str, str]:
+    """``dataset.loader`` (``auto`` resolved) and ``dataset.eval_batches``, checked."""
+    loader, eval_batches = dataset.get("loader", "auto"), dataset.get("eval_batches", "batched")
+    for key, value, allowed in (
+        ("loader", loader, ("auto", "neighbor", "random_nodes")),
+        ("eval_batches", eval_batches, ("batched", "full")),
+    ):
+        if value not in allowed:
+            raise ConfigError(
+                f"dataset.{key}: unknown value '{value}'; allowed: {', '.join(allowed)}"
+            )
+    with_pyg_lib = torch_geometric.typing.WITH_PYG_LIB
+    if loader == "neighbor" and not with_pyg_lib:
+        raise ConfigError("dataset.loader=neighbor needs pyg-lib; allowed here: random_nodes")
+    if loader == "auto":
+        loader = "neighbor" if with_pyg_lib else "random_nodes"
+    return loader, eval_batches
+
+
+@DATASETS.register("ogbn_proteins")
+def load_ogbn_proteins(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
+    """ogbn-proteins: 112 binary tasks on OGB's species split, trained in mini-batches.
+
+    Node features are built by :func:`_protein_features`; the loss is binary cross-entropy
+    per task and the metric ``ogb``'s ``Evaluator("ogbn-proteins")`` ROC-AUC (over the
+    tasks with both labels among the rows scored). The graph (40M edges) is cut into
+    batches for training, and for evaluation unless asked otherwise; a batch keeps the
+    edges between its own nodes only.
+
+    Args:
+        dataset (DictConfig): ``name``; ``download`` (default true); ``meta_dict`` (default
+            null); ``loader``, the training batches: ``random_nodes`` (the subgraphs induced
+            by ``num_parts`` random parts of all nodes, default 40, PyG ``RandomNodeLoader``:
+            every node once per epoch), ``neighbor`` (``batch_size`` training nodes, default
+            1024, with ``num_neighbors`` sampled neighbours per hop, default ``[10, 10]``,
+            PyG ``NeighborLoader``, needs pyg-lib; only these seed nodes count) or ``auto``
+            (default: ``neighbor`` when pyg-lib is installed, else ``random_nodes``);
+            ``eval_batches``: ``full`` (the whole graph at once) or ``batched`` (default: the
+            subgraphs of ``eval_num_parts`` fixed parts of the nodes, default 5).
+        paths (DictConfig): ``data_dir`` and ``raw_dirs``.
+        seed (int): seeds the order of the training batches.
+
+    Raises:
+        ConfigError: an unknown ``loader`` or ``eval_batches``, ``neighbor`` without pyg-lib,
+            or ``ogb`` not installed.
+        DataNotFoundError: files absent and no download possible.
+    """
+    loader, evaluation = _batching(dataset)
+    ogbn, loaded = _load("ogbn-proteins", dataset, paths)
+    graph = loaded[0]
+    masks = _masks(loaded.get_idx_split(), graph.num_nodes)
+    data = Data(x=_protein_features(graph), edge_index=graph.edge_index, y=graph.y.float(), **masks)
+    order = {"shuffle": True, "generator": torch.Generator().manual_seed(seed)}
+    if loader == "random_nodes":
+        train_batches = RandomNodeLoader(data, dataset.get("num_parts", 40), **order)
+    else:
+        train_batches = NeighborLoader(
+            data,
+            num_neighbors=list(dataset.get("num_neighbors", [10, 10])),
+            batch_size=dataset.get("batch_size", 1024),
+            input_nodes=data.train_mask,
+            transform=_seed_masks,
+            **order,
+        )
+    if evaluation == "full":
+        eval_batches = [data]
+    else:
+        eval_batches = RandomNodeLoader(data, dataset.get("eval_num_parts", 5))
+    evaluator = ogbn.Evaluator("ogbn-proteins")
+    evaluator.num_tasks = loaded.num_tasks  # a dataset in this format may have other counts
+    return Task(
+        dataset.name,
+        train_batches,
+        eval_batches,
+        data.num_features,
+        loaded.num_tasks,
+        loss="bce",
+        metric_name="rocauc",
+        metric=partial(_rocauc, evaluator),
+    )

@@ -1,0 +1,280 @@
+r"""TREES: Alon & Yahav's Tree-NeighborsMatch (paper §7.2), stored compactly, densified per batch.
+
+For depth :math:`d` a tree is the complete binary tree with :math:`L = 2^d` leaves and
+:math:`2L - 1` nodes in heap order (node 0 is the root, the children of node :math:`i` are
+:math:`2i + 1` and :math:`2i + 2`, leaf :math:`k` is node :math:`L - 1 + k`). Edges point from
+child to parent, so messages flow towards the root, and every node has a self-loop. With a
+target key :math:`t` and a permutation :math:`\pi` of :math:`0..L-1`, the features are
+
+.. math::
+    x_{\text{leaf } k} = e_k \,\|\, e_{\pi(k)}, \qquad
+    x_{\text{root}} = e_t \,\|\, \mathbf{0}, \qquad x_{\text{other}} = \mathbf{0},
+    \qquad y = \pi(t)
+
+(:math:`e_k` one-hot in :math:`\mathbb{R}^L`), so a model must carry the value of the leaf whose
+key matches the root's all the way up; there are :math:`L` classes. A dataset holds distinct
+:math:`(t, \pi)` pairs, at most :math:`L \cdot L!` of them (96 for :math:`d = 2`), drawn with the
+dataset's own seed ``dataset.seed`` (not the run's seed: every run sees the same trees) and
+cached under ``<data_dir>/TREES/depth<d>_n<count>_seed<seed>/``.
+
+Dense features are :math:`2L` wide on :math:`2L - 1` nodes (about 16 MB a tree at :math:`d = 10`),
+so the cache keeps per node only the key and value indices (``-1`` for none, ``int16``) and
+:func:`densify` builds ``x``, the edges, per-node labels and the root masks for one batch at a time.
+"""
+
+import itertools
+import math
+from collections.abc import Iterator
+
+import torch
+from omegaconf import DictConfig
+from torch_geometric.data import Batch, Data, Dataset, InMemoryDataset
+from torch_geometric.loader import DataLoader
+
+from lipnorm_exp.data import DATASETS
+from lipnorm_exp.data.task import Task
+from lipnorm_exp.errors import ConfigError
+
+__all__ = [
+    "SPLITS",
+    "TreeBatches",
+    "TreeNeighborsMatch",
+    "compact_tree",
+    "densify",
+    "draw_trees",
+    "load_trees",
+    "num_distinct_trees",
+    "split_codes",
+    "tree_edge_index",
+]
+
+#: Split names in the order of their codes in :func:`split_codes`.
+SPLITS = ("train", "val", "test")
+_MAX_DEPTH = 14  # keys and values are stored as int16
+
+
+def num_distinct_trees(depth: int) -> int:
+    r"""Number of distinct (target key, permutation) pairs, :math:`2^d \cdot (2^d)!`."""
+    leaves = 2**depth
+    return leaves * math.factorial(leaves)
+
+
+def draw_trees(depth: int, count: int, seed: int) -> list[tuple[int, torch.Tensor]]:
+    """Draw ``count`` distinct ``(target key, values)`` pairs, uniformly and in random order.
+
+    Where ``count`` is at least half of all pairs they are enumerated and a seeded random
+    subset is taken; otherwise pairs are drawn and repeats rejected. The result depends only on
+    the arguments.
+
+    Args:
+        depth (int): tree depth :math:`d`.
+        count (int): number of trees, at most :func:`num_distinct_trees`.
+        seed (int): seed of the :class:`torch.Generator`.
+
+    Returns:
+        list: pairs ``(t, values)`` with ``values`` a permutation of :math:`0..2^d-1` (long).
+    """
+    leaves = 2**depth
+    generator = torch.Generator().manual_seed(seed)
+    total = num_distinct_trees(depth)
+    if 2 * count >= total:
+        every = list(itertools.product(range(leaves), itertools.permutations(range(leaves))))
+        chosen = torch.randperm(total, generator=generator)[:count].tolist()
+        return [(every[i][0], torch.tensor(every[i][1])) for i in chosen]
+    seen: set[tuple[int, bytes]] = set()
+    trees = []
+    while len(trees) < count:
+        key = int(torch.randint(leaves, (1,), generator=generator))
+        values = torch.randperm(leaves, generator=generator)
+        identity = (key, values.numpy().tobytes())
+        if identity not in seen:
+            seen.add(identity)
+            trees.append((key, values))
+    return trees
+
+
+def tree_edge_index(depth: int) -> torch.Tensor:
+    """Edges of one tree: child → parent for every non-root node, then a self-loop per node.
+
+    Returns:
+        Tensor: ``(2, 2 * (2^(d+1) - 1) - 1)`` long, row 0 the sources, row 1 the targets.
+    """
+    nodes = torch.arange(2 ** (depth + 1) - 1)
+    children = nodes[1:]
+    to_parent = torch.stack([children, (children - 1) // 2])
+    return torch.cat([to_parent, torch.stack([nodes, nodes])], dim=1)
+
+
+def compact_tree(depth: int, key: int, values: torch.Tensor, tree_id: int) -> Data:
+    r"""One tree as stored: per-node key and value indices (``-1`` for none), label, index.
+
+    Args:
+        depth (int): tree depth :math:`d`.
+        key (int): the target key :math:`t` the root carries.
+        values (Tensor): the leaves' values :math:`\pi(0), \dots, \pi(2^d - 1)`.
+        tree_id (int): the tree's index in its dataset.
+    """
+    leaves = 2**depth
+    node_key = torch.full((2 * leaves - 1,), -1, dtype=torch.int16)
+    node_value = torch.full_like(node_key, -1)
+    node_key[0] = key
+    node_key[leaves - 1 :] = torch.arange(leaves)
+    node_value[leaves - 1 :] = values
+    return Data(
+        node_key=node_key,
+        node_value=node_value,
+        label=values[key].view(1),
+        tree=torch.tensor([tree_id]),
+        num_nodes=2 * leaves - 1,
+    )
+
+
+class TreeNeighborsMatch(InMemoryDataset):
+    r"""Distinct TREES of one depth, generated once and cached in compact form.
+
+    Graph ``i`` holds ``node_key`` and ``node_value`` (``int16`` per node, ``-1`` for none),
+    ``label`` (the class :math:`\pi(t)`) and ``tree`` (its index ``i``); :func:`densify` turns a
+    batch of them into model input. Trees come in random order, so a split by position is random.
+
+    Args:
+        data_dir (str): data root; the cache is ``<data_dir>/TREES/depth<d>_n<count>_seed<seed>``.
+        depth (int): tree depth :math:`d \ge 1`.
+        num_trees (int): trees wanted; ``min(num_trees, num_distinct_trees(depth))`` are made.
+        seed (int): seed of the draw. (default: ``0``)
+    """
+
+    def __init__(self, data_dir: str, depth: int, num_trees: int, seed: int = 0):
+        self.depth = depth
+        self.count = min(num_trees, num_distinct_trees(depth))
+        self.seed = seed
+        super().__init__(f"{data_dir}/TREES/depth{depth}_n{self.count}_seed{seed}", log=False)
+        self.load(self.processed_paths[0])
+
+    @property
+    def processed_file_names(self) -> str:
+        """The one cache file."""
+        return "trees.pt"
+
+    def process(self) -> None:
+        """Draw the trees and save them compactly."""
+        pairs = draw_trees(self.depth, self.count, self.seed)
+        trees = [compact_tree(self.depth, key, values, i) for i, (key, values) in enumerate(pairs)]
+        self.save(trees, self.processed_paths[0])
+
+
+def split_codes(count: int, train_fraction: float) -> torch.Tensor:
+    """Split code per tree by position: ``round(f·n)`` train (0), then val (1) and test (2).
+
+    The trees after the training ones are halved; where they are odd, test gets the extra one.
+    """
+    train = round(train_fraction * count)
+    val = (count - train) // 2
+    return torch.cat(
+        [torch.zeros(train), torch.ones(val), torch.full((count - train - val,), 2.0)]
+    ).long()
+
+
+def densify(batch: Batch, depth: int, split: torch.Tensor) -> Data:
+    """Expand a batch of compact trees into the graph a model reads.
+
+    Args:
+        batch (Batch): trees of :class:`TreeNeighborsMatch` collated by a PyG ``DataLoader``.
+        depth (int): their depth :math:`d`.
+        split (Tensor): split code of every tree of the dataset (:func:`split_codes`), indexed
+            by the trees' ``tree``.
+
+    Returns:
+        Data: ``x`` :math:`(N, 2^{d+1})` one-hot as in the module docstring, ``edge_index``
+        (child → parent and self-loops), ``y`` :math:`(N)` the tree's label on every node,
+        ``batch`` :math:`(N)` the tree of each node, and ``train_mask``, ``val_mask``,
+        ``test_mask`` :math:`(N)` true only at the root of a tree of that split.
+    """
+    leaves = 2**depth
+    x = torch.zeros(batch.num_nodes, 2 * leaves)
+    nodes = torch.arange(batch.num_nodes)
+    for column, offset in ((batch.node_key, 0), (batch.node_value, leaves)):
+        present = column >= 0
+        x[nodes[present], column[present].long() + offset] = 1.0
+    roots = batch.ptr[:-1]
+    edges = tree_edge_index(depth)
+    edge_index = (edges.unsqueeze(1) + roots.view(1, -1, 1)).view(2, -1)
+    is_root = torch.zeros(batch.num_nodes, dtype=torch.bool)
+    is_root[roots] = True
+    node_split = split[batch.tree][batch.batch]
+    masks = {f"{name}_mask": is_root & (node_split == code) for code, name in enumerate(SPLITS)}
+    return Data(x=x, edge_index=edge_index, y=batch.label[batch.batch], batch=batch.batch, **masks)
+
+
+class TreeBatches:
+    """Re-iterable dense batches over compact trees (a PyG ``DataLoader`` plus :func:`densify`).
+
+    Args:
+        trees (Dataset): trees of :class:`TreeNeighborsMatch`, or a subset of them.
+        split (Tensor): split code of every tree of the whole dataset.
+        depth (int): tree depth :math:`d`.
+        batch_size (int): trees per batch.
+        shuffle (bool): reshuffle every pass (with torch's global RNG).
+    """
+
+    def __init__(
+        self, trees: Dataset, split: torch.Tensor, depth: int, batch_size: int, shuffle: bool
+    ):
+        self.loader = DataLoader(trees, batch_size=batch_size, shuffle=shuffle)
+        self.split = split
+        self.depth = depth
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def __iter__(self) -> Iterator[Data]:
+        return (densify(batch, self.depth, self.split) for batch in self.loader)
+
+
+def _require(key: str, value: object, valid: bool, allowed: str) -> None:
+    if not valid:
+        raise ConfigError(f"dataset.{key} must be {allowed}, got {value}")
+
+
+@DATASETS.register("trees")
+def load_trees(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
+    r"""TREES of depth ``dataset.depth``, mini-batched, accuracy at the roots.
+
+    The trees depend on ``dataset.seed`` (default 0) only, never on the run's ``seed``, which
+    reaches the batches through torch's global RNG (training batches are reshuffled each epoch).
+
+    Args:
+        dataset (DictConfig): ``depth`` (:math:`d \ge 1`), ``num_trees`` (default 5000),
+            ``train_fraction`` (default 0.8; the rest is halved into val and test),
+            ``batch_size`` (default 64), ``seed`` (default 0). ``download`` is ignored.
+        paths (DictConfig): ``data_dir``, where the trees are cached.
+        seed (int): the run's seed; unused here.
+
+    Returns:
+        Task: training batches over the training trees (shuffled), evaluation batches over all
+        trees in order; :math:`2^{d+1}` features, :math:`2^d` classes.
+
+    Raises:
+        ConfigError: a key outside its range.
+    """
+    depth = dataset.depth
+    num_trees = dataset.get("num_trees", 5000)
+    train_fraction = dataset.get("train_fraction", 0.8)
+    batch_size = dataset.get("batch_size", 64)
+    _require(
+        "depth",
+        depth,
+        isinstance(depth, int) and 1 <= depth <= _MAX_DEPTH,
+        f"an integer in [1, {_MAX_DEPTH}]",
+    )
+    _require("num_trees", num_trees, num_trees >= 1, "at least 1")
+    _require("train_fraction", train_fraction, 0 < train_fraction <= 1, "in (0, 1]")
+    _require("batch_size", batch_size, batch_size >= 1, "at least 1")
+    trees = TreeNeighborsMatch(paths.data_dir, depth, num_trees, dataset.get("seed", 0))
+    split = split_codes(len(trees), train_fraction)
+    return Task(
+        dataset.name,
+        TreeBatches(trees[split == 0], split, depth, batch_size, shuffle=True),
+        TreeBatches(trees, split, depth, batch_size, shuffle=False),
+        num_features=2 ** (depth + 1),
+        num_outputs=2**depth,
+    )

@@ -1,0 +1,90 @@
+"""One training epoch and one evaluation pass over a :class:`~lipnorm_exp.data.Task`."""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lipnorm_exp.data import Task
+
+SPLITS = ("train", "val", "test")
+
+
+def task_loss(task: Task, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy over class indices, or binary cross-entropy over 0/1 targets."""
+    if task.loss == "bce":
+        return F.binary_cross_entropy_with_logits(logits, y.float())
+    return F.cross_entropy(logits, y.view(-1))
+
+
+def _forward(model: nn.Module, batch, device: torch.device) -> tuple[torch.Tensor, object]:
+    batch = batch.to(device)
+    return model(batch.x, batch.edge_index, getattr(batch, "batch", None)), batch
+
+
+def gradient_norms(model: nn.Module) -> torch.Tensor:
+    """Per graph layer: [L2 norm of the attention parameters' gradient, of the layer's].
+
+    Returns a ``[depth, 2]`` tensor (0 where a layer has no attention parameters).
+    """
+    rows = []
+    for attention, params in model.layer_parameters():
+        rows.append(torch.stack([_grad_norm(attention), _grad_norm(params)]))
+    return torch.stack(rows)
+
+
+def _grad_norm(params: list[nn.Parameter]) -> torch.Tensor:
+    grads = [p.grad.detach().pow(2).sum() for p in params if p.grad is not None]
+    if not grads:
+        return torch.zeros(())
+    return torch.stack(grads).sum().sqrt().cpu()
+
+
+def train_epoch(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    task: Task,
+    device: torch.device,
+    track_gradients: bool = False,
+) -> tuple[float, torch.Tensor | None]:
+    """One pass over ``task.train_batches``.
+
+    Returns the mean training loss and, if asked, the mean :func:`gradient_norms` over the
+    optimiser steps of the epoch.
+    """
+    model.train()
+    losses, norms = [], []
+    for batch in task.train_batches:
+        if not bool(batch.train_mask.any()):  # a random part may hold no training node
+            continue
+        optimizer.zero_grad()
+        logits, batch = _forward(model, batch, device)
+        mask = batch.train_mask
+        loss = task_loss(task, logits[mask], batch.y[mask])
+        loss.backward()
+        if track_gradients:
+            norms.append(gradient_norms(model))
+        optimizer.step()
+        losses.append(loss.detach())
+    mean_loss = torch.stack(losses).mean().item()
+    return mean_loss, torch.stack(norms).mean(dim=0) if norms else None
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, task: Task, device: torch.device) -> dict[str, float]:
+    """Loss and metric of every split, one forward pass per batch of ``task.eval_batches``."""
+    model.eval()
+    logits = {split: [] for split in SPLITS}
+    targets = {split: [] for split in SPLITS}
+    for batch in task.eval_batches:
+        out, batch = _forward(model, batch, device)
+        for split in SPLITS:
+            mask = batch[f"{split}_mask"]
+            logits[split].append(out[mask].cpu())
+            targets[split].append(batch.y[mask].cpu())
+    metrics = {}
+    for split in SPLITS:
+        out, y = torch.cat(logits[split]), torch.cat(targets[split])
+        loss = task_loss(task, out, y).item() if y.numel() else float("nan")
+        metrics[f"{split}_loss"] = loss
+        metrics[f"{split}_acc"] = task.metric(y, out)
+    return metrics

@@ -1,0 +1,41 @@
+"""What the attention models (GAT, GATv2, GT) share: head widths and the LipschitzNorm seam."""
+
+from omegaconf import DictConfig
+from torch import nn
+
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.models.base import DepthwiseGNN
+
+
+class AttentionGNN(DepthwiseGNN):
+    """A :class:`DepthwiseGNN` whose graph layers are multi-head attention layers.
+
+    ``model.hidden`` is the layer width, as for every model: concatenated heads
+    (``model.concat=true``) have ``hidden / heads`` channels each, averaged heads
+    ``hidden`` each. With ``norm=lip`` every layer normalises its scores with
+    :attr:`lip_norm_class`.
+    """
+
+    attention = True
+    #: the LipschitzNorm module for this layer's score (set by each model)
+    lip_norm_class: type[nn.Module]
+
+    @classmethod
+    def check_config(cls, model: DictConfig, norm: DictConfig) -> None:
+        super().check_config(model, norm)
+        if model.concat and model.hidden % model.heads:
+            raise ConfigError(
+                f"model.hidden={model.hidden} must be a multiple of model.heads={model.heads} "
+                "when heads are concatenated (model.concat=true)"
+            )
+
+    @staticmethod
+    def head_channels(model: DictConfig) -> int:
+        """Channels of one head."""
+        return model.hidden // model.heads if model.concat else model.hidden
+
+    def score_norm(self, norm: DictConfig) -> nn.Module | None:
+        """The attention-score normalisation of one layer, or ``None``."""
+        if norm.name != "lip":
+            return None
+        return self.lip_norm_class(alpha=norm.alpha, eps=norm.eps, variant=norm.variant)

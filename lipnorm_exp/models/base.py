@@ -1,0 +1,120 @@
+"""The depth-wise GNN every model shares, and the registry of models by ``model.name``."""
+
+import torch
+import torch.nn.functional as F
+from omegaconf import DictConfig
+from torch import nn
+
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.norms import ATTENTION_NORMS, NORMS
+from lipnorm_exp.registry import Registry
+
+
+class DepthwiseGNN(nn.Module):
+    r"""Input Linear → ``depth`` graph layers → output Linear (SPEC §2).
+
+    Each graph layer sees dropout on its input and is followed by the node
+    normalisation (PairNorm, LayerNorm or none), the optional residual and an ELU:
+
+    .. math::
+        h^{(0)} = W_{in} x, \qquad
+        h^{(l)} = \mathrm{ELU}\big(\mathrm{norm}(\mathrm{conv}_l(\mathrm{drop}(h^{(l-1)})))
+        \,[+\, h^{(l-1)}]\big), \qquad
+        y = W_{out} h^{(L)}
+
+    Every graph layer keeps the width, so residuals need no projection. A subclass is
+    one model: it says how to build a graph layer (:meth:`make_conv`), which of its
+    parameters are attention parameters, and which configs it refuses.
+
+    Args:
+        in_channels (int): input feature width.
+        out_channels (int): output width (classes or tasks).
+        model (DictConfig): the ``model`` config group (depth, hidden, dropout, residual, ...).
+        norm (DictConfig): the ``norm`` config group.
+    """
+
+    #: whether ``norm=lip`` applies (the layers compute attention scores)
+    attention: bool = False
+    #: names of the attention parameters inside one graph layer (for gradient tracking)
+    attention_parameter_names: tuple[str, ...] = ()
+
+    def __init__(self, in_channels: int, out_channels: int, model: DictConfig, norm: DictConfig):
+        super().__init__()
+        self.depth = model.depth
+        self.dropout = model.dropout
+        self.residual = model.residual
+        width = self.width(model)
+        self.input = nn.Linear(in_channels, width)
+        self.convs = nn.ModuleList(self.make_conv(model, norm, i) for i in range(model.depth))
+        self.norms = nn.ModuleList(NORMS.get(norm.name)(norm, width) for _ in range(model.depth))
+        self.output = nn.Linear(width, out_channels)
+        self.reset_parameters()
+
+    @staticmethod
+    def width(model: DictConfig) -> int:
+        """Feature width between graph layers."""
+        return model.hidden
+
+    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
+        """Build graph layer ``index`` (0-based) mapping ``width`` to ``width`` channels."""
+        raise NotImplementedError
+
+    def conv_forward(
+        self, conv: nn.Module, x: torch.Tensor, x0: torch.Tensor, edge_index: torch.Tensor
+    ) -> torch.Tensor:
+        """Apply one graph layer; ``x0`` is the output of the input Linear (used by GCNII)."""
+        return conv(x, edge_index)
+
+    @classmethod
+    def check_config(cls, model: DictConfig, norm: DictConfig) -> None:
+        """Raise :class:`ConfigError` for options this model cannot take."""
+        if norm.name in ATTENTION_NORMS and not cls.attention:
+            allowed = ", ".join(name for name in MODELS if MODELS.get(name).attention)
+            raise ConfigError(
+                f"norm={norm.name} needs an attention model; model.name={model.name} is not one "
+                f"(allowed with {norm.name}: {allowed})"
+            )
+
+    def reset_parameters(self) -> None:
+        """Re-initialise every weight."""
+        for module in [self.input, *self.convs, *self.norms, self.output]:
+            if hasattr(module, "reset_parameters"):
+                module.reset_parameters()
+
+    def forward(
+        self, x: torch.Tensor, edge_index: torch.Tensor, batch: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Node outputs ``[N, out_channels]``; ``batch`` assigns nodes to graphs (PairNorm)."""
+        x = x0 = self.input(x)
+        for conv, norm in zip(self.convs, self.norms, strict=True):
+            h = F.dropout(x, p=self.dropout, training=self.training)
+            h = norm(self.conv_forward(conv, h, x0, edge_index), batch)
+            x = F.elu(h + x if self.residual else h)
+        return self.output(x)
+
+    def layer_parameters(self) -> list[tuple[list[nn.Parameter], list[nn.Parameter]]]:
+        """Per graph layer: (its attention parameters, all its parameters)."""
+        groups = []
+        for conv in self.convs:
+            named = dict(conv.named_parameters())
+            attention = [
+                p for n, p in named.items() if n.split(".")[0] in self.attention_parameter_names
+            ]
+            groups.append((attention, list(named.values())))
+        return groups
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(depth={self.depth}, conv={self.convs[0]}, "
+            f"norm={type(self.norms[0]).__name__}, residual={self.residual})"
+        )
+
+
+MODELS: Registry[type[DepthwiseGNN]] = Registry("model.name")
+
+
+def build_model(
+    model: DictConfig, norm: DictConfig, in_channels: int, out_channels: int
+) -> DepthwiseGNN:
+    """The registered model named ``model.name``."""
+    return MODELS.get(model.name)(in_channels, out_channels, model, norm)

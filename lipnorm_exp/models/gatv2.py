@@ -1,0 +1,40 @@
+"""GATv2 and GATv2-Lip through the general Lipschitz-score rule (paper Eq. 15, SPEC §1c)."""
+
+from omegaconf import DictConfig
+from torch import nn
+
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.models.attention import AttentionGNN
+from lipnorm_exp.models.base import MODELS
+from lipnorm_exp.nn import GATv2Layer, ScoreLipschitzNorm
+
+
+@MODELS.register("gatv2")
+class GATv2(AttentionGNN):
+    """Depth-wise GATv2; ``norm=lip`` normalises its score by Eq. 15."""
+
+    lip_norm_class = ScoreLipschitzNorm
+    attention_parameter_names = ("att",)
+
+    @classmethod
+    def check_config(cls, model: DictConfig, norm: DictConfig) -> None:
+        super().check_config(model, norm)
+        if norm.name == "lip" and norm.variant != "paper":
+            raise ConfigError(
+                f"norm.variant={norm.variant} exists for gat and gt only; allowed for gatv2: paper"
+            )
+
+    def score_norm(self, norm: DictConfig) -> nn.Module | None:
+        if norm.name != "lip":
+            return None
+        return ScoreLipschitzNorm(alpha=norm.alpha, eps=norm.eps)
+
+    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
+        return GATv2Layer(
+            model.hidden,
+            self.head_channels(model),
+            heads=model.heads,
+            concat=model.concat,
+            dropout=model.attn_dropout,
+            norm=self.score_norm(norm),
+        )

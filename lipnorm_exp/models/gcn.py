@@ -1,0 +1,15 @@
+"""GCN (Kipf & Welling, 2017)."""
+
+from omegaconf import DictConfig
+from torch import nn
+from torch_geometric.nn import GCNConv
+
+from lipnorm_exp.models.base import MODELS, DepthwiseGNN
+
+
+@MODELS.register("gcn")
+class GCN(DepthwiseGNN):
+    """Depth-wise GCN with symmetric normalisation and self-loops."""
+
+    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
+        return GCNConv(model.hidden, model.hidden)

@@ -1,0 +1,17 @@
+"""Attention layers (GAT, graph transformer, GATv2) and their LipschitzNorm modules."""
+
+from lipnorm_exp.nn.gat_layer import GATLayer
+from lipnorm_exp.nn.gat_lipschitz_norm import GATLipschitzNorm
+from lipnorm_exp.nn.gatv2_layer import GATv2Layer
+from lipnorm_exp.nn.gt_layer import GTLayer
+from lipnorm_exp.nn.gt_lipschitz_norm import GTLipschitzNorm
+from lipnorm_exp.nn.score_lipschitz_norm import ScoreLipschitzNorm
+
+__all__ = [
+    "GATLayer",
+    "GATLipschitzNorm",
+    "GATv2Layer",
+    "GTLayer",
+    "GTLipschitzNorm",
+    "ScoreLipschitzNorm",
+]

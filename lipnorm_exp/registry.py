@@ -1,0 +1,44 @@
+"""Name → object registries for datasets, models and normalisations."""
+
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+from lipnorm_exp.errors import ConfigError
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    """A mapping from short config names to objects, filled by a decorator.
+
+    Args:
+        key (str): the config key whose value is looked up here (``"model.name"``); it is
+            named in the error for an unknown value.
+    """
+
+    def __init__(self, key: str):
+        self.key = key
+        self._entries: dict[str, T] = {}
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator that files an object under ``name``; a name is taken once only."""
+
+        def add(obj: T) -> T:
+            if name in self._entries:
+                raise ValueError(f"{self.key} '{name}' is registered twice")
+            self._entries[name] = obj
+            return obj
+
+        return add
+
+    def get(self, name: str) -> T:
+        """The object filed under ``name``, or a :class:`ConfigError` listing the names."""
+        if name not in self._entries:
+            raise ConfigError(f"{self.key}: unknown value '{name}'; allowed: {', '.join(self)}")
+        return self._entries[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._entries))

@@ -1,0 +1,78 @@
+"""Display names: one label per model configuration, and the names of datasets and settings.
+
+A model label is the paper's name of the layer, then the normalisation, then the residual
+connections: ``GAT``, ``GAT-Lip``, ``GAT-Lip(pub)`` (the published code's variant),
+``GAT-PN``, ``GAT-PN-SI`` (PairNorm scaling each node), ``GAT-LN`` (LayerNorm),
+``GAT-Lip-res``. Every table row, legend entry and summary line uses :func:`model_label`.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+MODEL_NAMES = {
+    "gat": "GAT",
+    "gt": "GT",
+    "gatv2": "GATv2",
+    "gcn": "GCN",
+    "ggnn": "GGNN",
+    "gin": "GIN",
+    "gcnii": "GCNII",
+}
+
+DATASET_NAMES = {
+    "cora": "Cora",
+    "citeseer": "CiteSeer",
+    "pubmed": "PubMed",
+    "ogbn_arxiv": "ogbn-arxiv",
+    "ogbn_proteins": "ogbn-proteins",
+    "trees": "TREES",
+}
+
+METRIC_NAMES = {"accuracy": "accuracy", "rocauc": "ROC-AUC"}
+
+
+def _norm_suffix(norm: Mapping[str, Any]) -> str:
+    name = norm.get("name", "none")
+    if name == "none":
+        return ""
+    if name == "lip":
+        return "-Lip(pub)" if norm.get("variant") == "published" else "-Lip"
+    if name == "pairnorm":
+        return "-PN-SI" if norm.get("scale_individually") else "-PN"
+    if name == "layernorm":
+        return "-LN"
+    return f"-{name}"
+
+
+def model_label(config: Mapping[str, Any]) -> str:
+    """The display label of the model a run config describes.
+
+    Args:
+        config (Mapping): a run's resolved config (``model`` and ``norm`` sections are read).
+
+    Returns:
+        str: e.g. ``"GAT-Lip-res"`` for ``model.name=gat``, ``norm.name=lip``,
+        ``model.residual=true``.
+    """
+    model = config.get("model", {})
+    name = model.get("name", "?")
+    label = MODEL_NAMES.get(name, name) + _norm_suffix(config.get("norm", {}))
+    return label + "-res" if model.get("residual") else label
+
+
+def dataset_label(name: str) -> str:
+    """The paper's spelling of a dataset name (``pubmed`` → ``PubMed``)."""
+    return DATASET_NAMES.get(name, name)
+
+
+def missing_label(rate: float) -> str:
+    """A missing-vector fraction as a percentage (``1.0`` → ``100%``)."""
+    return f"{rate:.0%}"
+
+
+def metric_label(metric: str) -> str:
+    """The name of a summary metric (``rocauc`` → ``ROC-AUC``)."""
+    return METRIC_NAMES.get(metric, metric)
+
+
+__all__ = ["dataset_label", "metric_label", "missing_label", "model_label"]

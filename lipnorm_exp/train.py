@@ -1,0 +1,175 @@
+"""``run(cfg)``: one configuration from config to record.
+
+Validate → skip if a finished record exists → load data → build model → train with
+best-validation selection → write the record. A NaN/inf loss ends the run as
+``diverged`` (a result: deep unnormalised GATs explode); an exception during training
+writes a ``failed`` record with the error and is raised again.
+"""
+
+import logging
+import math
+import random
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+from tqdm.auto import tqdm
+
+from lipnorm_exp.config import run_id, validate
+from lipnorm_exp.data import Task, load_task
+from lipnorm_exp.lipschitz_estimate import layer_lipschitz
+from lipnorm_exp.loop import evaluate, train_epoch
+from lipnorm_exp.models import build_model
+from lipnorm_exp.records import FINISHED, git_commit, read_record, versions, write_record
+from lipnorm_exp.tracking import make_tracker
+
+log = logging.getLogger(__name__)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch (CPU and CUDA)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def pick_device(name: str) -> torch.device:
+    """``auto`` is CUDA when available, else CPU; anything else is passed to torch."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def fit(
+    model: torch.nn.Module,
+    task: Task,
+    train: DictConfig,
+    device: torch.device,
+    tracker,
+    desc: str = "",
+) -> dict[str, Any]:
+    """Train for ``train.epochs`` epochs (or until early stopping / divergence).
+
+    Returns ``status``, ``summary`` and ``history`` as they go into the record. The best
+    epoch is the one with the highest validation accuracy (the first one on ties); the
+    summary keeps the test accuracy at that epoch.
+    """
+    optimizer = torch.optim.Adam(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+    history: list[dict[str, Any]] = []
+    best: dict[str, Any] | None = None
+    status, diverged_at = "completed", None
+    bar = tqdm(
+        range(1, train.epochs + 1),
+        desc=desc,
+        disable=not train.progress,
+        leave=False,
+        mininterval=1.0,
+    )
+    for epoch in bar:
+        start = time.perf_counter()
+        loss, grads = train_epoch(model, optimizer, task, device, train.track_gradients)
+        if not math.isfinite(loss):
+            status, diverged_at = "diverged", epoch
+            break
+        row = {"epoch": epoch, "train_step_loss": loss, **evaluate(model, task, device)}
+        row["time_s"] = time.perf_counter() - start
+        if grads is not None:
+            row["grad_attn"], row["grad_layer"] = grads[:, 0].tolist(), grads[:, 1].tolist()
+        if train.estimate_lipschitz and (epoch == 1 or epoch % train.lipschitz_every == 0):
+            row["lipschitz"] = layer_lipschitz(model, next(iter(task.eval_batches)).to(device))
+        history.append(row)
+        tracker.log_epoch(row)
+        if best is None or row["val_acc"] > best["val_acc"]:
+            best = row
+        bar.set_postfix(
+            loss=f"{loss:.3f}", val=f"{row['val_acc']:.3f}", best=f"{best['val_acc']:.3f}"
+        )
+        if train.patience and epoch - best["epoch"] >= train.patience:
+            break
+    bar.close()
+    return {
+        "status": status,
+        "summary": summarise(history, best, task.metric_name, diverged_at),
+        "history": history,
+    }
+
+
+def summarise(history: list[dict], best: dict | None, metric: str, diverged_at: int | None) -> dict:
+    """Summary metrics of a run from its history and best-validation epoch."""
+    train_accs = [row["train_acc"] for row in history]
+    return {
+        "metric": metric,
+        "best_epoch": best["epoch"] if best else None,
+        "best_val_acc": best["val_acc"] if best else None,
+        "test_acc_at_best_val": best["test_acc"] if best else None,
+        "train_acc_at_best_val": best["train_acc"] if best else None,
+        "best_train_acc": max(train_accs) if train_accs else None,
+        "final_train_acc": train_accs[-1] if train_accs else None,
+        "epochs_run": len(history),
+        "diverged_at_epoch": diverged_at,
+    }
+
+
+def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
+    """Run one configuration and return its record (the existing one when skipped).
+
+    Args:
+        cfg: the whole resolved config (see ``configs/config.yaml``).
+        desc: label of the progress bar (the sweep position, for instance).
+    """
+    validate(cfg)
+    rid = run_id(cfg)
+    existing = read_record(cfg.paths.results_dir, rid)
+    if existing and existing["status"] in FINISHED and not cfg.force:
+        log.info("%s skip run %s: a %s record exists", desc, rid, existing["status"])
+        return {**existing, "skipped": True}
+    started, clock = datetime.now(timezone.utc), time.perf_counter()
+    device = pick_device(cfg.device)
+    seed_everything(cfg.seed)
+    task = load_task(cfg.dataset, cfg.paths, cfg.seed)
+    model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs).to(device)
+    record: dict[str, Any] = {
+        "run_id": rid,
+        "status": "failed",
+        "error": None,
+        "config": OmegaConf.to_container(cfg, resolve=True),
+        "device": str(device),
+        "versions": versions(),
+        "git_commit": git_commit(),
+        "started_at": started.isoformat(),
+    }
+    setup_s = time.perf_counter() - clock
+    tracker = make_tracker(cfg, rid)
+    try:
+        record.update(fit(model, task, cfg.train, device, tracker, desc))
+        if record["status"] == "diverged":
+            record["error"] = f"non-finite loss at epoch {record['summary']['diverged_at_epoch']}"
+    except Exception as error:
+        record["error"] = f"{type(error).__name__}: {error}"
+        raise
+    finally:
+        total = time.perf_counter() - clock
+        epochs = len(record.get("history", []))
+        record["timing"] = {
+            "total_s": total,
+            "setup_s": setup_s,
+            "epoch_s_mean": (total - setup_s) / epochs if epochs else None,
+        }
+        record["finished_at"] = datetime.now(timezone.utc).isoformat()
+        write_record(cfg.paths.results_dir, record)
+        tracker.finish(record)
+    summary = record["summary"]
+    log.info(
+        "%s run %s %s: best val %.4f, test at best val %.4f (epoch %s), %.1f s",
+        desc,
+        rid,
+        record["status"],
+        summary["best_val_acc"] or float("nan"),
+        summary["test_acc_at_best_val"] or float("nan"),
+        summary["best_epoch"],
+        total,
+    )
+    return record

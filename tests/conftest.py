@@ -1,0 +1,37 @@
+"""Shared fixtures: configs composed through Hydra with paths in a temporary folder."""
+
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig
+
+from lipnorm_exp.config import register_resolvers
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = REPO / "configs"
+SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+
+register_resolvers()
+
+
+def compose_config(tmp_path: Path, overrides: list[str] = ()) -> DictConfig:
+    """The app's config with test paths, CPU, 2 epochs, no progress bar, local logger."""
+    base = [
+        f"paths.data_dir={tmp_path / 'data'}",
+        f"paths.raw_dirs=[{SHARED_DATASETS}]",
+        f"paths.results_dir={tmp_path / 'runs'}",
+        f"paths.log_dir={tmp_path / 'logs'}",
+        "device=cpu",
+        "train.epochs=2",
+        "train.progress=false",
+        "logger=none",
+    ]
+    with initialize_config_dir(str(CONFIGS), version_base="1.3"):
+        return compose("config", overrides=[*base, *overrides])
+
+
+@pytest.fixture
+def make_cfg(tmp_path):
+    """``make_cfg(*overrides)`` → a composed config whose files go under ``tmp_path``."""
+    return lambda *overrides: compose_config(tmp_path, list(overrides))

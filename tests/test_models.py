@@ -1,0 +1,135 @@
+"""Every model × normalisation builds, trains and differs where it should."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import CONFIGS
+from omegaconf import OmegaConf
+
+from lipnorm_exp.config import validate
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.models import MODELS, build_model
+from lipnorm_exp.norms import NORMS
+
+ATTENTION = ("gat", "gatv2", "gt")
+
+
+def group(name, option, **changes):
+    cfg = OmegaConf.load(CONFIGS / name / f"{option}.yaml")
+    cfg.update(changes)
+    return cfg
+
+
+def allowed_pairs():
+    return [(m, n) for m in MODELS for n in NORMS if n != "lip" or m in ATTENTION]
+
+
+def small_graph(num_nodes=12, num_features=5, num_classes=3, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(num_nodes, num_features, generator=gen)
+    src = torch.randint(0, num_nodes, (40,), generator=gen)
+    dst = torch.randint(0, num_nodes, (40,), generator=gen)
+    edge_index = torch.stack([torch.cat([src, dst]), torch.cat([dst, src])])
+    y = torch.randint(0, num_classes, (num_nodes,), generator=gen)
+    return x, edge_index, y
+
+
+def make(model_name, norm_name, depth, **model_changes):
+    model = group("model", model_name, depth=depth, hidden=8, heads=2, dropout=0.0, **model_changes)
+    return build_model(model, group("norm", norm_name), 5, 3)
+
+
+@pytest.mark.parametrize(("model_name", "norm_name"), allowed_pairs())
+@pytest.mark.parametrize("depth", [1, 3])
+def test_every_allowed_model_and_norm_trains_with_finite_loss(model_name, norm_name, depth):
+    torch.manual_seed(0)
+    x, edge_index, y = small_graph()
+    model = make(model_name, norm_name, depth)
+    assert len(model.convs) == depth
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    losses = []
+    for _ in range(5):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x, edge_index), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert all(torch.isfinite(torch.tensor(losses)))
+    assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("model_name", sorted(MODELS))
+def test_each_normalisation_changes_the_output(model_name):
+    x, edge_index, _ = small_graph()
+    outputs = {}
+    for norm_name in NORMS:
+        if norm_name == "lip" and model_name not in ATTENTION:
+            continue
+        torch.manual_seed(0)
+        model = make(model_name, norm_name, depth=2).eval()
+        outputs[norm_name] = model(x * 10, edge_index)
+    for norm_name, out in outputs.items():
+        if norm_name != "none":
+            assert not torch.allclose(out, outputs["none"], atol=1e-4), norm_name
+
+
+@pytest.mark.parametrize("scale_individually", [False, True])
+def test_pairnorm_output_is_centred_with_the_documented_scale(scale_individually):
+    norm = NORMS.get("pairnorm")(
+        group("norm", "pairnorm", scale=2.0, scale_individually=scale_individually), 8
+    )
+    x = torch.randn(30, 8) * 5 + 3
+    out = norm(x)
+    centred = x - x.mean(dim=0)
+    if scale_individually:  # PN-SI: each centred row rescaled to norm s
+        assert torch.allclose(out.norm(dim=1), torch.full((30,), 2.0), atol=1e-4)
+        assert torch.allclose(out, 2.0 * centred / centred.norm(dim=1, keepdim=True), atol=1e-5)
+    else:  # PN: centred, root mean squared row norm s
+        assert torch.allclose(out.mean(dim=0), torch.zeros(8), atol=1e-5)
+        assert out.pow(2).sum(dim=1).mean().sqrt().item() == pytest.approx(2.0, rel=1e-4)
+
+
+def test_layernorm_normalises_each_node():
+    norm = NORMS.get("layernorm")(group("norm", "layernorm"), 8)
+    out = norm(torch.randn(30, 8) * 5 + 3)
+    assert torch.allclose(out.mean(dim=1), torch.zeros(30), atol=1e-5)
+    assert torch.allclose(out.var(dim=1, unbiased=False), torch.ones(30), atol=1e-3)
+
+
+@pytest.mark.parametrize("model_name", ["gat", "gcn", "gt"])
+def test_residual_changes_the_forward_pass(model_name):
+    x, edge_index, _ = small_graph()
+    torch.manual_seed(0)
+    plain = make(model_name, "none", depth=3).eval()
+    torch.manual_seed(0)
+    residual = make(model_name, "none", depth=3, residual=True).eval()
+    residual.load_state_dict(plain.state_dict())
+    assert not torch.allclose(plain(x, edge_index), residual(x, edge_index))
+
+
+def test_lip_layers_receive_the_configured_variant():
+    model = build_model(
+        group("model", "gat", depth=2), group("norm", "lip", variant="published", alpha=2.0), 5, 3
+    )
+    assert "lip" in repr(model).lower()
+    norms = [m for m in model.modules() if type(m).__name__ == "GATLipschitzNorm"]
+    assert len(norms) == 2 and all(n.variant == "published" and n.alpha == 2.0 for n in norms)
+
+
+def test_gradient_groups_name_the_attention_parameters():
+    model = make("gat", "lip", depth=3)
+    groups = model.layer_parameters()
+    assert len(groups) == 3
+    attention, everything = groups[0]
+    assert {p.shape for p in attention} == {torch.Size([1, 2, 4])}
+    assert len(everything) > len(attention)
+    assert make("gcn", "none", depth=2).layer_parameters()[0][0] == []
+
+
+def test_invalid_combinations_fail_at_start_up(make_cfg):
+    for overrides in (
+        ["model=gin", "norm=lip"],
+        ["model=gcnii", "norm=none", "model.residual=true"],
+    ):
+        with pytest.raises(ConfigError):
+            validate(make_cfg(*overrides))

@@ -1,0 +1,140 @@
+import socket
+from pathlib import Path
+
+import pytest
+import torch
+from omegaconf import OmegaConf
+
+from lipnorm_exp.data import load_task
+from lipnorm_exp.data.download import ensure_files, host_reachable
+from lipnorm_exp.data.planetoid import PLANETOID_NAMES, raw_file_names
+from lipnorm_exp.errors import ConfigError, DataNotFoundError
+
+SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+# name: nodes, classes, train, val, test (public split of Kipf & Welling)
+SIZES = {"cora": (2708, 7, 140, 500, 1000), "citeseer": (3327, 6, 120, 500, 1000)}
+
+
+def dataset_cfg(name: str, **overrides):
+    keys = {"name": name, "missing_rate": 0.0, "normalize_features": True, "download": False}
+    return OmegaConf.create({**keys, **overrides})
+
+
+@pytest.fixture
+def paths(tmp_path):
+    return OmegaConf.create(
+        {
+            "data_dir": str(tmp_path / "data"),
+            "raw_dirs": [str(tmp_path / "absent"), SHARED_DATASETS],
+        }
+    )
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_loads_public_split_offline(name, paths):
+    task = load_task(dataset_cfg(name), paths, seed=0)
+    (data,) = task.train_batches
+    nodes, classes, train, val, test = SIZES[name]
+    assert data.num_nodes == nodes
+    assert task.num_outputs == classes == int(data.y.max()) + 1
+    assert task.num_features == data.x.size(1)
+    counts = [int(data[f"{split}_mask"].sum()) for split in ("train", "val", "test")]
+    assert counts == [train, val, test]
+    assert torch.equal(data.y[data.train_mask].bincount(), torch.full((classes,), 20))
+    assert list(task.eval_batches) == [data]
+    copied = Path(paths.data_dir) / "Planetoid" / PLANETOID_NAMES[name] / "raw"
+    assert sorted(p.name for p in copied.iterdir()) == sorted(raw_file_names(PLANETOID_NAMES[name]))
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_feature_normalisation(paths, normalize):
+    data = load_task(dataset_cfg("citeseer", normalize_features=normalize), paths, seed=0)
+    x = data.train_batches[0].x
+    row_sums = x.sum(dim=-1)
+    zero_rows = row_sums == 0
+    assert zero_rows.any()  # CiteSeer has featureless nodes: they must stay zero, not NaN
+    assert not torch.isnan(x).any()
+    if normalize:
+        assert torch.allclose(row_sums[~zero_rows], torch.ones(int((~zero_rows).sum())))
+    else:
+        assert (row_sums[~zero_rows] > 1).any()
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_missing_vectors_after_normalisation(name, paths):
+    plain = load_task(dataset_cfg(name), paths, seed=0).train_batches[0]
+    data = load_task(dataset_cfg(name, missing_rate=1.0), paths, seed=0).train_batches[0]
+    assert not torch.isnan(data.x).any()
+    assert torch.equal(data.missing_mask, ~data.train_mask)
+    assert (data.x[~data.train_mask] == 0).all()
+    assert torch.equal(data.x[data.train_mask], plain.x[plain.train_mask])
+    assert torch.allclose(data.x[data.train_mask].sum(dim=-1), torch.ones(SIZES[name][2]))
+
+
+def test_missing_draw_follows_run_seed(paths):
+    masks = [
+        load_task(dataset_cfg("cora", missing_rate=0.5), paths, seed=s)
+        .train_batches[0]
+        .missing_mask
+        for s in (0, 0, 1)
+    ]
+    assert int(masks[0].sum()) == round(0.5 * (2708 - 140))
+    assert torch.equal(masks[0], masks[1])
+    assert not torch.equal(masks[0], masks[2])
+
+
+def test_invalid_missing_rate(paths):
+    with pytest.raises(ConfigError, match=r"missing_rate must be in \[0, 1\], got 1.5"):
+        load_task(dataset_cfg("cora", missing_rate=1.5), paths, seed=0)
+
+
+def test_missing_files_without_download(tmp_path):
+    paths = OmegaConf.create({"data_dir": str(tmp_path), "raw_dirs": [str(tmp_path / "none")]})
+    with pytest.raises(DataNotFoundError) as error:
+        load_task(dataset_cfg("pubmed"), paths, seed=0)
+    message = str(error.value)
+    assert "\n" not in message
+    assert str(tmp_path / "Planetoid" / "PubMed" / "raw") in message
+    assert all(file in message for file in raw_file_names("PubMed"))
+    assert "dataset.download=true" in message
+
+
+def test_partial_mirror_is_skipped(tmp_path):
+    partial, full = tmp_path / "partial" / "set", tmp_path / "full" / "set"
+    for folder, files in ((partial, ["a"]), (full, ["a", "sub/b"])):
+        for file in files:
+            (folder / file).parent.mkdir(parents=True, exist_ok=True)
+            (folder / file).write_text(f"{folder.parent.name} {file}")
+    target = tmp_path / "data"
+    mirrors = [tmp_path / "nowhere", tmp_path / "partial", tmp_path / "full"]
+    assert ensure_files("x", target, "set", ["a", "sub/b"], mirrors, download=False)
+    assert (target / "set" / "a").read_text() == "full a"
+    assert (target / "set" / "sub" / "b").read_text() == "full sub/b"
+
+
+def test_unreachable_host_fails_fast(tmp_path):
+    url = f"http://127.0.0.1:{closed_port()}/data"
+    with pytest.raises(DataNotFoundError, match="127.0.0.1 cannot be reached"):
+        ensure_files("x", tmp_path, "set", ["a"], url=url, download=True)
+
+
+def test_no_url_means_no_download(tmp_path):
+    with pytest.raises(DataNotFoundError, match="there is no download for it"):
+        ensure_files("x", tmp_path, "set", ["a"], url=None, download=True)
+
+
+def test_reachable_host_leaves_download_to_loader(tmp_path):
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/data"
+        assert host_reachable(url, timeout=1.0)
+        assert ensure_files("x", tmp_path, "set", ["a"], url=url, download=True) is False
+    assert not host_reachable(f"http://127.0.0.1:{closed_port()}/", timeout=1.0)

@@ -1,0 +1,170 @@
+"""Experiment presets: each composes at both scales, as a multirun whose jobs all validate.
+
+Composition only (Hydra's compose API): no job runs and no data is read, so presets on
+PubMed and OGB are checked here too.
+"""
+
+from math import prod
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from lipnorm_exp.config import run_id, validate
+from lipnorm_exp.sweep import grid_jobs, grid_size
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+PRESETS = sorted(path.stem for path in (CONFIGS / "experiment").glob("*.yaml"))
+SCALES = ("quick", "paper")
+#: config groups: a swept key naming one selects a YAML file, the others set a value
+GROUPS = {path.name for path in CONFIGS.iterdir() if path.is_dir()}
+#: the supplementary's search: lr × hidden × heads × dropout
+SEARCH_FACTOR = 4 * 5 * 4 * 2
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hydra_configs():
+    with initialize_config_dir(str(CONFIGS), version_base="1.3"):
+        yield
+
+
+def compose_sweep(*overrides: str) -> DictConfig:
+    """The primary config of ``python -m lipnorm_exp <overrides>``, Hydra's keys included."""
+    return compose("config", overrides=list(overrides), return_hydra_config=True)
+
+
+def compose_job(job: list[str]) -> DictConfig:
+    """The config one job of a sweep runs with (its overrides are the whole command line)."""
+    return compose("config", overrides=job)
+
+
+def as_dict(job: list[str]) -> dict[str, str]:
+    return dict(override.split("=", 1) for override in job)
+
+
+def sample_jobs(jobs: list[list[str]]) -> list[list[str]]:
+    """A few jobs of a grid that use every option of every swept group (``+method``, ``model``,
+    ``dataset``, ...) and the first and last value of every other swept key.
+
+    Job ``i`` takes the ``i``-th option of each group (cyclically) and the first value of the
+    other keys when ``i`` is even, the last when odd; the grid is a product, so each such job
+    is one of its jobs. The first and last jobs are added.
+    """
+    values: dict[str, list[str]] = {}
+    for job in jobs:
+        for key, value in as_dict(job).items():
+            values.setdefault(key, [])
+            if value not in values[key]:
+                values[key].append(value)
+    groups = {key for key in values if key.lstrip("+") in GROUPS}
+    count = max([2, *(len(values[key]) for key in groups)])
+    by_values = {tuple(sorted(as_dict(job).items())): job for job in jobs}
+    wanted = [
+        {
+            key: options[i % len(options)] if key in groups else options[-(i % 2)]
+            for key, options in values.items()
+        }
+        for i in range(count)
+    ]
+    picked = [by_values[tuple(sorted(assignment.items()))] for assignment in wanted]
+    return [jobs[0], *(job for job in picked if job not in (jobs[0], jobs[-1])), jobs[-1]]
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("preset", PRESETS)
+def test_preset_is_a_multirun_whose_jobs_validate(preset, scale):
+    cfg = compose_sweep(f"+experiment={preset}", f"scale={scale}")
+    assert cfg.hydra.mode == RunMode.MULTIRUN
+    assert preset in cfg.tags
+    jobs = grid_jobs(cfg.hydra)
+    assert len(jobs) == grid_size(cfg.hydra) > 1
+    assert len({tuple(job) for job in jobs}) == len(jobs)
+    sample = sample_jobs(jobs)
+    ids = set()
+    for job in sample:
+        job_cfg = compose_job(job)
+        validate(job_cfg)
+        assert job_cfg.scale == scale
+        assert job_cfg.train.epochs == cfg.grid[scale].epochs
+        ids.add(run_id(job_cfg))
+    assert len(ids) == len(sample), "two jobs of the grid would share one record"
+
+
+@pytest.mark.parametrize(
+    "preset, scale, expected",
+    [
+        ("missing_vector", "quick", 1 * 2 * 5 * 3 * 1),
+        ("missing_vector", "paper", 3 * 2 * 5 * 20 * 5),
+        ("residual", "quick", 1 * 4 * 1 * 2),
+        ("residual", "paper", 2 * 4 * 2 * 5),
+        ("depth", "paper", 4 * 2 * 4 * 7 * 5),
+        ("trees", "paper", 9 * 9 * 10),
+    ],
+)
+def test_grid_size_of_presets(preset, scale, expected):
+    cfg = compose_sweep(f"+experiment={preset}", f"scale={scale}")
+    assert grid_size(cfg.hydra) == expected
+
+
+@pytest.mark.parametrize("preset, scale", [("missing_vector", "quick"), ("residual", "paper")])
+def test_supplementary_search_multiplies_the_grid(preset, scale):
+    base = compose_sweep(f"+experiment={preset}", f"scale={scale}")
+    searched = compose_sweep(f"+experiment={preset}", f"scale={scale}", "+search=supplementary")
+    assert grid_size(searched.hydra) == grid_size(base.hydra) * SEARCH_FACTOR
+    jobs = grid_jobs(searched.hydra)
+    for job in (jobs[0], jobs[-1]):
+        job_cfg = compose_job(job)
+        validate(job_cfg)
+        chosen = as_dict(job)
+        assert job_cfg.train.lr == float(chosen["train.lr"])
+        assert job_cfg.model.hidden == int(chosen["model.hidden"])
+        assert job_cfg.model.heads == int(chosen["++model.heads"])
+
+
+def test_search_adds_heads_to_models_without_attention():
+    cfg = compose_sweep("+experiment=missing_vector", "+search=supplementary")
+    gcn = next(job for job in grid_jobs(cfg.hydra) if "+method=gcn" in job)
+    job_cfg = compose_job(gcn)
+    validate(job_cfg)
+    assert job_cfg.model.name == "gcn"
+    assert job_cfg.model.heads == int(as_dict(gcn)["++model.heads"])
+
+
+def test_command_line_narrows_a_preset_grid():
+    cfg = compose_sweep(
+        "+experiment=residual",
+        "grid.quick.methods='gat,gat_lip_res'",
+        "grid.quick.seeds=0",
+        "grid.quick.depths=2",
+    )
+    jobs = grid_jobs(cfg.hydra)
+    assert [as_dict(job)["+method"] for job in jobs] == ["gat", "gat_lip_res"]
+    configs = [compose_job(job) for job in jobs]
+    assert [(c.model.name, c.norm.name, c.model.residual) for c in configs] == [
+        ("gat", "none", False),
+        ("gat", "lip", True),
+    ]
+    assert all(c.model.depth == 2 and c.seed == 0 for c in configs)
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_trees_models_have_tree_depth_plus_one_layers(scale):
+    cfg = compose_sweep("+experiment=trees", f"scale={scale}")
+    for job in sample_jobs(grid_jobs(cfg.hydra)):
+        job_cfg = compose_job(job)
+        assert job_cfg.dataset.name == "trees"
+        assert job_cfg.model.depth == job_cfg.dataset.depth + 1
+        assert job_cfg.model.hidden == 32
+        assert job_cfg.dataset.num_trees == cfg.grid[scale].num_trees
+
+
+def test_sample_jobs_covers_every_option():
+    cfg = compose_sweep("+experiment=depth")
+    jobs = grid_jobs(cfg.hydra)
+    sample = [as_dict(job) for job in sample_jobs(jobs)]
+    assert {job["model"] for job in sample} == {"gat", "gt"}
+    assert {job["norm"] for job in sample} == {"none", "layernorm", "pairnorm", "lip"}
+    assert {job["model.depth"] for job in sample} == {"2", "10"}
+    assert len(sample) < len(jobs) == prod((1, 2, 4, 2, 1))

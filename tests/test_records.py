@@ -1,0 +1,93 @@
+"""Run records: one atomic JSON per run, skip when finished, divergence and failure recorded."""
+
+import json
+import math
+
+import pytest
+
+import lipnorm_exp.train as train_module
+from lipnorm_exp.config import run_id
+from lipnorm_exp.records import read_record, record_path, write_record
+from lipnorm_exp.train import run
+
+SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2")
+
+
+def test_write_record_is_atomic_and_leaves_no_temp_files(tmp_path):
+    write_record(tmp_path, {"run_id": "abc", "status": "completed", "x": [1.0, math.nan]})
+    write_record(tmp_path, {"run_id": "abc", "status": "diverged"})
+    assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]
+    assert read_record(tmp_path, "abc")["status"] == "diverged"
+    assert read_record(tmp_path, "missing") is None
+
+
+def test_write_record_keeps_the_old_record_when_writing_fails(tmp_path):
+    write_record(tmp_path, {"run_id": "abc", "status": "completed"})
+    with pytest.raises(TypeError):
+        write_record(tmp_path, {"run_id": "abc", "status": object()})
+    assert read_record(tmp_path, "abc")["status"] == "completed"
+    assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]
+
+
+def test_completed_run_record_holds_config_summary_history_and_versions(make_cfg):
+    cfg = make_cfg(*SMALL, "train.epochs=3")
+    record = run(cfg)
+    on_disk = json.loads(record_path(cfg.paths.results_dir, run_id(cfg)).read_text())
+    assert on_disk["status"] == "completed" and on_disk["error"] is None
+    assert (
+        on_disk["config"]["model"]["depth"] == 2 and on_disk["config"]["dataset"]["name"] == "cora"
+    )
+    assert [row["epoch"] for row in on_disk["history"]] == [1, 2, 3]
+    for key in ("train_loss", "train_acc", "val_loss", "val_acc", "test_acc", "time_s"):
+        assert all(math.isfinite(row[key]) for row in on_disk["history"])
+    summary = on_disk["summary"]
+    best = max(on_disk["history"], key=lambda row: row["val_acc"])
+    assert summary["best_val_acc"] == best["val_acc"]
+    assert summary["test_acc_at_best_val"] == best["test_acc"]
+    assert summary["epochs_run"] == 3 and summary["metric"] == "accuracy"
+    assert set(on_disk["versions"]) == {"python", "torch", "torch_geometric", "lipnorm_exp"}
+    assert on_disk["timing"]["total_s"] > 0 and record["run_id"] == on_disk["run_id"]
+
+
+def test_finished_run_is_skipped_unless_forced(make_cfg, monkeypatch):
+    cfg = make_cfg(*SMALL)
+    first = run(cfg)
+    calls = []
+    monkeypatch.setattr(train_module, "fit", lambda *a, **k: calls.append(1) or {})
+    again = run(cfg)
+    assert again["skipped"] and again["run_id"] == first["run_id"] and not calls
+    monkeypatch.undo()
+    forced = run(make_cfg(*SMALL, "force=true"))
+    assert not forced.get("skipped") and forced["started_at"] != first["started_at"]
+
+
+def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
+    real = train_module.train_epoch
+    calls = []
+
+    def explode_on_third(*args, **kwargs):
+        calls.append(1)
+        loss, grads = real(*args, **kwargs)
+        return (math.inf if len(calls) == 3 else loss), grads
+
+    monkeypatch.setattr(train_module, "train_epoch", explode_on_third)
+    cfg = make_cfg(*SMALL, "train.epochs=5")
+    record = run(cfg)
+    assert record["status"] == "diverged"
+    assert record["summary"]["diverged_at_epoch"] == 3 and record["summary"]["epochs_run"] == 2
+    assert "epoch 3" in record["error"]
+    assert read_record(cfg.paths.results_dir, record["run_id"])["status"] == "diverged"
+
+
+def test_an_error_during_training_writes_a_failed_record_and_is_raised(make_cfg, monkeypatch):
+    def crash(*args, **kwargs):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(train_module, "train_epoch", crash)
+    cfg = make_cfg(*SMALL)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        run(cfg)
+    record = read_record(cfg.paths.results_dir, run_id(cfg))
+    assert record["status"] == "failed" and record["error"] == "RuntimeError: out of memory"
+    monkeypatch.undo()
+    assert run(cfg)["status"] == "completed"  # a failed run is not skipped

@@ -1,0 +1,277 @@
+"""The command line end to end: multiruns on each launcher, resuming after a kill, a preset,
+and the one-line errors. Every test starts ``python -m lipnorm_exp`` in a subprocess with a
+tiny model on Cora and its records, logs and data under ``tmp_path``.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from contextlib import suppress
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from lipnorm_exp.data import load_task
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+MODEL_OPTIONS = sorted(path.stem for path in (REPO / "configs" / "model").glob("*.yaml"))
+TINY = ("model.depth=1", "model.hidden=8", "model.heads=1", "train.epochs=2")
+ERROR_PREFIX = "lipnorm_exp: error: "
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory) -> Path:
+    """A data folder with Cora copied in and processed, shared by the runs of this module.
+
+    Processed once beforehand, so runs started at the same moment only read it.
+    """
+    folder = tmp_path_factory.mktemp("data")
+    paths = OmegaConf.create({"data_dir": str(folder), "raw_dirs": [str(SHARED_DATASETS)]})
+    load_task(OmegaConf.create({"name": "cora"}), paths, seed=0)
+    return folder
+
+
+def command(tmp_path: Path, data_dir: Path, *arguments: str) -> list[str]:
+    """``python -m lipnorm_exp`` writing under ``tmp_path``; later overrides win, flags go first."""
+    flags = [argument for argument in arguments if argument.startswith("--")]
+    overrides = [argument for argument in arguments if not argument.startswith("--")]
+    return [
+        sys.executable,
+        "-m",
+        "lipnorm_exp",
+        *flags,
+        "train.progress=false",
+        "logger=none",
+        f"paths.results_dir={tmp_path / 'runs'}",
+        f"paths.log_dir={tmp_path / 'logs'}",
+        f"paths.data_dir={data_dir}",
+        f"paths.raw_dirs=[{SHARED_DATASETS}]",
+        *overrides,
+    ]
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LIPNORM_", "HYDRA_"))}
+    return {**env, "WANDB_MODE": "disabled", "WANDB_SILENT": "true"}
+
+
+def start(args: list[str], **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(
+        args,
+        cwd=REPO,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
+
+
+def cli(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        args, cwd=REPO, env=environment(), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def records(tmp_path: Path) -> dict[str, dict]:
+    """Run id → record, for every record file of ``tmp_path``."""
+    return {path.stem: json.loads(path.read_text()) for path in (tmp_path / "runs").glob("*.json")}
+
+
+def tally_line(completed=0, diverged=0, skipped=0, failed=0) -> str:
+    total = completed + diverged + skipped + failed
+    return (
+        f"sweep finished: {completed} completed, {diverged} diverged, {skipped} skipped, "
+        f"{failed} failed (of {total})"
+    )
+
+
+def assert_completed(found: dict[str, dict], seeds: set[int]) -> None:
+    assert {record["config"]["seed"] for record in found.values()} == seeds
+    for rid, record in found.items():
+        assert record["run_id"] == rid
+        assert record["status"] == "completed", record["error"]
+        assert record["summary"]["epochs_run"] == record["config"]["train"]["epochs"]
+
+
+def test_basic_launcher_numbers_the_runs_and_tallies(tmp_path, data_dir):
+    out = cli(command(tmp_path, data_dir, "--multirun", "seed=0,1", *TINY))
+    assert out.returncode == 0, out.stderr
+    log = out.stdout + out.stderr
+    assert re.search(r"\[1/2\] run \w+ completed", log)
+    assert re.search(r"\[2/2\] run \w+ completed", log)
+    assert tally_line(completed=2) in log
+    found = records(tmp_path)
+    assert len(found) == 2
+    assert_completed(found, {0, 1})
+
+
+def test_joblib_launcher_writes_one_record_per_run(tmp_path, data_dir):
+    overrides = ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "seed=0,1,2,3")
+    out = cli(command(tmp_path, data_dir, "--multirun", *overrides, *TINY))
+    assert out.returncode == 0, out.stderr
+    assert "Joblib.Parallel(n_jobs=2" in out.stdout + out.stderr
+    assert tally_line(completed=4) in out.stdout + out.stderr
+    found = records(tmp_path)
+    assert len(found) == 4
+    assert_completed(found, {0, 1, 2, 3})
+    assert sorted(path.suffix for path in (tmp_path / "runs").iterdir()) == [".json"] * 4
+
+
+def test_submitit_local_launcher_runs_each_job_in_its_own_process(tmp_path, data_dir):
+    overrides = ("hydra/launcher=submitit_local", "hydra.launcher.timeout_min=2", "seed=0,1")
+    out = cli(command(tmp_path, data_dir, "--multirun", *overrides, *TINY))
+    assert out.returncode == 0, out.stderr
+    assert tally_line(completed=2) in out.stdout + out.stderr
+    assert list((tmp_path / "logs").glob("multiruns/*/.submitit/*/*_result.pkl"))
+    found = records(tmp_path)
+    assert len(found) == 2
+    assert_completed(found, {0, 1})
+
+
+def test_relaunch_after_a_kill_skips_the_finished_runs(tmp_path, data_dir):
+    # long enough per run that the kill lands while the first runs are still to come
+    args = command(tmp_path, data_dir, "--multirun", "seed=0,1,2,3", *TINY, "train.epochs=100")
+    runs = tmp_path / "runs"
+    sweep = start(args, start_new_session=True)
+    deadline = time.monotonic() + 120
+    try:
+        while not list(runs.glob("*.json")) and sweep.poll() is None:
+            assert time.monotonic() < deadline, "no record within 120 s"
+            time.sleep(0.01)
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(sweep.pid, signal.SIGKILL)
+        _, stderr = sweep.communicate()
+    assert sweep.returncode == -signal.SIGKILL, stderr
+    before = {
+        path.name: (path.stat().st_mtime_ns, json.loads(path.read_text())["started_at"])
+        for path in runs.glob("*.json")
+    }
+    assert 1 <= len(before) < 4, "the sweep was not interrupted: make its runs longer"
+
+    out = cli(args)
+    assert out.returncode == 0, out.stderr
+    log = out.stdout + out.stderr
+    assert tally_line(completed=4 - len(before), skipped=len(before)) in log
+    assert log.count("skip run") == len(before)
+    after = {
+        path.name: (path.stat().st_mtime_ns, json.loads(path.read_text())["started_at"])
+        for path in runs.glob("*.json")
+    }
+    assert {name: after[name] for name in before} == before
+    found = records(tmp_path)
+    assert len(found) == 4
+    assert_completed(found, {0, 1, 2, 3})
+    assert [path for path in runs.iterdir() if path.suffix != ".json"] == []
+
+
+def test_preset_end_to_end(tmp_path, data_dir):
+    overrides = (
+        "+experiment=residual",
+        "grid.quick.epochs=2",
+        "grid.quick.seeds=0",
+        "grid.quick.methods='gat,gat_lip_res'",
+        "grid.quick.depths=2",
+        "model.hidden=8",
+        "model.heads=1",
+    )
+    out = cli(command(tmp_path, data_dir, *overrides))
+    assert out.returncode == 0, out.stderr
+    assert tally_line(completed=2) in out.stdout + out.stderr
+    found = records(tmp_path).values()
+    models = [(r["config"]["model"], r["config"]["norm"]["name"]) for r in found]
+    methods = sorted((model["name"], norm, model["residual"]) for model, norm in models)
+    assert methods == [("gat", "lip", True), ("gat", "none", False)]
+    for record in found:
+        assert record["status"] == "completed"
+        assert record["config"]["tags"] == ["residual"]
+        assert record["config"]["model"]["depth"] == 2
+        assert record["config"]["train"]["epochs"] == 2
+
+
+#: command lines that must fail, by name (``{empty}``: a folder with no data)
+ERROR_CASES = {
+    "missing_rate": ("dataset.missing_rate=1.5",),
+    "depth": ("model.depth=0",),
+    "lip_on_gcn": ("model=gcn", "norm=lip"),
+    "no_data": ("paths.raw_dirs=[]", "paths.data_dir={empty}", "dataset.download=false"),
+    "unknown_option": ("model=foo",),
+    "in_a_multirun": ("--multirun", "model.depth=0,1", "model.hidden=8"),
+}
+
+
+@pytest.fixture(scope="module")
+def error_runs(tmp_path_factory, data_dir):
+    """Every case of :data:`ERROR_CASES` started at once (each CLI start is mostly imports)."""
+    root = tmp_path_factory.mktemp("errors")
+    (root / "empty").mkdir()
+    processes = {}
+    for name, overrides in ERROR_CASES.items():
+        filled = [override.format(empty=root / "empty") for override in overrides]
+        processes[name] = start(command(root / name, data_dir, "train.epochs=2", *filled))
+    try:
+        results = {name: process.communicate(timeout=180) for name, process in processes.items()}
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+    return root, {name: (processes[name].returncode, *results[name]) for name in processes}
+
+
+@pytest.mark.parametrize(
+    "case, key",
+    [
+        ("missing_rate", "dataset.missing_rate"),
+        ("depth", "model.depth"),
+        ("lip_on_gcn", "norm=lip"),
+    ],
+)
+def test_a_bad_value_ends_a_run_with_one_line_naming_the_key(error_runs, case, key):
+    root, results = error_runs
+    code, _, stderr = results[case]
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith(ERROR_PREFIX)
+    assert key in lines[0]
+    assert not (root / case / "runs").exists()
+
+
+def test_absent_data_ends_a_run_with_one_line_naming_the_folder(error_runs):
+    root, results = error_runs
+    code, _, stderr = results["no_data"]
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith(ERROR_PREFIX)
+    assert str(root / "empty" / "Planetoid" / "Cora" / "raw") in lines[0]
+    assert "ind.cora.graph" in lines[0]
+
+
+def test_an_unknown_option_lists_the_allowed_ones(error_runs):
+    _, results = error_runs
+    code, _, stderr = results["unknown_option"]
+    assert code == 1
+    assert "Could not find 'model/foo'" in stderr
+    allowed = stderr.split("Available options in 'model':", 1)[1].split()
+    assert allowed[: len(MODEL_OPTIONS)] == MODEL_OPTIONS
+
+
+def test_a_bad_value_in_a_multirun_fails_that_job_only(error_runs):
+    root, results = error_runs
+    code, stdout, stderr = results["in_a_multirun"]
+    assert code == 1
+    assert f"{ERROR_PREFIX}model.depth must be an integer >= 1, got 0" in stderr.splitlines()
+    assert tally_line(completed=1, failed=1) in stdout + stderr
+    found = records(root / "in_a_multirun")
+    assert len(found) == 1
+    assert [record["config"]["model"]["depth"] for record in found.values()] == [1]

@@ -1,0 +1,218 @@
+"""The W&B tracker: offline runs read back from their transaction log, fallbacks, grouping.
+
+W&B 0.31 writes an offline run as ``wandb/offline-run-*/run-<id>.wandb``: a LevelDB-style log
+(a 7-byte header, then 32 KiB blocks of chunks with a 7-byte header each) of protobuf
+``Record`` messages. :func:`read_run` decodes it with W&B's own protobuf classes.
+"""
+
+import json
+import logging
+import struct
+from pathlib import Path
+
+import pytest
+import wandb
+from conftest import CONFIGS
+from hydra import compose, initialize_config_dir
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import open_dict
+from wandb.proto import wandb_internal_pb2
+
+from lipnorm_exp import tracking
+from lipnorm_exp.tracking import WandbTracker, default_mode, make_tracker, sweep_group
+from lipnorm_exp.train import run
+
+SMALL = ("model.depth=2", "model.hidden=8", "model.heads=2", "model.dropout=0.5")
+BLOCK = 32 * 1024
+
+
+@pytest.fixture
+def offline_wandb(tmp_path, monkeypatch):
+    """W&B writes offline runs under ``tmp_path``, quietly, with no network call."""
+    for name, value in {
+        "WANDB_MODE": "offline",
+        "WANDB_DIR": str(tmp_path),
+        "WANDB_SILENT": "true",
+        "WANDB_ERROR_REPORTING": "false",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(WandbTracker, "online_failed", False)
+    wandb.teardown()  # W&B reads its environment once per process setup
+    yield tmp_path / "wandb"
+    wandb.teardown()
+
+
+def log_records(path: Path):
+    """The protobuf records of a ``.wandb`` transaction log."""
+    data, pos, chunks = path.read_bytes(), 7, []
+    assert data[:4] == b":W&B"
+    while pos + 7 <= len(data):
+        if BLOCK - pos % BLOCK < 7:  # a block's tail too short for a header is padding
+            pos += BLOCK - pos % BLOCK
+            continue
+        _, length, kind = struct.unpack("<IHB", data[pos : pos + 7])
+        chunks.append(data[pos + 7 : pos + 7 + length])
+        pos += 7 + length
+        if kind in (1, 4):  # a full record, or the last chunk of one
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(b"".join(chunks))
+            chunks = []
+            yield record
+
+
+def items(updates) -> dict:
+    return {item.key or "/".join(item.nested_key): json.loads(item.value_json) for item in updates}
+
+
+def read_run(wandb_dir: Path) -> dict:
+    """The single offline run under ``wandb_dir``: run, history by step, summary, exit code."""
+    (path,) = wandb_dir.glob("offline-run-*/run-*.wandb")
+    out = {"dir": path.parent, "history": {}, "summary": {}, "exit_code": None}
+    for record in log_records(path):
+        kind = record.WhichOneof("record_type")
+        if kind == "run":
+            out["run"] = record.run
+            out["config"] = items(record.run.config.update)
+        elif kind == "history":
+            row = items(record.history.item)
+            out["history"].setdefault(row["_step"], {}).update(row)
+        elif kind == "summary":
+            out["summary"].update(items(record.summary.update))
+        elif kind == "exit":
+            out["exit_code"] = record.exit.exit_code
+    return out
+
+
+@pytest.fixture
+def in_multirun(tmp_path, monkeypatch):
+    """Hydra's job state as inside a multirun whose sweep folder is under ``tmp_path``."""
+    with initialize_config_dir(str(CONFIGS), version_base="1.3"):
+        cfg = compose("config", [f"paths.log_dir={tmp_path}/logs"], return_hydra_config=True)
+    with open_dict(cfg):
+        cfg.hydra.mode = RunMode.MULTIRUN
+    monkeypatch.setattr(HydraConfig.instance(), "cfg", None)  # restored after the test
+    HydraConfig.instance().set_config(cfg)
+    return Path(cfg.hydra.sweep.dir).name
+
+
+def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
+    make_cfg, tmp_path, offline_wandb, in_multirun
+):
+    cfg = make_cfg(*SMALL, "logger=wandb", "train.track_gradients=true", "tags=[t1]")
+    record = run(cfg)
+    logged = read_run(offline_wandb)
+
+    assert logged["run"].display_name == record["run_id"]
+    assert logged["run"].run_group == in_multirun
+    assert list(logged["run"].tags) == ["t1"]
+    assert logged["config"]["model"]["depth"] == 2 and logged["config"]["train"]["epochs"] == 2
+    history = logged["history"]
+    for row in record["history"]:
+        step = history[row["epoch"]]
+        for key in ("train_loss", "val_acc", "test_acc"):
+            assert step[key] == pytest.approx(row[key])
+        for layer in (0, 1):
+            name = f"layer_{layer + 1:02d}"
+            assert step[f"grad_attn/{name}"] == pytest.approx(row["grad_attn"][layer])
+            assert step[f"grad_layer/{name}"] == pytest.approx(row["grad_layer"][layer])
+    summary = logged["summary"]
+    assert summary["status"] == "completed" and logged["exit_code"] == 0
+    assert summary["best_val_acc"] == pytest.approx(record["summary"]["best_val_acc"])
+    assert summary["timing/total_s"] == pytest.approx(record["timing"]["total_s"])
+    heatmap = logged["dir"] / "files" / summary["grad_attn/heatmap/path"]
+    assert heatmap.read_bytes().startswith(b"\x89PNG")
+    assert summary["accuracy_table/nrows"] == 2 * 3  # two epochs × train/val/test
+
+    plain = run(make_cfg(*SMALL, "force=true", f"paths.results_dir={tmp_path / 'plain'}"))
+    for key in ("train_loss", "val_loss", "train_acc", "val_acc", "test_acc"):
+        assert [row[key] for row in plain["history"]] == [row[key] for row in record["history"]]
+
+
+def test_no_gradient_heatmap_without_tracked_gradients(make_cfg, offline_wandb):
+    run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"))
+    logged = read_run(offline_wandb)
+    assert "accuracy_table/path" in logged["summary"]
+    assert not any(key.startswith("grad_attn") for key in logged["summary"])
+    assert logged["run"].run_group == ""  # no sweep, no logger.group
+
+
+def test_failed_online_start_falls_back_to_offline_and_training_completes(
+    make_cfg, offline_wandb, monkeypatch, caplog
+):
+    monkeypatch.setenv("WANDB_MODE", "online")
+    real_init, modes = wandb.init, []
+
+    def init(mode=None, **kwargs):
+        modes.append(mode)
+        if mode == "online":
+            raise wandb.errors.CommError("network is unreachable")
+        return real_init(mode=mode, **kwargs)
+
+    monkeypatch.setattr(wandb, "init", init)
+    with caplog.at_level(logging.WARNING, logger=tracking.__name__):
+        record = run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"))
+    assert record["status"] == "completed"
+    assert modes == ["online", "offline"]
+    assert "network is unreachable" in caplog.text
+    assert read_run(offline_wandb)["summary"]["status"] == "completed"
+    assert WandbTracker.online_failed  # the next run of this process starts offline at once
+    make_tracker(make_cfg("logger=wandb"), "next").finish({"status": "completed"})
+    assert modes[-1] == "offline"
+
+
+def test_logging_errors_are_warnings_and_the_run_still_finishes(
+    make_cfg, offline_wandb, monkeypatch, caplog
+):
+    tracker = make_tracker(make_cfg("logger=wandb"), "abc")
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(tracker.run, "log", broken)
+    with caplog.at_level(logging.WARNING, logger=tracking.__name__):
+        for epoch in (1, 2):
+            tracker.log_epoch({"epoch": epoch, "train_loss": 1.0})
+        tracker.finish({"status": "failed", "history": [{"epoch": 1, "train_acc": 0.5}]})
+    assert caplog.text.count("disk full") == 1  # one warning, later failures at debug level
+    logged = read_run(offline_wandb)
+    assert logged["summary"]["status"] == "failed" and logged["exit_code"] == 1
+
+
+def test_an_offline_start_failure_leaves_a_tracker_that_does_nothing(
+    make_cfg, offline_wandb, monkeypatch
+):
+    def init(**kwargs):
+        raise OSError("read-only file system")
+
+    monkeypatch.setattr(wandb, "init", init)
+    tracker = make_tracker(make_cfg("logger=wandb"), "abc")
+    assert tracker.run is None
+    tracker.log_epoch({"epoch": 1, "train_loss": 1.0})
+    tracker.finish({"status": "completed", "history": [{"epoch": 1, "train_acc": 0.5}]})
+
+
+def test_explicit_group_wins_over_the_sweep_folder(make_cfg, offline_wandb, in_multirun):
+    tracker = make_tracker(make_cfg("logger=wandb", "logger.group=mine"), "abc")
+    tracker.finish({"status": "completed"})
+    assert read_run(offline_wandb)["run"].run_group == "mine"
+
+
+def test_sweep_group_is_none_outside_a_multirun(monkeypatch, tmp_path):
+    monkeypatch.setattr(HydraConfig.instance(), "cfg", None)
+    assert sweep_group() is None
+
+
+def test_default_mode_is_online_only_with_an_api_key(monkeypatch, tmp_path):
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.delenv("WANDB_BASE_URL", raising=False)
+    netrc_file = tmp_path / "netrc"
+    monkeypatch.setenv("NETRC", str(netrc_file))
+    assert default_mode() == "offline"  # no netrc file
+    netrc_file.write_text("machine example.org login user password secret\n")
+    assert default_mode() == "offline"
+    netrc_file.write_text("machine api.wandb.ai login user password secret\n")
+    assert default_mode() == "online"
+    netrc_file.unlink()
+    monkeypatch.setenv("WANDB_API_KEY", "x" * 40)
+    assert default_mode() == "online"
