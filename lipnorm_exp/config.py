@@ -54,6 +54,8 @@ def validate(cfg: DictConfig) -> None:
         _require(0.0 <= value < 1.0, f"model.{key} must be in [0, 1), got {value}")
     _require(cfg.train.epochs >= 1, f"train.epochs must be >= 1, got {cfg.train.epochs}")
     _require(cfg.train.lr > 0, f"train.lr must be > 0, got {cfg.train.lr}")
+    every = cfg.train.get("lipschitz_every", 1)
+    _require(every >= 1, f"train.lipschitz_every must be >= 1, got {every}")
     _require(cfg.train.patience >= 0, f"train.patience must be >= 0, got {cfg.train.patience}")
     _require(cfg.scale in ("quick", "paper"), f"scale must be quick or paper, got {cfg.scale}")
     model_cls.check_config(cfg.model, cfg.norm)

@@ -43,6 +43,7 @@ def write_record(results_dir: str | Path, record: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o644)  # mkstemp makes it private; a record is for everyone to read
         with os.fdopen(fd, "w") as handle:
             json.dump(record, handle, indent=1, allow_nan=True)
             handle.flush()

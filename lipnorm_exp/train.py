@@ -159,8 +159,10 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
             "epoch_s_mean": (total - setup_s) / epochs if epochs else None,
         }
         record["finished_at"] = datetime.now(timezone.utc).isoformat()
-        write_record(cfg.paths.results_dir, record)
-        tracker.finish(record)
+        try:
+            write_record(cfg.paths.results_dir, record)
+        finally:
+            tracker.finish(record)
     summary = record["summary"]
     log.info(
         "%s run %s %s: best val %.4f, test at best val %.4f (epoch %s), %.1f s",

@@ -71,6 +71,7 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
             r"norm.variant=published exists for gat and gt only",
         ),
         (["train.epochs=0"], r"train.epochs must be >= 1, got 0"),
+        (["train.lipschitz_every=0"], r"train.lipschitz_every must be >= 1, got 0"),
         (["scale=huge"], r"scale must be quick or paper, got huge"),
     ],
 )

@@ -17,6 +17,7 @@ def test_write_record_is_atomic_and_leaves_no_temp_files(tmp_path):
     write_record(tmp_path, {"run_id": "abc", "status": "completed", "x": [1.0, math.nan]})
     write_record(tmp_path, {"run_id": "abc", "status": "diverged"})
     assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]
+    assert (tmp_path / "abc.json").stat().st_mode & 0o777 == 0o644
     assert read_record(tmp_path, "abc")["status"] == "diverged"
     assert read_record(tmp_path, "missing") is None
 

@@ -4,6 +4,7 @@ from collections.abc import Callable
 
 from omegaconf import DictConfig
 
+from lipnorm_exp.data.lock import dataset_lock
 from lipnorm_exp.data.task import Task
 from lipnorm_exp.registry import Registry
 
@@ -11,8 +12,14 @@ DATASETS: Registry[Callable[[DictConfig, DictConfig, int], Task]] = Registry("da
 
 
 def load_task(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
-    """Build the task named by ``dataset.name`` (data under ``paths.data_dir``)."""
-    return DATASETS.get(dataset.name)(dataset, paths, seed)
+    """Build the task named by ``dataset.name`` (data under ``paths.data_dir``).
+
+    Loading holds :func:`dataset_lock`, so concurrent workers find, copy or process the files
+    one after the other.
+    """
+    loader = DATASETS.get(dataset.name)
+    with dataset_lock(paths.data_dir, dataset.name):
+        return loader(dataset, paths, seed)
 
 
 # Importing the loaders fills the registry.

@@ -75,7 +75,13 @@ NUMERIC_COLUMNS = (
 #: config sections that define what a run computes (the root holds the seed and bookkeeping)
 SETTING_SECTIONS = ("dataset", "model", "norm", "train")
 #: keys inside those sections that change how a run is shown or stored, not its result
-NON_SETTING_KEYS = ("dataset.download", "train.progress", "train.track_gradients")
+NON_SETTING_KEYS = (
+    "dataset.download",
+    "train.progress",
+    "train.track_gradients",
+    "train.estimate_lipschitz",
+    "train.lipschitz_every",
+)
 
 RECORD_KEYS = ("run_id", "status", "config")
 

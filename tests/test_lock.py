@@ -1,0 +1,29 @@
+"""The per-dataset lock excludes every other holder until its block ends."""
+
+import fcntl
+
+import pytest
+
+from lipnorm_exp.data.lock import dataset_lock
+
+
+def _try_lock(path) -> None:
+    """Take the lock without waiting, as another worker would (``flock`` is per open file)."""
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def test_dataset_lock_excludes_others_inside_the_block_only(tmp_path):
+    path = tmp_path / ".locks" / "cora.lock"
+    with dataset_lock(tmp_path, "cora"):
+        with pytest.raises(BlockingIOError):
+            _try_lock(path)
+        _try_lock(tmp_path / ".locks" / "citeseer.lock")  # other datasets are not held
+    _try_lock(path)
+
+
+def test_dataset_lock_is_released_when_the_block_raises(tmp_path):
+    with pytest.raises(RuntimeError), dataset_lock(tmp_path, "cora"):
+        raise RuntimeError("loader failed")
+    _try_lock(tmp_path / ".locks" / "cora.lock")
