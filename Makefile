@@ -1,7 +1,6 @@
 # lipnorm_exp — `make help` lists the targets.
 PYTHON ?= python
 RUNS ?= results/runs
-SCALE ?= quick
 
 .PHONY: help install run test test-fast lint format tables figures report bench clean
 

@@ -15,7 +15,7 @@ from lipnorm_exp.lipschitz_estimate import layer_lipschitz, spectral_norm
 from lipnorm_exp.loop import train_epoch
 from lipnorm_exp.models import build_model
 from lipnorm_exp.nn import GATLayer
-from lipnorm_exp.report.aggregate import choose_scale, usable_runs
+from lipnorm_exp.report.aggregate import report_scales, usable_runs
 from lipnorm_exp.report.figures import FIGURES, draw_gradient_heatmap
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.tracking import NullTracker
@@ -139,7 +139,7 @@ def test_fig2_heatmaps_from_trainer_records(make_cfg, tmp_path):
         cfg = make_cfg("model.depth=20", "model.hidden=8", "model.heads=1", "model.dropout=0.0",
                        f"norm={norm}", "train.epochs=3", "train.track_gradients=true")  # fmt: skip
         records[norm] = run(cfg)
-    usable = usable_runs(frame := load_records(tmp_path / "runs"), choose_scale(frame))
+    usable = usable_runs(frame := load_records(tmp_path / "runs"), report_scales(frame)[0])
     fig = FIGURES["fig2_gradients"](usable)
     panels = {ax.get_title().split(",")[0]: ax for ax in fig.axes if ax.images}
     assert set(panels) == {"GAT", "GAT-Lip"}

@@ -12,7 +12,7 @@ from matplotlib.image import imread
 
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.__main__ import main
-from lipnorm_exp.report.aggregate import MISSING, choose_scale, usable_runs
+from lipnorm_exp.report.aggregate import MISSING, report_scales, usable_runs
 from lipnorm_exp.report.figures import FIGURES, write_figures
 from lipnorm_exp.report.labels import model_label
 from lipnorm_exp.report.records import load_records, record_row, records_frame
@@ -198,7 +198,7 @@ def frame(runs_dir):
 
 @pytest.fixture(scope="module")
 def usable(frame):
-    return usable_runs(frame, choose_scale(frame))
+    return usable_runs(frame, "paper")
 
 
 @pytest.mark.parametrize(
@@ -229,8 +229,9 @@ def test_load_records_flattens_and_skips_non_records(tmp_path):
 
 
 def test_scale_choice_and_usable_runs(frame, usable):
-    assert choose_scale(frame) == "paper"
-    assert choose_scale(frame[frame["scale"] == "quick"]) == "quick"
+    assert report_scales(frame) == ["paper", "quick"]
+    assert report_scales(frame, "quick") == ["quick"]
+    assert report_scales(frame[frame["scale"] == "quick"]) == ["quick"]
     assert set(usable["scale"]) == {"paper"} and "failed" not in set(usable["status"])
     never_evaluated = usable[(usable["status"] == "diverged") & (usable["depth"] == 10)]
     assert len(never_evaluated) == 3 and (never_evaluated["best_val_acc"] == 0).all()
@@ -312,17 +313,20 @@ def test_fig5_marks_paper_depth10(usable):
 def test_cli_end_to_end(runs_dir, tmp_path, capsys):
     assert main(["--runs", str(runs_dir), "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "1 failed runs ignored" in out and "table3_residual: no records, skipped" in out
+    assert "1 failed ignored" in out and "table3_residual: no records, skipped" in out
+    paper_dir = tmp_path / "paper"
     for suffix in ("md", "tex", "csv"):
-        assert f"wrote {tmp_path / 'tables' / f'table1_missing_vector.{suffix}'}" in out
-    markdown = (tmp_path / "tables" / "table1_missing_vector.md").read_text()
+        assert f"wrote {paper_dir / 'tables' / f'table1_missing_vector.{suffix}'}" in out
+    markdown = (paper_dir / "tables" / "table1_missing_vector.md").read_text()
     assert cell(LIP_D5, depth=5) in markdown and "Cora 0% paper" in markdown
-    assert r"$\pm$" in (tmp_path / "tables" / "table1_missing_vector.tex").read_text()
-    csv = pd.read_csv(tmp_path / "tables" / "table2_gcnii.csv")
+    assert r"$\pm$" in (paper_dir / "tables" / "table1_missing_vector.tex").read_text()
+    csv = pd.read_csv(paper_dir / "tables" / "table2_gcnii.csv")
     assert set(csv["model"]) == {"GCNII", "GAT-Lip"}
-    summary = pd.read_csv(tmp_path / "tables" / "summary.csv")
-    assert summary["failed"].sum() == 1 and summary["total"].sum() == len(fixture_records())
-    assert is_png(tmp_path / "figures" / "fig6_depth.png")
+    summary = pd.read_csv(paper_dir / "tables" / "summary.csv")
+    assert set(summary["scale"]) == {"paper"} and summary["failed"].sum() == 1
+    assert is_png(paper_dir / "figures" / "fig6_depth.png")
+    quick = pd.read_csv(tmp_path / "quick" / "tables" / "table1_missing_vector.csv")
+    assert quick.dropna(subset=["mean"])["model"].tolist() == ["GAT"]
 
 
 def test_cli_subprocess_only_tables(runs_dir, tmp_path):
@@ -333,9 +337,9 @@ def test_cli_subprocess_only_tables(runs_dir, tmp_path):
         text=True,
         check=True,
     )
-    assert "showing scale quick" in result.stdout
-    assert not (tmp_path / "figures").exists()
-    cells = pd.read_csv(tmp_path / "tables" / "table1_missing_vector.csv")
+    assert "scale quick:" in result.stdout
+    assert not (tmp_path / "paper").exists() and not (tmp_path / "quick" / "figures").exists()
+    cells = pd.read_csv(tmp_path / "quick" / "tables" / "table1_missing_vector.csv")
     assert cells.dropna(subset=["mean"])["model"].tolist() == ["GAT"]
 
 

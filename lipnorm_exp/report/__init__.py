@@ -7,14 +7,14 @@
 the published numbers (:mod:`~lipnorm_exp.report.paper`) beside ours.
 """
 
-from lipnorm_exp.report.aggregate import choose_scale, select, usable_runs
+from lipnorm_exp.report.aggregate import report_scales, select, usable_runs
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.labels import model_label
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.report.tables import write_tables
 
 __all__ = [
-    "choose_scale",
+    "report_scales",
     "load_records",
     "model_label",
     "select",

@@ -2,9 +2,9 @@
 
 Selection rule:
 
-1. **One scale.** Records of different ``scale`` values are never mixed. The report uses
-   ``paper`` where any paper-scale record exists, else the scale with the most records;
-   ``--scale`` picks one by name (:func:`choose_scale`).
+1. **One scale at a time.** Records of different ``scale`` values are never mixed: each
+   scale present gets its own tables and figures (``<out>/<scale>/``); ``--scale`` picks one
+   by name (:func:`report_scales`).
 2. **By content.** A table cell or a point of a curve takes the records whose config matches
    it (dataset name, missing rate, model label, depth, ...), never folder names or tags.
 3. **Failed runs** (an error, no result) are left out and only counted. **Diverged runs**
@@ -32,19 +32,15 @@ TEST = "test_acc_at_best_val"
 MISSING = "–"
 
 
-def choose_scale(frame: pd.DataFrame, scale: str | None = None) -> str | None:
-    """The scale the report shows (``None`` for no records).
+def report_scales(frame: pd.DataFrame, scale: str | None = None) -> list[str]:
+    """The scales the report shows: ``[scale]`` if given, else every scale with records.
 
-    ``scale`` if given, else ``paper`` if any paper-scale record exists, else the most frequent.
+    ``paper`` comes first, then the others by name.
     """
     if scale is not None:
-        return scale
-    counts = frame["scale"].dropna().value_counts()
-    if counts.empty:
-        return None
-    if "paper" in counts.index:
-        return "paper"
-    return str(counts.sort_index().idxmax())
+        return [scale]
+    present = set(frame["scale"].dropna()) if "scale" in frame else set()
+    return sorted(present, key=lambda name: (name != "paper", name))
 
 
 def usable_runs(frame: pd.DataFrame, scale: str | None) -> pd.DataFrame:
@@ -159,7 +155,7 @@ def curves(
 __all__ = [
     "MISSING",
     "Selection",
-    "choose_scale",
+    "report_scales",
     "curves",
     "format_cell",
     "select",
