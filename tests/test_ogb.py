@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch_geometric.typing
 from ogb_fixtures import SPECIES, configs, write_arxiv, write_proteins
+from omegaconf import open_dict
 from sklearn.metrics import roc_auc_score
 from torch_geometric.data import Data
 from torch_geometric.loader import NeighborLoader, RandomNodeLoader
@@ -16,6 +17,7 @@ import lipnorm_exp.data.download as download
 from lipnorm_exp.data import load_task
 from lipnorm_exp.data.ogb import _import_ogb, _seed_masks
 from lipnorm_exp.errors import ConfigError, DataNotFoundError
+from lipnorm_exp.train import run
 
 Evaluator = _import_ogb("ogbn-arxiv").Evaluator  # ogb without its update check
 MASKS = {"train_mask": "train", "val_mask": "valid", "test_mask": "test"}
@@ -260,3 +262,21 @@ def test_own_dataset_with_other_task_count(tmp_path):
     expected = np.mean([roc_auc_score(y[:, k], scores[:, k]) for k in range(3)])
     assert task.num_outputs == 3
     assert task.metric(data.y[data.test_mask], logits[data.test_mask]) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("dataset", "writer", "metric"),
+    [("ogbn_arxiv", write_arxiv, "accuracy"), ("ogbn_proteins", write_proteins, "rocauc")],
+)
+def test_the_trainer_runs_ogb_datasets_end_to_end(make_cfg, tmp_path, dataset, writer, metric):
+    graph = writer(tmp_path / f"tiny_{dataset}")
+    cfg = make_cfg(f"dataset={dataset}", "model.depth=2", "model.hidden=16", "train.epochs=3")
+    with open_dict(cfg):
+        cfg.dataset.meta_dict = graph.meta_dict
+        if dataset == "ogbn_proteins":
+            cfg.dataset.num_parts = 3
+    record = run(cfg)
+    assert record["status"] == "completed" and record["summary"]["metric"] == metric
+    assert len(record["history"]) == 3
+    for row in record["history"]:
+        assert math.isfinite(row["train_loss"]) and 0.0 <= row["val_acc"] <= 1.0
