@@ -168,3 +168,9 @@ def test_sample_jobs_covers_every_option():
     assert {job["norm"] for job in sample} == {"none", "layernorm", "pairnorm", "lip"}
     assert {job["model.depth"] for job in sample} == {"2", "10"}
     assert len(sample) < len(jobs) == prod((1, 2, 4, 2, 1))
+
+
+@pytest.mark.parametrize(("dataset", "rate"), [("cora", 1.0), ("pubmed", 1.0), ("ogbn_arxiv", 0.0)])
+def test_gcnii_preset_uses_table2_missing_rate_per_dataset(dataset, rate):
+    job = compose_job(["+experiment=gcnii", "scale=paper", f"dataset={dataset}"])
+    assert job.dataset.missing_rate == rate
