@@ -37,5 +37,8 @@ figures: ## the paper's figures from the records in $(RUNS)
 
 report: tables figures ## tables and figures
 
+bench: ## layer benchmark: epoch time and memory, Lip vs none vs PyG (results/bench/layers.md)
+	$(PYTHON) scripts/bench_layers.py
+
 clean: ## remove Hydra logs (records stay)
 	rm -rf logs

@@ -75,9 +75,9 @@ class GATLipschitzNorm(nn.Module):
         max_sq = neighbourhood_max(x_sq, edge_index, x.size(0))
         if self.variant == "paper":  # one denominator per target node, gathered once
             factor = self.alpha / (safe_sqrt(att_sq * (x_sq + max_sq)) + self.eps)
-            return score * factor[dst]
-        scale = 4.0 * safe_sqrt(att_sq * (max_sq[dst] + x_sq[src]))
-        return self.alpha * score / (scale + self.eps)
+            return score * factor.index_select(0, dst)
+        rows_sq = max_sq.index_select(0, dst) + x_sq.index_select(0, src)
+        return self.alpha * score / (4.0 * safe_sqrt(att_sq * rows_sq) + self.eps)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(alpha={self.alpha}, variant={self.variant})"

@@ -4,7 +4,12 @@ import torch
 from torch import Tensor, nn
 from torch.linalg import vector_norm
 
-from lipnorm_exp.nn.lipschitz_norm import check_norm_options, neighbourhood_max
+from lipnorm_exp.nn.lipschitz_norm import (
+    check_norm_options,
+    neighbourhood_max,
+    safe_sqrt,
+    squared_norm,
+)
 
 __all__ = ["GTLipschitzNorm"]
 
@@ -63,14 +68,18 @@ class GTLipschitzNorm(nn.Module):
     ) -> Tensor:
         """Normalise the raw dot-product scores of every edge (see class)."""
         dst = edge_index[1]
-        u = vector_norm(query, dim=-1)  # finite gradient at zero
+        num_nodes = query.size(0)
+        u = safe_sqrt(squared_norm(query))
+        alpha = self.alpha
         if self.variant == "published":
-            u = vector_norm(u[dst], dim=0)
-            score = score / math.sqrt(query.size(-1))
-        key_value = torch.stack([vector_norm(key, dim=-1), vector_norm(value, dim=-1)], dim=-1)
-        v, w = neighbourhood_max(key_value, edge_index, query.size(0)).unbind(dim=-1)
+            # sum over the edges (j, i) of ||q_i||^2 = sum over the nodes of in-degree * ||q_i||^2
+            in_degree = u.new_zeros(num_nodes).index_add_(0, dst, u.new_ones(dst.size(0)))
+            u = vector_norm(u * in_degree.sqrt().unsqueeze(-1), dim=0)
+            alpha = alpha / math.sqrt(query.size(-1))  # the scaling 1/sqrt(d), per node
+        key_value_sq = torch.stack([squared_norm(key), squared_norm(value)], dim=-1)
+        v, w = safe_sqrt(neighbourhood_max(key_value_sq, edge_index, num_nodes)).unbind(dim=-1)
         scale = torch.maximum(torch.maximum(u * v, u * w), v * w)
-        return score * (self.alpha / (scale + self.eps))[dst]
+        return score * (alpha / (scale + self.eps)).index_select(0, dst)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(alpha={self.alpha}, variant={self.variant})"

@@ -3,7 +3,9 @@ r"""Pieces shared by the LipschitzNorm modules and the attention layers that use
 Every LipschitzNorm divides the raw attention scores of target node :math:`i` by a scalar
 :math:`c_i` built from norms over its neighbourhood :math:`\mathcal{N}(i)` (in-neighbours and
 :math:`i` itself). The per-node norms are computed once per node, the neighbourhood maximum
-with one scatter over the edges, and the result is gathered back per edge once.
+with one integer scatter over the edges that also finds the maximising neighbour (the maximum
+is gathered from it, so its backward pass touches nodes, not edges), and the per-node factor
+is gathered back per edge once.
 """
 
 import torch
@@ -38,7 +40,35 @@ def check_norm_options(name: str, alpha: float, eps: float, variant: str | None 
 
 def squared_norm(x: Tensor) -> Tensor:
     """Squared 2-norm over the last dimension: ``[..., C] -> [...]``."""
-    return x.pow(2).sum(dim=-1)
+    return _SquaredNorm.apply(x)
+
+
+class _SquaredNorm(torch.autograd.Function):
+    r""":math:`\|x\|_2^2` over the last dimension, with a one-product backward pass.
+
+    The squares are summed by a product with a vector of ones (faster than a sum over a short
+    last dimension); the backward pass is the single product :math:`2 x g` (autograd's own
+    takes two and a sum), forward mode gives :math:`2 x^\top \dot x`.
+    """
+
+    @staticmethod
+    def forward(x: Tensor) -> Tensor:
+        return x.square() @ x.new_ones(x.size(-1))
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
+        return x * (2.0 * grad).unsqueeze(-1)
+
+    @staticmethod
+    def jvp(ctx, tangent: Tensor) -> Tensor:
+        (x,) = ctx.saved_tensors
+        return 2.0 * torch.linalg.vecdot(x, tangent)
 
 
 def safe_sqrt(x: Tensor) -> Tensor:
@@ -47,28 +77,34 @@ def safe_sqrt(x: Tensor) -> Tensor:
 
 
 def target_max(edge_values: Tensor, index: Tensor, num_nodes: int) -> Tensor:
-    """Per target node, the maximum of per-edge values ``[E, *]`` over its in-edges: ``[N, *]``.
+    r"""Per target node, the maximum of non-negative per-edge values ``[E, *]`` over its in-edges.
+
+    .. math::
+        m_i = \max_{e \,:\, \text{index}_e = i} \; \text{edge\_values}_e
 
     ``index`` holds the target of every edge; nodes without in-edges get 0. ``num_nodes`` is
-    given so that no device sync is needed. This is what ``torch_geometric.utils.scatter(...,
-    reduce="max")`` runs without ``torch-scatter``, called directly because that function warns
-    on CUDA tensors that need gradients.
+    given so that no device sync is needed. The gradient of :math:`m_i` flows to one maximising
+    edge (among ties, the last one), a subgradient of the maximum like the even split of
+    ``torch.amax``.
+
+    Returns:
+        Tensor: ``[num_nodes, *]``.
     """
-    shape = (-1,) + (1,) * (edge_values.dim() - 1)
-    out = edge_values.new_zeros((num_nodes, *edge_values.shape[1:]))
-    return out.scatter_reduce_(
-        0, index.view(shape).expand_as(edge_values), edge_values, "amax", include_self=False
-    )
+    return _gather_found(edge_values, _argmax_by_target(edge_values, None, index, num_nodes))
 
 
 def neighbourhood_max(values: Tensor, edge_index: Tensor, num_nodes: int) -> Tensor:
-    r"""Per target node, the maximum of a per-node quantity over its in-neighbours.
+    r"""Per target node, the maximum of a non-negative per-node quantity over its in-neighbours.
 
     .. math::
         m_i = \max_{j \,:\, (j, i) \in \mathcal{E}} \; \text{values}_j
 
+    The maximum is gathered from ``values`` at the maximising neighbour, so its gradient flows
+    to that neighbour only (among ties, the one with the largest index): a subgradient of the
+    maximum, as the even split of ``torch.amax`` among ties is.
+
     Args:
-        values (Tensor): per-node values ``[N, *]``.
+        values (Tensor): per-node values ``[N, *]``, non-negative (norms).
         edge_index (Tensor): ``[2, E]`` edges ``(source j, target i)``; self-loops included
             make :math:`\mathcal{N}(i)` contain :math:`i`.
         num_nodes (int): number of nodes ``N``.
@@ -77,7 +113,52 @@ def neighbourhood_max(values: Tensor, edge_index: Tensor, num_nodes: int) -> Ten
         Tensor: ``[N, *]``; nodes without in-edges get 0.
     """
     src, dst = edge_index
-    return target_max(values[src], dst, num_nodes)
+    return _gather_found(values, _argmax_by_target(values, src, dst, num_nodes))
+
+
+_SAME_WIDTH_INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+@torch.no_grad()
+def _argmax_by_target(values: Tensor, rows: Tensor | None, index: Tensor, num_nodes: int) -> Tensor:
+    """Per target node and column, the row of ``values`` that is largest over the target's edges.
+
+    Edge ``e`` offers row ``rows[e]`` (row ``e`` when ``rows`` is ``None``) to target
+    ``index[e]``; among equal values the largest row wins. The bits of a non-negative float,
+    read as a signed integer, order as the float does (NaN above infinity, as ``torch.amax``
+    lets NaN win), so integer maxima, faster than float ones, select it exactly. For floats of
+    32 bits or fewer, value and row are packed into one 64-bit key and one scatter finds both;
+    64-bit floats take a second scatter over the edges that attain the maximum.
+
+    Returns:
+        Tensor: ``[num_nodes, *values.shape[1:]]`` row numbers (int64); -1 where no edge.
+    """
+    shape = (-1,) + (1,) * (values.dim() - 1)
+    keys = values.abs().view(_SAME_WIDTH_INT[values.element_size()]).long()  # abs: -0.0, -NaN
+    ids = torch.arange(values.size(0), device=values.device).view(shape)
+    if values.element_size() <= 4:
+        keys = keys.bitwise_left_shift_(32).bitwise_or_(ids)
+        edge_keys = keys if rows is None else keys.index_select(0, rows)
+        best = _scatter_amax(edge_keys, index, num_nodes)
+        return torch.where(best < 0, -1, best & 0xFFFFFFFF)
+    edge_keys = keys if rows is None else keys.index_select(0, rows)
+    best = _scatter_amax(edge_keys, index, num_nodes)
+    edge_rows = ids if rows is None else rows.view(shape)
+    attained = edge_keys == best.index_select(0, index)
+    return _scatter_amax(torch.where(attained, edge_rows, -1), index, num_nodes)
+
+
+def _scatter_amax(edge_keys: Tensor, index: Tensor, num_nodes: int) -> Tensor:
+    """Per target, the largest non-negative integer key of its edges ``[E, *]``; -1 for none."""
+    shape = (-1,) + (1,) * (edge_keys.dim() - 1)
+    out = edge_keys.new_full((num_nodes, *edge_keys.shape[1:]), -1)
+    return out.scatter_reduce_(0, index.view(shape).expand_as(edge_keys), edge_keys, "amax")
+
+
+def _gather_found(values: Tensor, rows: Tensor) -> Tensor:
+    """``values`` at the given rows, column by column; 0 where the row is -1."""
+    found = rows >= 0
+    return torch.where(found, values.gather(0, rows.clamp_min(0)), 0.0)
 
 
 def resolve_norm(norm: str | nn.Module | None, default: type[nn.Module]) -> nn.Module | None:

@@ -67,7 +67,7 @@ class ScoreLipschitzNorm(nn.Module):
         row_norm = safe_sqrt(x_sq + neighbourhood_max(x_sq, edge_index, num_nodes))
         score_max = target_max(score.abs(), dst, num_nodes)
         scale = torch.maximum(score_max, row_norm * lipschitz)
-        return score * (self.alpha / (scale + self.eps))[dst]
+        return score * (self.alpha / (scale + self.eps)).index_select(0, dst)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(alpha={self.alpha})"

@@ -1,0 +1,515 @@
+"""Time and memory of one full-batch training epoch of deep attention stacks, in one process.
+
+GAT and GT stacks (input Linear -> depth layers -> output Linear, hidden 64, 8 heads) with no
+normalisation, LipschitzNorm as in the paper (Eqs. 17, 19) and as in the authors' public code,
+beside torch-geometric's own GATConv / TransformerConv stacks of the same sizes, on Cora and on
+a random graph of ogbn-arxiv's size times --arxiv-scale. Writes <out>/layers.csv (one row per
+measured configuration) and <out>/layers.md (ratios and fitted slopes).
+
+    python scripts/bench_layers.py                    # CPU defaults: a few minutes
+    python scripts/bench_layers.py --device cuda      # arxiv at full size
+"""
+
+import argparse
+import datetime
+import math
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+import torch_geometric
+from omegaconf import OmegaConf
+from torch import nn
+from torch_geometric.data import Data
+from torch_geometric.nn import GATConv, TransformerConv
+from torch_geometric.utils import add_self_loops, remove_self_loops
+
+from lipnorm_exp.data import Task, load_task
+from lipnorm_exp.loop import train_epoch
+from lipnorm_exp.models import build_model
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+ARXIV = {"nodes": 169_343, "edges": 1_166_243, "features": 128, "classes": 40}
+HIDDEN, HEADS, DROPOUT = 64, 8, 0.6
+NORMS = ("none", "paper", "published", "pyg")  # pyg: the same stack of PyG's own layer
+PYG_LAYERS = {"gat": "GATConv", "gt": "TransformerConv"}
+EDGE_DEPTH = 10  # depth of the models run at several edge counts ...
+EDGE_NORMS = ("none", "paper")  # ... with these norms
+MEMORY_HEADROOM = 0.6  # run a configuration only if its predicted memory fits in this share
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--depths", default="2,10,20,30", help="comma-separated layer counts")
+    parser.add_argument("--graphs", default="cora,arxiv", help="cora and/or arxiv (synthetic)")
+    parser.add_argument("--models", default="gat,gt")
+    parser.add_argument("--norms", default=",".join(NORMS), help="subset of " + ",".join(NORMS))
+    parser.add_argument("--repeats", type=int, default=20, help="timed epochs (median; >= 20)")
+    parser.add_argument(
+        "--warmup", type=int, default=None, help="untimed epochs first (default 3 CUDA, 1 CPU)"
+    )
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    parser.add_argument("--out", default="results/bench")
+    parser.add_argument(
+        "--arxiv-scale",
+        type=float,
+        default=None,
+        help="fraction of ogbn-arxiv's nodes and edges (default 1.0 on CUDA, 0.02 on CPU)",
+    )
+    parser.add_argument(
+        "--edge-factors",
+        default="0.5,1,2",
+        help=f"the {EDGE_DEPTH}-layer models (norms none and paper) also run on synthetic graphs "
+        "with these multiples of the arxiv-scale graph's nodes and edges (same mean degree); "
+        "empty: skip",
+    )
+    args = parser.parse_args(argv)
+    if args.repeats < 20:
+        parser.error("--repeats must be >= 20")
+    cuda = args.device.startswith("cuda")
+    if args.arxiv_scale is None:
+        args.arxiv_scale = 1.0 if cuda else 0.02
+    if args.warmup is None:
+        args.warmup = 3 if cuda else 1
+    return args
+
+
+def split(text: str) -> list[str]:
+    return [item for item in text.split(",") if item]
+
+
+# ---- graphs ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Graph:
+    name: str
+    task: Task
+    data: Data
+
+    @property
+    def num_edges(self) -> int:
+        return self.data.edge_index.size(1)
+
+
+def cora() -> Graph:
+    """Cora through the project's loader (raw files copied into a temporary data folder)."""
+    dataset = OmegaConf.create({"name": "cora", "missing_rate": 0.0, "download": False})
+    with tempfile.TemporaryDirectory(prefix="bench-data-") as data_dir:
+        paths = OmegaConf.create({"data_dir": data_dir, "raw_dirs": [str(SHARED_DATASETS)]})
+        task = load_task(dataset, paths, seed=0)
+    return Graph("cora", task, task.train_batches[0])
+
+
+def synthetic(scale: float, name: str, seed: int = 0) -> Graph:
+    """Uniform random directed graph with ``scale`` times ogbn-arxiv's nodes and edges."""
+    gen = torch.Generator().manual_seed(seed)
+    nodes, edges = round(ARXIV["nodes"] * scale), round(ARXIV["edges"] * scale)
+    data = Data(
+        x=torch.randn(nodes, ARXIV["features"], generator=gen),
+        edge_index=torch.randint(0, nodes, (2, edges), generator=gen),
+        y=torch.randint(0, ARXIV["classes"], (nodes,), generator=gen),
+        train_mask=torch.rand(nodes, generator=gen) < 0.54,  # arxiv's share of training nodes
+    )
+    return Graph(name, Task.full_batch(name, data, ARXIV["classes"]), data)
+
+
+# ---- models ---------------------------------------------------------------------------------
+
+
+class PygStack(nn.Module):
+    """Input Linear -> depth PyG layers (dropout before, ELU after each) -> output Linear."""
+
+    def __init__(self, model: str, depth: int, in_channels: int, out_channels: int):
+        super().__init__()
+        self.input = nn.Linear(in_channels, HIDDEN)
+        self.convs = nn.ModuleList(pyg_layer(model) for _ in range(depth))
+        self.output = nn.Linear(HIDDEN, out_channels)
+        self.self_loops = model == "gt"  # TransformerConv adds none; GTLayer does
+
+    def forward(self, x, edge_index, batch=None):
+        if self.self_loops:
+            edge_index = add_self_loops(remove_self_loops(edge_index)[0], num_nodes=x.size(0))[0]
+        x = self.input(x)
+        for conv in self.convs:
+            x = F.elu(conv(F.dropout(x, p=DROPOUT, training=self.training), edge_index))
+        return self.output(x)
+
+
+def pyg_layer(model: str) -> nn.Module:
+    if model == "gat":
+        return GATConv(HIDDEN, HIDDEN // HEADS, heads=HEADS)
+    return TransformerConv(HIDDEN, HIDDEN // HEADS, heads=HEADS)
+
+
+def make_model(model: str, norm: str, depth: int, graph: Graph) -> nn.Module:
+    in_channels, out_channels = graph.task.num_features, graph.task.num_outputs
+    if norm == "pyg":
+        return PygStack(model, depth, in_channels, out_channels)
+    model_cfg = OmegaConf.create(
+        {
+            "name": model,
+            "depth": depth,
+            "hidden": HIDDEN,
+            "heads": HEADS,
+            "concat": True,
+            "dropout": DROPOUT,
+            "attn_dropout": 0.0,
+            "residual": False,
+            "beta": False,
+        }
+    )
+    norm_cfg = {"name": "none"} if norm == "none" else {"name": "lip", "alpha": 1.0, "eps": 1e-12}
+    if norm != "none":
+        norm_cfg["variant"] = norm
+    return build_model(model_cfg, OmegaConf.create(norm_cfg), in_channels, out_channels)
+
+
+# ---- measurements ---------------------------------------------------------------------------
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed_epoch(model, optimizer, task, device) -> float:
+    """Milliseconds of one training epoch (forward, backward, Adam step)."""
+    synchronize(device)
+    start = time.perf_counter()
+    train_epoch(model, optimizer, task, device)
+    synchronize(device)
+    return 1e3 * (time.perf_counter() - start)
+
+
+def saved_megabytes(model, task, device) -> float:
+    """MB of the distinct storages autograd saves for the backward pass of one training step."""
+    sizes = {}
+
+    def pack(tensor):
+        storage = tensor.untyped_storage()
+        sizes[(storage.device, storage.data_ptr())] = storage.nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        train_epoch(model, torch.optim.SGD(model.parameters(), lr=0.0), task, device)
+    return sum(sizes.values()) / 2**20
+
+
+def peak_megabytes(model, optimizer, task, device) -> float:
+    """CUDA: ``max_memory_allocated`` over one training epoch (after a reset); CPU: NaN."""
+    if device.type != "cuda":
+        return math.nan
+    synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    train_epoch(model, optimizer, task, device)
+    synchronize(device)
+    return torch.cuda.max_memory_allocated(device) / 2**20
+
+
+def available_megabytes(device: torch.device) -> float:
+    """Free memory of the device: CUDA's free memory, or MemAvailable of the host."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0] / 2**20
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / 2**10
+    return math.inf
+
+
+def too_big(earlier: list[dict], depth: int, edges: int, device: torch.device) -> str | None:
+    """Why a run would not fit: its saved memory extrapolated (x2 for the backward pass's
+    temporaries) from the largest earlier run of the same model and norm, against free memory."""
+    if not earlier:
+        return None
+    ref = max(earlier, key=lambda row: row["depth"] * row["edges"])
+    need = 2 * ref["saved_mb"] * (depth / ref["depth"]) * (edges / ref["edges"])
+    free = available_megabytes(device)
+    if need <= MEMORY_HEADROOM * free:
+        return None
+    return f"skipped: ~{need:.0f} MB predicted, {free:.0f} MB free"
+
+
+def measure_group(model_name, norms, depth, graph, device, args, done) -> list[dict]:
+    """One model and depth on one graph, every norm: the norms' epochs are timed in turn
+    (round robin), so a change of machine load affects them alike."""
+    base = {
+        "graph": graph.name,
+        "nodes": graph.data.num_nodes,
+        "edges": graph.num_edges,
+        "model": model_name,
+        "depth": depth,
+    }
+    rows = {norm: {**base, "norm": norm, "status": "ok"} for norm in norms}
+    runs, times = {}, {norm: [] for norm in norms}
+    for norm in norms:
+        reason = too_big(done.get((model_name, norm), []), depth, graph.num_edges, device)
+        if reason:
+            rows[norm]["status"] = reason
+            continue
+        torch.manual_seed(0)
+        model = make_model(model_name, norm, depth, graph).to(device)
+        runs[norm] = (model, torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=5e-4))
+    for epoch in range(args.warmup + args.repeats):
+        for norm in list(runs):
+            try:
+                ms = timed_epoch(*runs[norm], graph.task, device)
+            except torch.OutOfMemoryError:
+                rows[norm]["status"] = "skipped: out of memory"
+                del runs[norm]
+                torch.cuda.empty_cache()
+                continue
+            if epoch >= args.warmup:
+                times[norm].append(ms)
+    for norm, (model, optimizer) in runs.items():
+        rows[norm].update(
+            ms=statistics.median(times[norm]),
+            ms_q1=float(np.percentile(times[norm], 25)),
+            ms_q3=float(np.percentile(times[norm], 75)),
+            peak_mb=peak_megabytes(model, optimizer, graph.task, device),
+            saved_mb=saved_megabytes(model, graph.task, device),
+        )
+        done.setdefault((model_name, norm), []).append(rows[norm])
+    del runs
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    return list(rows.values())
+
+
+def sweep(graphs, depths, norms, args, device, done=None) -> list[dict]:
+    """Every graph x model x depth x norm; memory is predicted from the earlier runs (``done``)
+    of the same model and norm (on any graph), to skip what would not fit."""
+    rows, done = [], {} if done is None else done
+    for graph in graphs:
+        data = graph.data
+        print(f"\n{graph.name}: {data.num_nodes} nodes, {graph.num_edges} edges", flush=True)
+        for model_name in split(args.models):
+            for depth in depths:
+                group = measure_group(model_name, norms, depth, graph, device, args, done)
+                for row in group:
+                    print(format_row(row), flush=True)
+                rows += group
+    return rows
+
+
+def edge_sweep(rows, args, device) -> list[dict]:
+    """The EDGE_DEPTH-layer models without and with LipschitzNorm (paper) on synthetic graphs
+    of --edge-factors times the arxiv-scale graph; the factor-1 runs of the main sweep are
+    reused where there are any."""
+    norms = [norm for norm in split(args.norms) if norm in EDGE_NORMS]
+    reused = [
+        row
+        for row in rows
+        if row["graph"] == "synthetic" and row["depth"] == EDGE_DEPTH and row["norm"] in norms
+    ]
+    factors = [float(f) for f in split(args.edge_factors)]
+    if reused:
+        factors = [f for f in factors if f != 1.0]
+    if not factors:
+        return reused
+    graphs = [synthetic(args.arxiv_scale * f, f"synthetic x{f:g}") for f in factors]
+    done = {}
+    for row in rows:
+        if row["status"] == "ok":
+            done.setdefault((row["model"], row["norm"]), []).append(row)
+    return reused + sweep(graphs, [EDGE_DEPTH], norms, args, device, done)
+
+
+def format_row(row: dict) -> str:
+    head = f"  {row['model']:>3} {row['norm']:>9} depth {row['depth']:>3}"
+    if row["status"] != "ok":
+        return f"{head}  {row['status']}"
+    peak = "" if math.isnan(row["peak_mb"]) else f"  peak {row['peak_mb']:8.1f} MB"
+    return f"{head}  {row['ms']:9.1f} ms  saved {row['saved_mb']:8.1f} MB{peak}"
+
+
+# ---- ratios and slopes ----------------------------------------------------------------------
+
+
+def memory_column(device: torch.device) -> str:
+    return "peak_mb" if device.type == "cuda" else "saved_mb"
+
+
+def ratios(frame: pd.DataFrame, mem: str) -> pd.DataFrame:
+    """Per graph, model and depth: Lip (paper, published) / none and ours-none / PyG."""
+    wide = frame.pivot_table(index=["graph", "model", "depth"], columns="norm", values=["ms", mem])
+    out = pd.DataFrame(index=wide.index)
+    pairs = [("paper", "none"), ("published", "none"), ("none", "pyg"), ("paper", "pyg")]
+    for num, den in pairs:
+        if num in wide["ms"] and den in wide["ms"]:
+            out[f"time {num}/{den}"] = wide["ms"][num] / wide["ms"][den]
+            out[f"mem {num}/{den}"] = wide[mem][num] / wide[mem][den]
+    return out.reset_index()
+
+
+def depth_slopes(frame: pd.DataFrame, mem: str) -> pd.DataFrame:
+    """Least-squares ms and MB per layer (and R^2 of the time fit) per graph, model and norm."""
+    rows = []
+    for (graph, model, norm), group in frame.groupby(["graph", "model", "norm"]):
+        if group["depth"].nunique() < 2:
+            continue
+        depth = group["depth"].to_numpy(float)
+        ms_slope, ms_r2 = linear_fit(depth, group["ms"].to_numpy(float))
+        mem_slope, _ = linear_fit(depth, group[mem].to_numpy(float))
+        rows.append(
+            {
+                "graph": graph,
+                "model": model,
+                "norm": norm,
+                "ms/layer": ms_slope,
+                "R2 (time)": ms_r2,
+                "MB/layer": mem_slope,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def linear_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Slope of the least-squares line through (x, y) and its R^2."""
+    slope, intercept = np.polyfit(x, y, 1)
+    residual = y - (slope * x + intercept)
+    total = ((y - y.mean()) ** 2).sum()
+    return float(slope), float(1 - (residual**2).sum() / total) if total else 1.0
+
+
+def edge_exponents(frame: pd.DataFrame, mem: str) -> pd.DataFrame:
+    """Log-log exponent of time and memory vs edges over the edge-scaling runs."""
+    rows = []
+    for (model, norm), group in frame.groupby(["model", "norm"]):
+        if group["edges"].nunique() < 2:
+            continue
+        log_edges = np.log(group["edges"].to_numpy(float))
+        rows.append(
+            {
+                "model": model,
+                "norm": norm,
+                "edges": ", ".join(str(e) for e in sorted(group["edges"].unique())),
+                "time exponent": float(np.polyfit(log_edges, np.log(group["ms"]), 1)[0]),
+                "memory exponent": float(np.polyfit(log_edges, np.log(group[mem]), 1)[0]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# ---- output ---------------------------------------------------------------------------------
+
+
+def environment(device: torch.device, args) -> dict:
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+    else:
+        name = f"CPU ({platform.processor() or platform.machine()})"
+    return {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "device": name,
+        "torch": torch.__version__,
+        "torch_geometric": torch_geometric.__version__,
+        "python": platform.python_version(),
+        "threads": torch.get_num_threads(),
+        "arxiv_scale": args.arxiv_scale,
+        "repeats": args.repeats,
+        "warmup": args.warmup,
+        "command": " ".join(["python", *sys.argv]),
+    }
+
+
+def memory_note(device: torch.device) -> str:
+    saved = (
+        "`saved_mb`: MB of the distinct storages autograd saves for the backward pass of one "
+        "training step (saved-tensor hooks), i.e. the activation memory, which grows with depth "
+        "and edges; it leaves out parameters, optimiser state and short-lived temporaries."
+    )
+    if device.type == "cuda":
+        return (
+            "`peak_mb`: `torch.cuda.max_memory_allocated` over one training epoch after a reset "
+            "(includes the graph, parameters and optimiser state); memory ratios use it. " + saved
+        )
+    return saved + " On CPU there is no allocator peak to read, so memory ratios use `saved_mb`."
+
+
+def table(frame: pd.DataFrame) -> str:
+    return frame.to_markdown(index=False, floatfmt=".3g")
+
+
+def write_outputs(rows, edge_rows, env, device, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame(rows + [row for row in edge_rows if row["graph"] != "synthetic"])
+    frame.to_csv(out / "layers.csv", index=False)
+    mem = memory_column(device)
+    main = pd.DataFrame(rows)
+    ok = main[main["status"] == "ok"]
+    edges_ok = pd.DataFrame(edge_rows)
+    lines = ["# Layer benchmark: one full-batch training epoch", ""]
+    lines += [f"- {key}: `{value}`" for key, value in env.items()]
+    lines += [
+        "",
+        "Models: input Linear -> depth layers -> output Linear, hidden 64, 8 heads (concat), "
+        f"dropout {DROPOUT}; epoch = forward + backward + Adam step (the project's "
+        "`train_epoch`), median of the timed epochs after warm-up; the norms of one model, "
+        "depth and graph are timed in turn, epoch by epoch, so that changes of the machine's "
+        "load hit them alike. `none`/`paper`/`published`: "
+        "our GATLayer/GTLayer without norm, with LipschitzNorm (paper Eqs. 17/19) and with the "
+        "published code's variant; `pyg`: PyG's GATConv/TransformerConv stack (TransformerConv "
+        "gets the self-loops GTLayer adds). The synthetic graph is uniform random with "
+        f"`arxiv_scale` x ({ARXIV['nodes']} nodes, {ARXIV['edges']} edges, {ARXIV['features']} "
+        f"features, {ARXIV['classes']} classes).",
+        "",
+        memory_note(device),
+        "",
+        "## Measurements",
+        "",
+        table(main.drop(columns=["nodes"]).dropna(axis=1, how="all")),
+        "",
+        "## Ratios (time: median epoch; memory: " + mem + ")",
+        "",
+        table(ratios(ok, mem)),
+        "",
+        "## Growth with depth (least-squares fit over the depths)",
+        "",
+        table(depth_slopes(ok, mem)),
+    ]
+    if not edges_ok.empty:
+        edges_ok = edges_ok[edges_ok["status"] == "ok"]
+        lines += [
+            "",
+            f"## Growth with edges ({EDGE_DEPTH} layers, synthetic graphs of equal mean degree; "
+            "log-log exponent, 1.0 = linear)",
+            "",
+            table(edge_exponents(edges_ok, mem)),
+        ]
+    skipped = frame[frame["status"] != "ok"]
+    if not skipped.empty:
+        lines += ["", f"{len(skipped)} configurations skipped (see `status`)."]
+    (out / "layers.md").write_text("\n".join(lines) + "\n")
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    env = environment(device, args)
+    print("\n".join(f"{key}: {value}" for key, value in env.items()), flush=True)
+    builders = {"cora": cora, "arxiv": lambda: synthetic(args.arxiv_scale, "synthetic")}
+    graphs = [builders[name]() for name in split(args.graphs)]
+    depths = [int(depth) for depth in split(args.depths)]
+    rows = sweep(graphs, depths, split(args.norms), args, device)
+    edge_rows = edge_sweep(rows, args, device) if args.edge_factors else []
+    out = Path(args.out)
+    write_outputs(rows, edge_rows, env, device, out)
+    print(f"\nwrote {out / 'layers.csv'} and {out / 'layers.md'}")
+    print((out / "layers.md").read_text().split("## Ratios", 1)[1])
+
+
+if __name__ == "__main__":
+    main()

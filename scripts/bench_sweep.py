@@ -1,0 +1,166 @@
+"""Sweep throughput: runs per minute of a preset sweep with the joblib launcher, per n_jobs.
+
+For each K in --n-jobs, launches
+
+    python -m lipnorm_exp +experiment=<preset> hydra/launcher=joblib hydra.launcher.n_jobs=K ...
+
+with a fresh temporary results folder (so nothing is skipped as already done), times the
+sweep's wall clock (start-up included) and counts the records it wrote. Writes
+<out>/sweep.csv and <out>/sweep.md.
+
+    python scripts/bench_sweep.py --epochs 2 --datasets cora --depths 2 --seeds 0   # minutes
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from lipnorm_exp.records import FINISHED
+
+GRID_KEYS = ("datasets", "methods", "depths", "seeds")  # grid.<scale>.<key> of the presets
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    cuda = torch.cuda.is_available()
+    parser.add_argument("--n-jobs", default="1,2,4,8" if cuda else "1,2")
+    parser.add_argument("--device", default="cuda" if cuda else "cpu")
+    parser.add_argument("--experiment", default="residual", help="preset in configs/experiment")
+    parser.add_argument("--scale", default="quick", choices=("quick", "paper"))
+    parser.add_argument("--epochs", type=int, default=None, help="train.epochs (preset's if unset)")
+    for key in GRID_KEYS:
+        parser.add_argument(f"--{key}", default=None, help=f"grid.<scale>.{key}, e.g. 15,30")
+    parser.add_argument(
+        "--threads-per-job",
+        type=int,
+        default=None,
+        help="OMP_NUM_THREADS of every job (default: CPU cores // K, at least 1)",
+    )
+    parser.add_argument("--timeout", type=float, default=None, help="seconds per sweep")
+    parser.add_argument("--out", default="results/bench")
+    return parser.parse_args(argv)
+
+
+def overrides(args, n_jobs: int, folder: Path) -> list[str]:
+    """Command-line overrides of one sweep; grid values are quoted so that a comma-separated
+    list reaches the preset's sweeper as one string instead of sweeping the grid key."""
+    items = [
+        f"+experiment={args.experiment}",
+        f"scale={args.scale}",
+        "hydra/launcher=joblib",
+        f"hydra.launcher.n_jobs={n_jobs}",
+        f"paths.results_dir={folder / 'runs'}",
+        f"paths.log_dir={folder / 'logs'}",
+        f"device={args.device}",
+        "train.progress=false",
+    ]
+    if args.epochs is not None:
+        items.append(f"train.epochs={args.epochs}")
+    for key in GRID_KEYS:
+        value = getattr(args, key)
+        if value is not None:
+            items.append(f"grid.{args.scale}.{key}='{value}'")
+    return items
+
+
+def count_records(results_dir: Path) -> dict[str, int]:
+    """Records by status: finished (completed or diverged) and failed."""
+    counts = {"finished": 0, "failed": 0}
+    for path in results_dir.glob("*.json"):
+        status = json.loads(path.read_text()).get("status")
+        counts["finished" if status in FINISHED else "failed"] += 1
+    return counts
+
+
+def run_sweep(args, n_jobs: int) -> dict:
+    """One sweep at ``n_jobs`` workers: wall clock, records and runs per minute."""
+    threads = args.threads_per_job or max(1, (os.cpu_count() or 1) // n_jobs)
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
+        folder = Path(tmp)
+        command = [sys.executable, "-m", "lipnorm_exp", *overrides(args, n_jobs, folder)]
+        print(" ".join(command), flush=True)
+        start = time.perf_counter()
+        done = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=args.timeout
+        )
+        wall = time.perf_counter() - start
+        counts = count_records(folder / "runs")
+    if done.returncode:
+        print(done.stderr[-2000:], file=sys.stderr)
+    return {
+        "n_jobs": n_jobs,
+        "threads_per_job": threads,
+        "returncode": done.returncode,
+        "finished": counts["finished"],
+        "failed": counts["failed"],
+        "wall_s": wall,
+        "runs_per_min": 60 * counts["finished"] / wall,
+    }
+
+
+def environment(args) -> dict:
+    if args.device.startswith("cuda"):
+        device = torch.cuda.get_device_name(torch.device(args.device))
+    else:
+        device = f"CPU ({platform.processor() or platform.machine()})"
+    return {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "device": device,
+        "cpu_cores": os.cpu_count(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "command": " ".join(["python", *sys.argv]),
+    }
+
+
+def write_outputs(frame: pd.DataFrame, env: dict, args, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out / "sweep.csv", index=False)
+    example = " ".join(overrides(args, "K", Path("<tmp>")))
+    lines = ["# Sweep throughput (joblib launcher)", ""]
+    lines += [f"- {key}: `{value}`" for key, value in env.items()]
+    lines += [
+        f"- sweep: `python -m lipnorm_exp {example}`",
+        "",
+        "`wall_s`: the whole sweep (start-up, data loading, every run); `finished`: records "
+        "written as completed or diverged; `speedup`: runs per minute over those at the "
+        "smallest n_jobs.",
+        "",
+        frame.to_markdown(index=False, floatfmt=".3g"),
+    ]
+    (out / "sweep.md").write_text("\n".join(lines) + "\n")
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    env = environment(args)
+    rows = []
+    for n_jobs in (int(k) for k in args.n_jobs.split(",")):
+        row = run_sweep(args, n_jobs)
+        print(
+            f"n_jobs={n_jobs}: {row['finished']} runs in {row['wall_s']:.1f} s "
+            f"= {row['runs_per_min']:.2f} runs/min ({row['failed']} failed)",
+            flush=True,
+        )
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    frame["speedup"] = frame["runs_per_min"] / frame["runs_per_min"].iloc[0]
+    out = Path(args.out)
+    write_outputs(frame, env, args, out)
+    print(f"\nwrote {out / 'sweep.csv'} and {out / 'sweep.md'}")
+    print(frame.to_markdown(index=False, floatfmt=".3g"))
+
+
+if __name__ == "__main__":
+    main()
