@@ -13,10 +13,13 @@ class AttentionGNN(DepthwiseGNN):
     ``model.hidden`` is the layer width, as for every model: concatenated heads
     (``model.concat=true``) have ``hidden / heads`` channels each, averaged heads
     ``hidden`` each. With ``norm=lip`` every layer normalises its scores with
-    :attr:`lip_norm_class`.
+    :attr:`lip_norm_class`. Each layer is a :attr:`layer_class` built by :meth:`make_conv`;
+    a model adds its own layer options through :meth:`layer_options`.
     """
 
     attention = True
+    #: the attention layer (set by each model)
+    layer_class: type[nn.Module]
     #: the LipschitzNorm module for this layer's score (set by each model)
     lip_norm_class: type[nn.Module]
 
@@ -39,3 +42,18 @@ class AttentionGNN(DepthwiseGNN):
         if norm.name != "lip":
             return None
         return self.lip_norm_class(alpha=norm.alpha, eps=norm.eps, variant=norm.variant)
+
+    def layer_options(self, model: DictConfig) -> dict:
+        """Keyword arguments of :attr:`layer_class` beyond those every attention layer takes."""
+        return {}
+
+    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
+        return self.layer_class(
+            model.hidden,
+            self.head_channels(model),
+            heads=model.heads,
+            concat=model.concat,
+            dropout=model.attn_dropout,
+            norm=self.score_norm(norm),
+            **self.layer_options(model),
+        )

@@ -13,6 +13,7 @@ from lipnorm_exp.nn import GATv2Layer, ScoreLipschitzNorm
 class GATv2(AttentionGNN):
     """Depth-wise GATv2; ``norm=lip`` normalises its score by Eq. 15."""
 
+    layer_class = GATv2Layer
     lip_norm_class = ScoreLipschitzNorm
     attention_parameter_names = ("att",)
 
@@ -28,13 +29,3 @@ class GATv2(AttentionGNN):
         if norm.name != "lip":
             return None
         return ScoreLipschitzNorm(alpha=norm.alpha, eps=norm.eps)
-
-    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
-        return GATv2Layer(
-            model.hidden,
-            self.head_channels(model),
-            heads=model.heads,
-            concat=model.concat,
-            dropout=model.attn_dropout,
-            norm=self.score_norm(norm),
-        )

@@ -1,7 +1,6 @@
 """Graph Transformer (UniMP) and GT-Lip (paper Eq. 19)."""
 
 from omegaconf import DictConfig
-from torch import nn
 
 from lipnorm_exp.models.attention import AttentionGNN
 from lipnorm_exp.models.base import MODELS
@@ -12,16 +11,9 @@ from lipnorm_exp.nn import GTLayer, GTLipschitzNorm
 class GT(AttentionGNN):
     """Depth-wise Graph Transformer; ``norm=lip`` gives GT-Lip."""
 
+    layer_class = GTLayer
     lip_norm_class = GTLipschitzNorm
     attention_parameter_names = ("lin_query", "lin_key")
 
-    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
-        return GTLayer(
-            model.hidden,
-            self.head_channels(model),
-            heads=model.heads,
-            concat=model.concat,
-            beta=model.beta,
-            dropout=model.attn_dropout,
-            norm=self.score_norm(norm),
-        )
+    def layer_options(self, model: DictConfig) -> dict:
+        return {"beta": model.beta}

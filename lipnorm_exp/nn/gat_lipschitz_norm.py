@@ -1,7 +1,7 @@
-from torch import Tensor, nn
+from torch import Tensor
 
 from lipnorm_exp.nn.lipschitz_norm import (
-    check_norm_options,
+    LipschitzNormBase,
     neighbourhood_max,
     safe_sqrt,
     squared_norm,
@@ -10,7 +10,7 @@ from lipnorm_exp.nn.lipschitz_norm import (
 __all__ = ["GATLipschitzNorm"]
 
 
-class GATLipschitzNorm(nn.Module):
+class GATLipschitzNorm(LipschitzNormBase):
     r"""LipschitzNorm for the linear score of GAT (paper Eq. 17), per head and per target node.
 
     With :math:`z_j = W_h x_j` and the raw score :math:`e_{ij} = a_h^\top [z_i \,\|\, z_j]`, the
@@ -60,13 +60,6 @@ class GATLipschitzNorm(nn.Module):
         - **output** :math:`(|\mathcal{E}|, H)` normalised scores
     """
 
-    def __init__(self, alpha: float = 1.0, eps: float = 1e-12, variant: str = "paper"):
-        super().__init__()
-        check_norm_options(type(self).__name__, alpha, eps, variant)
-        self.alpha = alpha
-        self.eps = eps
-        self.variant = variant
-
     def forward(self, score: Tensor, x: Tensor, att: Tensor, edge_index: Tensor) -> Tensor:
         """Normalise the raw scores of every edge by its target's :math:`c_i` (see class)."""
         src, dst = edge_index
@@ -78,6 +71,3 @@ class GATLipschitzNorm(nn.Module):
             return score * factor.index_select(0, dst)
         rows_sq = max_sq.index_select(0, dst) + x_sq.index_select(0, src)
         return self.alpha * score / (4.0 * safe_sqrt(att_sq * rows_sq) + self.eps)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(alpha={self.alpha}, variant={self.variant})"

@@ -1,11 +1,11 @@
 import math
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 from torch.linalg import vector_norm
 
 from lipnorm_exp.nn.lipschitz_norm import (
-    check_norm_options,
+    LipschitzNormBase,
     neighbourhood_max,
     safe_sqrt,
     squared_norm,
@@ -14,7 +14,7 @@ from lipnorm_exp.nn.lipschitz_norm import (
 __all__ = ["GTLipschitzNorm"]
 
 
-class GTLipschitzNorm(nn.Module):
+class GTLipschitzNorm(LipschitzNormBase):
     r"""LipschitzNorm for the quadratic score of a graph transformer (paper Eq. 19).
 
     Per head and per target node :math:`i`, with :math:`q_i = W_q x_i`, :math:`k_j = W_k x_j`,
@@ -56,13 +56,6 @@ class GTLipschitzNorm(nn.Module):
         - **output** :math:`(|\mathcal{E}|, H)` normalised scores
     """
 
-    def __init__(self, alpha: float = 1.0, eps: float = 1e-12, variant: str = "paper"):
-        super().__init__()
-        check_norm_options(type(self).__name__, alpha, eps, variant)
-        self.alpha = alpha
-        self.eps = eps
-        self.variant = variant
-
     def forward(
         self, score: Tensor, query: Tensor, key: Tensor, value: Tensor, edge_index: Tensor
     ) -> Tensor:
@@ -80,6 +73,3 @@ class GTLipschitzNorm(nn.Module):
         v, w = safe_sqrt(neighbourhood_max(key_value_sq, edge_index, num_nodes)).unbind(dim=-1)
         scale = torch.maximum(torch.maximum(u * v, u * w), v * w)
         return score * (alpha / (scale + self.eps)).index_select(0, dst)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(alpha={self.alpha}, variant={self.variant})"

@@ -15,6 +15,7 @@ from lipnorm_exp.errors import ConfigError
 
 __all__ = [
     "VARIANTS",
+    "LipschitzNormBase",
     "check_norm_options",
     "neighbourhood_max",
     "norm_label",
@@ -36,6 +37,27 @@ def check_norm_options(name: str, alpha: float, eps: float, variant: str | None 
         raise ConfigError(f"{name}: eps must be >= 0, got {eps}")
     if variant is not None and variant not in VARIANTS:
         raise ConfigError(f"{name}: unknown variant '{variant}'; allowed: {', '.join(VARIANTS)}")
+
+
+class LipschitzNormBase(nn.Module):
+    r"""The options every LipschitzNorm takes, checked once and shown in its ``repr``.
+
+    Args:
+        alpha (float): scale of the normalised scores, :math:`\alpha \ge 0`.
+        eps (float): added to the denominator, :math:`\epsilon \ge 0`.
+        variant (str or None): one of :data:`VARIANTS`, or ``None`` where a norm has none.
+    """
+
+    def __init__(self, alpha: float = 1.0, eps: float = 1e-12, variant: str | None = "paper"):
+        super().__init__()
+        check_norm_options(type(self).__name__, alpha, eps, variant)
+        self.alpha = alpha
+        self.eps = eps
+        self.variant = variant
+
+    def __repr__(self) -> str:
+        variant = "" if self.variant is None else f", variant={self.variant}"
+        return f"{type(self).__name__}(alpha={self.alpha}{variant})"
 
 
 def squared_norm(x: Tensor) -> Tensor:

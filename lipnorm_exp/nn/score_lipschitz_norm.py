@@ -1,8 +1,8 @@
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from lipnorm_exp.nn.lipschitz_norm import (
-    check_norm_options,
+    LipschitzNormBase,
     neighbourhood_max,
     safe_sqrt,
     squared_norm,
@@ -12,7 +12,7 @@ from lipnorm_exp.nn.lipschitz_norm import (
 __all__ = ["ScoreLipschitzNorm"]
 
 
-class ScoreLipschitzNorm(nn.Module):
+class ScoreLipschitzNorm(LipschitzNormBase):
     r"""LipschitzNorm for any Lipschitz score function (paper Eq. 15), per head and target node.
 
     The inputs of node :math:`i`'s attention are the rows :math:`[x_i \,\|\, x_j]`,
@@ -54,10 +54,7 @@ class ScoreLipschitzNorm(nn.Module):
     """
 
     def __init__(self, alpha: float = 1.0, eps: float = 1e-12):
-        super().__init__()
-        check_norm_options(type(self).__name__, alpha, eps)
-        self.alpha = alpha
-        self.eps = eps
+        super().__init__(alpha, eps, variant=None)
 
     def forward(self, score: Tensor, x: Tensor, lipschitz: Tensor, edge_index: Tensor) -> Tensor:
         """Normalise the raw scores of every edge by its target's denominator (see class)."""
@@ -68,6 +65,3 @@ class ScoreLipschitzNorm(nn.Module):
         score_max = target_max(score.abs(), dst, num_nodes)
         scale = torch.maximum(score_max, row_norm * lipschitz)
         return score * (self.alpha / (scale + self.eps)).index_select(0, dst)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(alpha={self.alpha})"
