@@ -8,13 +8,14 @@ from torch_geometric.data import Batch
 from lipnorm_exp.data import load_task, trees
 from lipnorm_exp.data.trees import (
     TreeNeighborsMatch,
-    densify,
     draw_trees,
+    expand_batch,
     num_distinct_trees,
     split_codes,
     tree_edge_index,
 )
 from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.models import build_model
 
 
 def trees_cfg(depth: int, **overrides):
@@ -28,11 +29,11 @@ def paths(tmp_path):
 
 
 def dense_trees(depth: int, count: int, seed: int = 0):
-    """``count`` trees of a fresh draw, densified one by one (all in the training split)."""
+    """``count`` trees of a fresh draw, expanded one by one (all in the training split)."""
     pairs = draw_trees(depth, count, seed)
     compact = [trees.compact_tree(depth, key, values, i) for i, (key, values) in enumerate(pairs)]
     split = torch.zeros(count, dtype=torch.long)
-    return [densify(Batch.from_data_list([tree]), depth, split) for tree in compact]
+    return [expand_batch(Batch.from_data_list([tree]), depth, split) for tree in compact]
 
 
 @pytest.mark.parametrize("depth", [1, 2, 3, 5])
@@ -54,14 +55,15 @@ def test_edges_point_from_child_to_parent(depth):
 def test_one_hot_layout_and_label(depth):
     leaves = 2**depth
     for data in dense_trees(depth, 6):
-        assert data.x.shape == (2 * leaves - 1, 2 * leaves)
-        keys, values = data.x[:, :leaves], data.x[:, leaves:]
+        assert data.x.is_sparse and data.x.shape == (2 * leaves - 1, 2 * leaves)
+        x = data.x.to_dense()
+        keys, values = x[:, :leaves], x[:, leaves:]
         leaf = slice(leaves - 1, None)
         assert torch.equal(keys[leaf], torch.eye(leaves))
         assert torch.equal(values[leaf].sum(dim=0), torch.ones(leaves))  # a permutation
         assert torch.equal(values[leaf].sum(dim=1), torch.ones(leaves))
         assert keys[0].sum() == 1 and values[0].sum() == 0
-        assert (data.x[1 : leaves - 1] == 0).all()
+        assert (x[1 : leaves - 1] == 0).all()
         target_leaf = (keys[leaf] == keys[0]).all(dim=1).nonzero().item()
         label = values[leaf][target_leaf].argmax()
         assert (data.y == label).all()
@@ -149,7 +151,7 @@ def test_trees_follow_dataset_seed_not_run_seed(tmp_path):
     assert not torch.equal(labels("c", run_seed=0, data_seed=1), reference)
 
 
-def test_only_batches_are_dense(paths):
+def test_only_batches_are_expanded(paths):
     depth, batch_size = 4, 16
     task = load_task(trees_cfg(depth, num_trees=100, batch_size=batch_size), paths, seed=0)
     stored = task.eval_batches.loader.dataset
@@ -161,6 +163,27 @@ def test_only_batches_are_dense(paths):
     batch = next(iter(task.eval_batches))
     tree_of = batch.batch
     assert torch.equal(tree_of[batch.edge_index[0]], tree_of[batch.edge_index[1]])
+
+
+def test_models_read_sparse_batches_as_their_dense_matrices(make_cfg, paths):
+    cfg = make_cfg("dataset=trees", "dataset.depth=3", "+method=gat_lip")
+    task = load_task(trees_cfg(3, num_trees=40), paths, seed=0)
+    batch = next(iter(task.train_batches))
+    torch.manual_seed(0)
+    model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs)
+
+    def forward_backward(x):
+        model.zero_grad()
+        out = model(x, batch.edge_index, batch.batch)
+        out[batch.train_mask].logsumexp(dim=-1).sum().backward()
+        return out.detach(), [p.grad.clone() for p in model.parameters()]
+
+    assert batch.x.is_sparse
+    sparse_out, sparse_grads = forward_backward(batch.x)
+    dense_out, dense_grads = forward_backward(batch.x.to_dense())
+    assert torch.allclose(sparse_out, dense_out, atol=1e-6)
+    for sparse_grad, dense_grad in zip(sparse_grads, dense_grads, strict=True):
+        assert torch.allclose(sparse_grad, dense_grad, atol=1e-6)
 
 
 def test_invalid_depth(paths):
