@@ -1,8 +1,9 @@
 """One JSON record per run, named by the run's hash, written atomically.
 
-A record holds the whole resolved config, the status (``completed``, ``diverged`` or
-``failed`` with its error), summary metrics, the per-epoch history, timings, versions
-and the git commit. It is written to a temporary file in the same folder and renamed
+A record holds the whole resolved config (its ``paths`` relative to ``paths.root_dir`` where
+they lie under it, so a record reads the same on every machine), the status (``completed``,
+``diverged`` or ``failed`` with its error), summary metrics, the per-epoch history, timings,
+versions and the git commit. It is written to a temporary file in the same folder and renamed
 into place, so parallel workers never collide and a kill never leaves half a record.
 """
 
@@ -53,6 +54,24 @@ def write_record(results_dir: str | Path, record: dict[str, Any]) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def portable_paths(paths: dict[str, Any]) -> dict[str, Any]:
+    """``paths`` of a resolved config with every folder written under ``root_dir`` relative to it.
+
+    ``root_dir`` itself becomes ``"."`` and ``<root>/../shared/datasets`` ``../shared/datasets``;
+    folders elsewhere (``LIPNORM_DATA_DIR``, a temporary folder) stay as they are.
+    """
+    root = paths["root_dir"]
+
+    def relative(value: Any) -> Any:
+        if isinstance(value, list):
+            return [relative(item) for item in value]
+        if isinstance(value, str) and (value == root or value.startswith(root + os.sep)):
+            return os.path.relpath(value, root)
+        return value
+
+    return {key: relative(value) for key, value in paths.items()}
 
 
 def versions() -> dict[str, str]:

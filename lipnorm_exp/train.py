@@ -23,7 +23,14 @@ from lipnorm_exp.data import Task, load_task
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz
 from lipnorm_exp.loop import evaluate, train_epoch
 from lipnorm_exp.models import build_model
-from lipnorm_exp.records import FINISHED, git_commit, read_record, versions, write_record
+from lipnorm_exp.records import (
+    FINISHED,
+    git_commit,
+    portable_paths,
+    read_record,
+    versions,
+    write_record,
+)
 from lipnorm_exp.tracking import make_tracker
 
 log = logging.getLogger(__name__)
@@ -131,11 +138,13 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
     seed_everything(cfg.seed)
     task = load_task(cfg.dataset, cfg.paths, cfg.seed)
     model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs).to(device)
+    config = OmegaConf.to_container(cfg, resolve=True)
+    config["paths"] = portable_paths(config["paths"])
     record: dict[str, Any] = {
         "run_id": rid,
         "status": "failed",
         "error": None,
-        "config": OmegaConf.to_container(cfg, resolve=True),
+        "config": config,
         "device": str(device),
         "versions": versions(),
         "git_commit": git_commit(),

@@ -7,7 +7,7 @@ import pytest
 
 import lipnorm_exp.train as train_module
 from lipnorm_exp.config import run_id
-from lipnorm_exp.records import read_record, record_path, write_record
+from lipnorm_exp.records import portable_paths, read_record, record_path, write_record
 from lipnorm_exp.train import run
 
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2")
@@ -28,6 +28,23 @@ def test_write_record_keeps_the_old_record_when_writing_fails(tmp_path):
         write_record(tmp_path, {"run_id": "abc", "status": object()})
     assert read_record(tmp_path, "abc")["status"] == "completed"
     assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]
+
+
+def test_record_paths_are_relative_to_the_root_where_they_lie_under_it():
+    paths = {
+        "root_dir": "/repo",
+        "data_dir": "/repo/data",
+        "raw_dirs": ["/repo/../shared/datasets", "/elsewhere/raw"],
+        "results_dir": "/tmp/runs",
+        "log_dir": "/repo2/logs",
+    }
+    assert portable_paths(paths) == {
+        "root_dir": ".",
+        "data_dir": "data",
+        "raw_dirs": ["../shared/datasets", "/elsewhere/raw"],
+        "results_dir": "/tmp/runs",
+        "log_dir": "/repo2/logs",
+    }
 
 
 def test_completed_run_record_holds_config_summary_history_and_versions(make_cfg):
