@@ -49,6 +49,15 @@ def validate(cfg: DictConfig) -> None:
             isinstance(value, int) and value >= 1,
             f"model.{key} must be an integer >= 1, got {value}",
         )
+    width = cfg.model.input_width
+    _require(
+        width is None or (isinstance(width, int) and width >= 1),
+        f"model.input_width must be null or an integer >= 1, got {width}",
+    )
+    _require(
+        isinstance(cfg.model.last_activation, bool),
+        f"model.last_activation must be true or false, got {cfg.model.last_activation}",
+    )
     for key in ("dropout", "attn_dropout"):
         value = cfg.model.get(key, 0.0)
         _require(0.0 <= value < 1.0, f"model.{key} must be in [0, 1), got {value}")
@@ -56,6 +65,16 @@ def validate(cfg: DictConfig) -> None:
     _require(cfg.train.lr > 0, f"train.lr must be > 0, got {cfg.train.lr}")
     every = cfg.train.get("lipschitz_every", 1)
     _require(every >= 1, f"train.lipschitz_every must be >= 1, got {every}")
+    _require(
+        cfg.train.scheduler in ("none", "plateau"),
+        f"train.scheduler must be none or plateau, got {cfg.train.scheduler}",
+    )
+    factor = cfg.train.scheduler_factor
+    _require(0 < factor < 1, f"train.scheduler_factor must be in (0, 1), got {factor}")
+    _require(
+        cfg.train.scheduler_patience >= 0,
+        f"train.scheduler_patience must be >= 0, got {cfg.train.scheduler_patience}",
+    )
     _require(cfg.train.patience >= 0, f"train.patience must be >= 0, got {cfg.train.patience}")
     _require(cfg.scale in ("quick", "paper"), f"scale must be quick or paper, got {cfg.scale}")
     model_cls.check_config(cfg.model, cfg.norm)

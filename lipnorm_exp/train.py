@@ -50,6 +50,21 @@ def pick_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def make_scheduler(
+    optimizer: torch.optim.Optimizer, train: DictConfig
+) -> torch.optim.lr_scheduler.ReduceLROnPlateau | None:
+    """The learning-rate schedule of ``train.scheduler``, or ``None`` for ``none``.
+
+    ``plateau`` multiplies the lr by ``scheduler_factor`` once the validation loss has not
+    fallen for ``scheduler_patience`` epochs, as the authors' scripts' ``ReduceLROnPlateau``.
+    """
+    if train.scheduler == "none":
+        return None
+    return torch.optim.lr_scheduler.ReduceLROnPlateau(
+        optimizer, mode="min", factor=train.scheduler_factor, patience=train.scheduler_patience
+    )
+
+
 def fit(
     model: torch.nn.Module,
     task: Task,
@@ -65,6 +80,7 @@ def fit(
     summary keeps the test accuracy at that epoch.
     """
     optimizer = torch.optim.Adam(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+    scheduler = make_scheduler(optimizer, train)
     history: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
     status, diverged_at = "completed", None
@@ -82,6 +98,9 @@ def fit(
             status, diverged_at = "diverged", epoch
             break
         row = {"epoch": epoch, "train_step_loss": loss, **evaluate(model, task, device)}
+        if scheduler is not None:
+            row["lr"] = optimizer.param_groups[0]["lr"]
+            scheduler.step(row["val_loss"])
         row["time_s"] = time.perf_counter() - start
         if grads is not None:
             row["grad_attn"], row["grad_layer"] = grads[:, 0].tolist(), grads[:, 1].tolist()

@@ -58,6 +58,9 @@ def tiny_model(name: str, norm: str, depth: int = 3):
             "attn_dropout": 0.0,
             "residual": False,
             "beta": False,
+            "head_channels": None,
+            "input_width": None,
+            "last_activation": True,
         }
     )
     norm = OmegaConf.create({"name": norm, "alpha": 1.0, "eps": 1e-12, "variant": "paper"})
@@ -119,7 +122,8 @@ def test_history_has_one_value_per_layer_and_epoch(name, norm):
     torch.manual_seed(0)
     train = OmegaConf.create(
         {"epochs": 3, "lr": 0.01, "weight_decay": 5e-4, "patience": 0, "progress": False,
-         "track_gradients": True, "estimate_lipschitz": False, "lipschitz_every": 1}
+         "track_gradients": True, "estimate_lipschitz": False, "lipschitz_every": 1,
+         "scheduler": "none"}
     )  # fmt: skip
     result = fit(tiny_model(name, norm, depth=4), Task.full_batch("tiny", graph(3), 3), train,
                  CPU, NullTracker())  # fmt: skip

@@ -174,3 +174,18 @@ def test_sample_jobs_covers_every_option():
 def test_gcnii_preset_uses_table2_missing_rate_per_dataset(dataset, rate):
     job = compose_job(["+experiment=gcnii", "scale=paper", f"dataset={dataset}"])
     assert job.dataset.missing_rate == rate
+
+
+PAPER_PRESETS = ("gradients", "residual", "missing_vector", "depth", "pubmed_depth", "gcnii")
+
+
+def protocols(*overrides: str) -> set[str]:
+    return {as_dict(job)["protocol"] for job in grid_jobs(compose_sweep(*overrides).hydra)}
+
+
+@pytest.mark.parametrize("preset", PAPER_PRESETS)
+def test_paper_presets_use_the_published_protocol_at_paper_scale(preset):
+    assert protocols(f"+experiment={preset}", "scale=paper") == {"published"}
+    assert protocols(f"+experiment={preset}", "scale=quick") == {"standard"}
+    told = protocols(f"+experiment={preset}", "scale=paper", "protocol=standard")
+    assert told == {"standard"}

@@ -12,7 +12,9 @@ class AttentionGNN(DepthwiseGNN):
 
     ``model.hidden`` is the layer width, as for every model: concatenated heads
     (``model.concat=true``) have ``hidden / heads`` channels each, averaged heads
-    ``hidden`` each. With ``norm=lip`` every layer normalises its scores with
+    ``hidden`` each. ``model.head_channels``, when set, gives the channels of one head
+    instead and the width follows from it (``heads × head_channels`` concatenated, as the
+    authors' ``--hidden_dim``). With ``norm=lip`` every layer normalises its scores with
     :attr:`lip_norm_class`. Each layer is a :attr:`layer_class` built by :meth:`make_conv`;
     a model adds its own layer options through :meth:`layer_options`.
     """
@@ -26,7 +28,13 @@ class AttentionGNN(DepthwiseGNN):
     @classmethod
     def check_config(cls, model: DictConfig, norm: DictConfig) -> None:
         super().check_config(model, norm)
-        if model.concat and model.hidden % model.heads:
+        if model.head_channels is not None:
+            if not isinstance(model.head_channels, int) or model.head_channels < 1:
+                raise ConfigError(
+                    f"model.head_channels must be null or an integer >= 1, "
+                    f"got {model.head_channels}"
+                )
+        elif model.concat and model.hidden % model.heads:
             raise ConfigError(
                 f"model.hidden={model.hidden} must be a multiple of model.heads={model.heads} "
                 "when heads are concatenated (model.concat=true)"
@@ -35,7 +43,15 @@ class AttentionGNN(DepthwiseGNN):
     @staticmethod
     def head_channels(model: DictConfig) -> int:
         """Channels of one head."""
+        if model.head_channels is not None:
+            return model.head_channels
         return model.hidden // model.heads if model.concat else model.hidden
+
+    @staticmethod
+    def width(model: DictConfig) -> int:
+        if model.head_channels is None:
+            return model.hidden
+        return model.heads * model.head_channels if model.concat else model.head_channels
 
     def score_norm(self, norm: DictConfig) -> nn.Module | None:
         """The attention-score normalisation of one layer, or ``None``."""
@@ -47,9 +63,11 @@ class AttentionGNN(DepthwiseGNN):
         """Keyword arguments of :attr:`layer_class` beyond those every attention layer takes."""
         return {}
 
-    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
+    def make_conv(
+        self, model: DictConfig, norm: DictConfig, index: int, in_channels: int
+    ) -> nn.Module:
         return self.layer_class(
-            model.hidden,
+            in_channels,
             self.head_channels(model),
             heads=model.heads,
             concat=model.concat,

@@ -11,7 +11,7 @@ from lipnorm_exp.registry import Registry
 
 
 class DepthwiseGNN(nn.Module):
-    r"""Input Linear → ``depth`` graph layers → output Linear (SPEC §2).
+    r"""Input Linear → ``depth`` graph layers → output Linear (paper §7, supplementary §7).
 
     Each graph layer sees dropout on its input and is followed by the node
     normalisation (PairNorm, LayerNorm or none), the optional residual and an ELU:
@@ -19,12 +19,16 @@ class DepthwiseGNN(nn.Module):
     .. math::
         h^{(0)} = W_{in} x, \qquad
         h^{(l)} = \mathrm{ELU}\big(\mathrm{norm}(\mathrm{conv}_l(\mathrm{drop}(h^{(l-1)})))
-        \,[+\, h^{(l-1)}]\big), \qquad
+        \,[+\, P_l h^{(l-1)}]\big), \qquad
         y = W_{out} h^{(L)}
 
-    Every graph layer keeps the width, so residuals need no projection. A subclass is
-    one model: it says how to build a graph layer (:meth:`make_conv`), which of its
-    parameters are attention parameters, and which configs it refuses.
+    The input Linear maps to ``model.input_width`` (default: the layer width); the first
+    graph layer maps that width to the layer width and every later one keeps it. ``P_l`` is
+    the identity, except around a first layer that widens, where it is a bias-free Linear
+    (as in PyG's ``GATConv(residual=True)``). ``model.last_activation=false`` leaves out the
+    ELU after the last graph layer (the authors' DeepGAT). A subclass is one model: it says
+    how to build a graph layer (:meth:`make_conv`), which of its parameters are attention
+    parameters, and which configs it refuses.
 
     Args:
         in_channels (int): input feature width.
@@ -43,10 +47,16 @@ class DepthwiseGNN(nn.Module):
         self.depth = model.depth
         self.dropout = model.dropout
         self.residual = model.residual
+        self.last_activation = model.last_activation
         width = self.width(model)
-        self.input = nn.Linear(in_channels, width)
-        self.convs = nn.ModuleList(self.make_conv(model, norm, i) for i in range(model.depth))
+        first = model.input_width or width
+        self.input = nn.Linear(in_channels, first)
+        self.convs = nn.ModuleList(
+            self.make_conv(model, norm, i, first if i == 0 else width) for i in range(model.depth)
+        )
         self.norms = nn.ModuleList(NORMS.get(norm.name)(norm, width) for _ in range(model.depth))
+        widens = self.residual and first != width
+        self.input_residual = nn.Linear(first, width, bias=False) if widens else None
         self.output = nn.Linear(width, out_channels)
         self.reset_parameters()
 
@@ -55,8 +65,10 @@ class DepthwiseGNN(nn.Module):
         """Feature width between graph layers."""
         return model.hidden
 
-    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
-        """Build graph layer ``index`` (0-based) mapping ``width`` to ``width`` channels."""
+    def make_conv(
+        self, model: DictConfig, norm: DictConfig, index: int, in_channels: int
+    ) -> nn.Module:
+        """Build graph layer ``index`` (0-based) mapping ``in_channels`` to ``width`` channels."""
         raise NotImplementedError
 
     def conv_forward(
@@ -77,7 +89,7 @@ class DepthwiseGNN(nn.Module):
 
     def reset_parameters(self) -> None:
         """Re-initialise every weight."""
-        for module in [self.input, *self.convs, *self.norms, self.output]:
+        for module in [self.input, *self.convs, *self.norms, self.input_residual, self.output]:
             if hasattr(module, "reset_parameters"):
                 module.reset_parameters()
 
@@ -86,10 +98,12 @@ class DepthwiseGNN(nn.Module):
     ) -> torch.Tensor:
         """Node outputs ``[N, out_channels]``; ``batch`` assigns nodes to graphs (PairNorm)."""
         x = x0 = self.input(x)
-        for conv, norm in zip(self.convs, self.norms, strict=True):
+        for index, (conv, norm) in enumerate(zip(self.convs, self.norms, strict=True)):
             h = F.dropout(x, p=self.dropout, training=self.training)
             h = norm(self.conv_forward(conv, h, x0, edge_index), batch)
-            x = F.elu(h + x if self.residual else h)
+            if self.residual:
+                h = h + (self.input_residual(x) if index == 0 and self.input_residual else x)
+            x = F.elu(h) if self.last_activation or index < self.depth - 1 else h
         return self.output(x)
 
     def layer_parameters(self) -> list[tuple[list[nn.Parameter], list[nn.Parameter]]]:

@@ -11,5 +11,7 @@ from lipnorm_exp.models.base import MODELS, DepthwiseGNN
 class GCN(DepthwiseGNN):
     """Depth-wise GCN with symmetric normalisation and self-loops."""
 
-    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
-        return GCNConv(model.hidden, model.hidden)
+    def make_conv(
+        self, model: DictConfig, norm: DictConfig, index: int, in_channels: int
+    ) -> nn.Module:
+        return GCNConv(in_channels, model.hidden)

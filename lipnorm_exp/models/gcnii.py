@@ -25,12 +25,20 @@ class GCNII(DepthwiseGNN):
                 "model.residual=true is not allowed for gcnii (it has its own initial residual); "
                 "allowed: false"
             )
+        if model.input_width not in (None, model.hidden):
+            raise ConfigError(
+                f"model.input_width={model.input_width} is not allowed for gcnii (every layer "
+                f"mixes in the input at width model.hidden={model.hidden}); allowed: null, "
+                f"{model.hidden}"
+            )
         if not 0.0 <= model.alpha <= 1.0:
             raise ConfigError(f"model.alpha must be in [0, 1] for gcnii, got {model.alpha}")
         if model.theta <= 0:
             raise ConfigError(f"model.theta must be > 0 for gcnii, got {model.theta}")
 
-    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
+    def make_conv(
+        self, model: DictConfig, norm: DictConfig, index: int, in_channels: int
+    ) -> nn.Module:
         return GCN2Conv(model.hidden, alpha=model.alpha, theta=model.theta, layer=index + 1)
 
     def conv_forward(

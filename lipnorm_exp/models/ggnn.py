@@ -4,12 +4,28 @@ from omegaconf import DictConfig
 from torch import nn
 from torch_geometric.nn import GatedGraphConv
 
+from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models.base import MODELS, DepthwiseGNN
 
 
 @MODELS.register("ggnn")
 class GGNN(DepthwiseGNN):
-    """Depth-wise GGNN: each graph layer is one GRU-gated propagation step with its own weights."""
+    """Depth-wise GGNN: each graph layer is one GRU-gated propagation step with its own weights.
 
-    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
+    A narrower input (``model.input_width`` < ``model.hidden``) is zero-padded by
+    ``GatedGraphConv``; a wider one is refused.
+    """
+
+    @classmethod
+    def check_config(cls, model: DictConfig, norm: DictConfig) -> None:
+        super().check_config(model, norm)
+        if model.input_width and model.input_width > model.hidden:
+            raise ConfigError(
+                f"model.input_width={model.input_width} must be <= model.hidden={model.hidden} "
+                "for ggnn (GatedGraphConv only pads a narrower input)"
+            )
+
+    def make_conv(
+        self, model: DictConfig, norm: DictConfig, index: int, in_channels: int
+    ) -> nn.Module:
         return GatedGraphConv(model.hidden, num_layers=1)

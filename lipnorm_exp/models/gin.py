@@ -11,8 +11,10 @@ from lipnorm_exp.models.base import MODELS, DepthwiseGNN
 class GIN(DepthwiseGNN):
     """Depth-wise GIN; each layer's update is a 2-layer MLP (Linear → ReLU → Linear)."""
 
-    def make_conv(self, model: DictConfig, norm: DictConfig, index: int) -> nn.Module:
+    def make_conv(
+        self, model: DictConfig, norm: DictConfig, index: int, in_channels: int
+    ) -> nn.Module:
         mlp = nn.Sequential(
-            nn.Linear(model.hidden, model.hidden), nn.ReLU(), nn.Linear(model.hidden, model.hidden)
+            nn.Linear(in_channels, model.hidden), nn.ReLU(), nn.Linear(model.hidden, model.hidden)
         )
         return GINConv(mlp, train_eps=model.train_eps)
