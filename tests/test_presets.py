@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.config import run_id, validate
 from lipnorm_exp.sweep import grid_jobs, grid_size
@@ -101,6 +101,7 @@ def test_preset_is_a_multirun_whose_jobs_validate(preset, scale):
         ("residual", "paper", 2 * 4 * 2 * 5),
         ("depth", "paper", 4 * 2 * 4 * 7 * 5),
         ("trees", "paper", 9 * 9 * 10),
+        ("ablation", "paper", 1 * 1 * 9 * 3 * 2 * 3),
     ],
 )
 def test_grid_size_of_presets(preset, scale, expected):
@@ -189,3 +190,32 @@ def test_paper_presets_use_the_published_protocol_at_paper_scale(preset):
     assert protocols(f"+experiment={preset}", "scale=quick") == {"standard"}
     told = protocols(f"+experiment={preset}", "scale=paper", "protocol=standard")
     assert told == {"standard"}
+
+
+def test_search_varies_the_width_per_head_under_the_published_protocol():
+    cfg = compose_sweep("+experiment=residual", "scale=paper", "+search=supplementary")
+    first_of_each_width = {}
+    for job in grid_jobs(cfg.hydra):
+        first_of_each_width.setdefault(as_dict(job)["model.hidden"], job)
+    assert len(first_of_each_width) == 5
+    for hidden, job in first_of_each_width.items():
+        job_cfg = compose_job(job)
+        assert job_cfg.protocol.name == "published"
+        assert job_cfg.model.head_channels == job_cfg.model.input_width == int(hidden)
+
+
+def test_ablation_changes_one_factor_of_the_protocol():
+    published = ["+experiment=ablation", "protocol=published", "+method=gat_lip"]
+    base = compose_job([*published, "+ablation=none"])
+    for name in ("row_normalised", "head_channels_16", "no_attn_dropout", "plateau", "last_elu"):
+        changed = compose_job([*published, f"+ablation={name}"])
+        validate(changed)
+        assert changed.ablation.name == name
+        before, after = (OmegaConf.to_container(c, resolve=False) for c in (base, changed))
+        differing = [
+            f"{section}.{key}"
+            for section in ("dataset", "model", "train")
+            for key in before[section]
+            if before[section][key] != after[section][key]
+        ]
+        assert len(differing) == 1, (name, differing)
