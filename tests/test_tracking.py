@@ -66,7 +66,13 @@ def items(updates) -> dict:
 
 
 def read_run(wandb_dir: Path) -> dict:
-    """The single offline run under ``wandb_dir``: run, history by step, summary, exit code."""
+    """The single offline run under ``wandb_dir``: run, history by step, summary, exit code.
+
+    ``run.finish`` returns before W&B's service process has written the last records of an
+    offline run (under CPU load the summary can be missing); ``wandb.teardown`` waits for
+    that process to exit, so the log is complete when it is read.
+    """
+    wandb.teardown()
     (path,) = wandb_dir.glob("offline-run-*/run-*.wandb")
     out = {"dir": path.parent, "history": {}, "summary": {}, "exit_code": None}
     for record in log_records(path):
