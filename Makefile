@@ -2,7 +2,7 @@
 PYTHON ?= python
 RUNS ?= results/runs
 
-.PHONY: help install run test test-fast lint format tables figures report bench clean
+.PHONY: help install run test test-fast lint format tables figures report reproduce reproduce-cpu bench clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -36,6 +36,17 @@ figures: ## the paper's figures from the records in $(RUNS)
 	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only figures
 
 report: tables figures ## tables and figures
+
+PRESETS ?= gradients residual missing_vector depth pubmed_depth gcnii trees ablation
+ARGS ?=
+reproduce: install ## every preset's full paper grid, then the report (ARGS='hydra/launcher=joblib ...')
+	for preset in $(PRESETS); do \
+		$(PYTHON) -m lipnorm_exp +experiment=$$preset scale=paper train.progress=false $(ARGS) || exit 1; \
+	done
+	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results
+
+reproduce-cpu: install ## the paper-scale sweeps behind results/ on a CPU (narrowed grids, hours), then the report
+	bash scripts/reproduce_cpu.sh
 
 bench: ## layer benchmark: epoch time and memory, Lip vs none vs PyG (results/bench/layers.md)
 	$(PYTHON) scripts/bench_layers.py
