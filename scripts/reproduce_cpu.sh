@@ -25,5 +25,9 @@ $P +experiment=ablation "grid.paper.ablations='no_feature_dropout'" "grid.paper.
     grid.paper.depths=30 "grid.paper.seeds='0,1,2'" grid.paper.epochs=100
 $P +experiment=ablation "grid.paper.ablations='no_feature_dropout'" "grid.paper.methods='gat_lip,gat'" \
     grid.paper.depths=15 grid.paper.seeds=0 grid.paper.epochs=100
+$P +experiment=ablation "grid.paper.ablations='no_feature_dropout'" "grid.paper.methods='gat_lip_pub'" \
+    grid.paper.depths=30 grid.paper.seeds=0 grid.paper.epochs=100
+$P +experiment=ablation "grid.paper.ablations='no_feature_dropout'" "grid.paper.methods='gat_lip,gat'" \
+    grid.paper.depths=20 grid.paper.seeds=0 grid.paper.epochs=100
 
 python -m lipnorm_exp.report --runs results/runs --out results
