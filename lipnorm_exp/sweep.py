@@ -21,13 +21,16 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED
+
 __all__ = ["SweepProgress", "grid_jobs", "grid_size", "note_outcome", "sweep_position", "tally"]
 
 log = logging.getLogger(__name__)
 
 TOTAL_ENV = "LIPNORM_SWEEP_TOTAL"
 PROGRESS_FILE = "progress.jsonl"
-OUTCOMES = ("completed", "diverged", "skipped", "failed")
+SKIPPED = "skipped"
+OUTCOMES = (COMPLETED, DIVERGED, SKIPPED, FAILED)
 
 
 def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
@@ -65,9 +68,9 @@ def note_outcome(record: dict[str, Any] | None, error: str | None = None) -> Non
     if not sweep_position():
         return
     hydra_cfg = HydraConfig.get()
-    outcome = "failed" if record is None else record["status"]
+    outcome = FAILED if record is None else record["status"]
     if record is not None and record.get("skipped"):
-        outcome = "skipped"
+        outcome = SKIPPED
     line = json.dumps({"job": hydra_cfg.job.num, "outcome": outcome, "error": error})
     path = Path(hydra_cfg.sweep.dir) / PROGRESS_FILE
     with open(path, "a") as handle:  # one short append per job: atomic on local disks

@@ -12,7 +12,8 @@ from hydra import compose, initialize_config_dir
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from lipnorm_exp.config import run_id, validate
+from lipnorm_exp.config import validate
+from lipnorm_exp.records import run_id
 from lipnorm_exp.sweep import grid_jobs, grid_size
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
