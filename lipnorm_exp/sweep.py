@@ -23,7 +23,15 @@ from omegaconf import DictConfig
 
 from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED
 
-__all__ = ["SweepProgress", "grid_jobs", "grid_size", "note_outcome", "sweep_position", "tally"]
+__all__ = [
+    "SweepProgress",
+    "grid_jobs",
+    "grid_size",
+    "note_outcome",
+    "sweep_axes",
+    "sweep_position",
+    "tally",
+]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +52,23 @@ def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
     arguments += list(hydra_cfg.overrides.task)
     overrides = OverridesParser.create().parse_overrides(arguments)
     return BasicSweeper.split_arguments(overrides, None)[0]
+
+
+def sweep_axes(hydra_cfg: DictConfig) -> dict[str, list[Any]]:
+    """The values each key of ``hydra.sweeper.params`` takes, in the sweeper's order.
+
+    Keys are written as on the command line (``+method``, ``model.depth``); values are typed
+    as Hydra parses them (``range(1,4)`` → ``[1, 2, 3]``, ``0.0,1.0`` → floats); a key set to
+    one value takes that value alone.
+    """
+    params = hydra_cfg.sweeper.get("params") or {}
+    overrides = OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in params.items()])
+    return {
+        override.get_key_element(): (
+            list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
+        )
+        for override in overrides
+    }
 
 
 def grid_size(hydra_cfg: DictConfig) -> int:
