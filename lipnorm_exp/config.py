@@ -1,16 +1,13 @@
-"""Checks a config before anything runs, and names a run by the hash of what defines it."""
+"""Checks a config before anything runs; the resolvers its YAML files use.
 
-import hashlib
-import json
+What defines a run, and the hash that names it, are in :mod:`lipnorm_exp.records.identity`.
+"""
+
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.errors import ConfigError
-
-# Keys that say where or how a run is shown, not what it computes: left out of its hash.
-NON_DEFINING_KEYS = ("paths", "force", "device", "logger", "tags", "grid", "hydra")
-NON_DEFINING_TRAIN_KEYS = ("progress",)
 
 
 def project_root() -> str:
@@ -78,19 +75,3 @@ def validate(cfg: DictConfig) -> None:
     _require(cfg.train.patience >= 0, f"train.patience must be >= 0, got {cfg.train.patience}")
     _require(cfg.scale in ("quick", "paper"), f"scale must be quick or paper, got {cfg.scale}")
     model_cls.check_config(cfg.model, cfg.norm)
-
-
-def defining_config(cfg: DictConfig) -> dict:
-    """The resolved config without the keys that do not change what a run computes."""
-    container = OmegaConf.to_container(cfg, resolve=True)
-    for key in NON_DEFINING_KEYS:
-        container.pop(key, None)
-    for key in NON_DEFINING_TRAIN_KEYS:
-        container.get("train", {}).pop(key, None)
-    return container
-
-
-def run_id(cfg: DictConfig) -> str:
-    """Stable 16-hex-digit hash of :func:`defining_config` (key order does not matter)."""
-    text = json.dumps(defining_config(cfg), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]

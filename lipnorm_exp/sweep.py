@@ -21,13 +21,24 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-__all__ = ["SweepProgress", "grid_jobs", "grid_size", "note_outcome", "sweep_position", "tally"]
+from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED
+
+__all__ = [
+    "SweepProgress",
+    "grid_jobs",
+    "grid_size",
+    "note_outcome",
+    "sweep_axes",
+    "sweep_position",
+    "tally",
+]
 
 log = logging.getLogger(__name__)
 
 TOTAL_ENV = "LIPNORM_SWEEP_TOTAL"
 PROGRESS_FILE = "progress.jsonl"
-OUTCOMES = ("completed", "diverged", "skipped", "failed")
+SKIPPED = "skipped"
+OUTCOMES = (COMPLETED, DIVERGED, SKIPPED, FAILED)
 
 
 def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
@@ -41,6 +52,23 @@ def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
     arguments += list(hydra_cfg.overrides.task)
     overrides = OverridesParser.create().parse_overrides(arguments)
     return BasicSweeper.split_arguments(overrides, None)[0]
+
+
+def sweep_axes(hydra_cfg: DictConfig) -> dict[str, list[Any]]:
+    """The values each key of ``hydra.sweeper.params`` takes, in the sweeper's order.
+
+    Keys are written as on the command line (``+method``, ``model.depth``); values are typed
+    as Hydra parses them (``range(1,4)`` → ``[1, 2, 3]``, ``0.0,1.0`` → floats); a key set to
+    one value takes that value alone.
+    """
+    params = hydra_cfg.sweeper.get("params") or {}
+    overrides = OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in params.items()])
+    return {
+        override.get_key_element(): (
+            list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
+        )
+        for override in overrides
+    }
 
 
 def grid_size(hydra_cfg: DictConfig) -> int:
@@ -65,9 +93,9 @@ def note_outcome(record: dict[str, Any] | None, error: str | None = None) -> Non
     if not sweep_position():
         return
     hydra_cfg = HydraConfig.get()
-    outcome = "failed" if record is None else record["status"]
+    outcome = FAILED if record is None else record["status"]
     if record is not None and record.get("skipped"):
-        outcome = "skipped"
+        outcome = SKIPPED
     line = json.dumps({"job": hydra_cfg.job.num, "outcome": outcome, "error": error})
     path = Path(hydra_cfg.sweep.dir) / PROGRESS_FILE
     with open(path, "a") as handle:  # one short append per job: atomic on local disks

@@ -1,9 +1,9 @@
 """``run(cfg)``: one configuration from config to record.
 
-Validate → skip if a finished record exists → load data → build model → train with
-best-validation selection → write the record. A NaN/inf loss ends the run as
-``diverged`` (a result: deep unnormalised GATs explode); an exception during training
-writes a ``failed`` record with the error and is raised again.
+Validate → skip if a finished record exists (adding this config's tags to it) → load data →
+build model → train with best-validation selection → write the record. A NaN/inf loss ends
+the run as ``diverged`` (a result: deep unnormalised GATs explode); an exception during
+training writes a ``failed`` record with the error and is raised again.
 """
 
 import logging
@@ -18,16 +18,22 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
-from lipnorm_exp.config import run_id, validate
+from lipnorm_exp.config import validate
 from lipnorm_exp.data import Task, load_task
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz
 from lipnorm_exp.loop import evaluate, train_epoch
 from lipnorm_exp.models import build_model
 from lipnorm_exp.records import (
+    COMPLETED,
+    DIVERGED,
+    FAILED,
     FINISHED,
+    add_tags,
     git_commit,
+    machine,
     portable_paths,
     read_record,
+    run_id,
     versions,
     write_record,
 )
@@ -83,7 +89,7 @@ def fit(
     scheduler = make_scheduler(optimizer, train)
     history: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
-    status, diverged_at = "completed", None
+    status, diverged_at = COMPLETED, None
     bar = tqdm(
         range(1, train.epochs + 1),
         desc=desc,
@@ -95,7 +101,7 @@ def fit(
         start = time.perf_counter()
         loss, grads = train_epoch(model, optimizer, task, device, train.track_gradients)
         if not math.isfinite(loss):
-            status, diverged_at = "diverged", epoch
+            status, diverged_at = DIVERGED, epoch
             break
         row = {"epoch": epoch, "train_step_loss": loss, **evaluate(model, task, device)}
         if scheduler is not None:
@@ -142,6 +148,10 @@ def summarise(history: list[dict], best: dict | None, metric: str, diverged_at: 
 def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
     """Run one configuration and return its record (the existing one when skipped).
 
+    A finished record of the same run (same :func:`~lipnorm_exp.records.run_id`, made by this
+    preset or another) is reused rather than run again; the tags of ``cfg`` it lacks are added
+    to it, so the record names every preset it serves.
+
     Args:
         cfg: the whole resolved config (see ``configs/config.yaml``).
         desc: label of the progress bar (the sweep position, for instance).
@@ -151,6 +161,7 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
     existing = read_record(cfg.paths.results_dir, rid)
     if existing and existing["status"] in FINISHED and not cfg.force:
         log.info("%s skip run %s: a %s record exists", desc, rid, existing["status"])
+        existing = add_tags(cfg.paths.results_dir, existing, cfg.tags)
         return {**existing, "skipped": True}
     started, clock = datetime.now(timezone.utc), time.perf_counter()
     device = pick_device(cfg.device)
@@ -161,10 +172,11 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
     config["paths"] = portable_paths(config["paths"])
     record: dict[str, Any] = {
         "run_id": rid,
-        "status": "failed",
+        "status": FAILED,
         "error": None,
         "config": config,
         "device": str(device),
+        "machine": machine(device),
         "versions": versions(),
         "git_commit": git_commit(),
         "started_at": started.isoformat(),
@@ -173,7 +185,7 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
     tracker = make_tracker(cfg, rid)
     try:
         record.update(fit(model, task, cfg.train, device, tracker, desc))
-        if record["status"] == "diverged":
+        if record["status"] == DIVERGED:
             record["error"] = f"non-finite loss at epoch {record['summary']['diverged_at_epoch']}"
     except Exception as error:
         record["error"] = f"{type(error).__name__}: {error}"

@@ -13,7 +13,6 @@ sweep's wall clock (start-up included) and counts the records it wrote. Writes
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import subprocess
@@ -25,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from lipnorm_exp.records import FINISHED
+from lipnorm_exp.records import FINISHED, iter_records
 
 GRID_KEYS = ("datasets", "methods", "depths", "seeds")  # grid.<scale>.<key> of the presets
 
@@ -76,9 +75,8 @@ def overrides(args, n_jobs: int, folder: Path) -> list[str]:
 def count_records(results_dir: Path) -> dict[str, int]:
     """Records by status: finished (completed or diverged) and failed."""
     counts = {"finished": 0, "failed": 0}
-    for path in results_dir.glob("*.json"):
-        status = json.loads(path.read_text()).get("status")
-        counts["finished" if status in FINISHED else "failed"] += 1
+    for _, record in iter_records(results_dir):
+        counts["finished" if record["status"] in FINISHED else "failed"] += 1
     return counts
 
 

@@ -1,11 +1,18 @@
 """Config composition, validation messages and run hashing."""
 
 import pytest
-from conftest import CONFIGS
-from omegaconf import open_dict
+from conftest import CONFIGS, REPO
+from omegaconf import OmegaConf, open_dict
 
-from lipnorm_exp.config import defining_config, run_id, validate
+from lipnorm_exp.config import validate
 from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.records import (
+    defining_config,
+    iter_records,
+    portable_paths,
+    run_id,
+    setting_key,
+)
 
 GROUPS = ("dataset", "model", "norm", "train", "logger", "paths", "method")
 ATTENTION = ("gat", "gatv2", "gt")
@@ -97,6 +104,37 @@ def test_run_id_is_stable_and_ignores_non_defining_keys(make_cfg, tmp_path):
 )
 def test_run_id_changes_with_what_defines_a_run(make_cfg, override):
     assert run_id(make_cfg()) != run_id(make_cfg(override))
+
+
+def test_a_record_config_hashes_as_the_config_it_was_made_from(make_cfg):
+    cfg = make_cfg("model.depth=3", "tags=[depth]")
+    config = OmegaConf.to_container(cfg, resolve=True)
+    config["paths"] = portable_paths(config["paths"])
+    assert run_id(config) == run_id(cfg)
+
+
+def test_committed_records_are_named_by_the_hash_of_their_config():
+    found = [record for _, record in iter_records(REPO / "results" / "runs")]
+    assert found
+    assert [r["run_id"] for r in found] == [run_id(r["config"]) for r in found]
+
+
+TRACKING = (
+    "train.track_gradients=true",
+    "train.estimate_lipschitz=true",
+    "train.lipschitz_every=5",
+)
+
+
+def test_a_setting_is_what_defines_a_run_but_its_seed(make_cfg):
+    base = make_cfg()
+    assert setting_key(make_cfg("seed=3")) == setting_key(base)
+    assert setting_key(make_cfg("tags=[x]", "force=true", "train.progress=true")) == setting_key(
+        base
+    )
+    for override in (*TRACKING, "model.depth=3", "protocol=published"):
+        assert setting_key(make_cfg(override)) != setting_key(base), override
+        assert run_id(make_cfg(override)) != run_id(base), override
 
 
 def test_trees_gives_the_model_depth_plus_one_layers_of_width_32(make_cfg):

@@ -15,8 +15,8 @@ from lipnorm_exp.lipschitz_estimate import layer_lipschitz, spectral_norm
 from lipnorm_exp.loop import train_epoch
 from lipnorm_exp.models import build_model
 from lipnorm_exp.nn import GATLayer
-from lipnorm_exp.report.aggregate import report_scales, usable_runs
-from lipnorm_exp.report.figures import FIGURES, draw_gradient_heatmap
+from lipnorm_exp.report.aggregate import preset_runs, usable_runs
+from lipnorm_exp.report.figures import draw_gradient_heatmap, fig2_gradients
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.tracking import NullTracker
 from lipnorm_exp.train import fit, run
@@ -141,10 +141,11 @@ def test_fig2_heatmaps_from_trainer_records(make_cfg, tmp_path):
     records = {}
     for norm in ("none", "lip"):
         cfg = make_cfg("model.depth=20", "model.hidden=8", "model.heads=1", "model.dropout=0.0",
-                       f"norm={norm}", "train.epochs=3", "train.track_gradients=true")  # fmt: skip
+                       f"norm={norm}", "train.epochs=3", "train.track_gradients=true",
+                       "tags=[gradients]")  # fmt: skip
         records[norm] = run(cfg)
-    usable = usable_runs(frame := load_records(tmp_path / "runs"), report_scales(frame)[0])
-    fig = FIGURES["fig2_gradients"](usable)
+    usable = usable_runs(load_records(tmp_path / "runs"), "quick", "standard")
+    fig = fig2_gradients(*preset_runs(usable, "gradients", "quick", "standard")).figure
     panels = {ax.get_title().split(",")[0]: ax for ax in fig.axes if ax.images}
     assert set(panels) == {"GAT", "GAT-Lip"}
     for label, norm in (("GAT", "none"), ("GAT-Lip", "lip")):

@@ -1,10 +1,10 @@
-"""The per-dataset lock excludes every other holder until its block ends."""
+"""A folder lock excludes every other holder until its block ends."""
 
 import fcntl
 
 import pytest
 
-from lipnorm_exp.data.lock import dataset_lock
+from lipnorm_exp.lock import folder_lock
 
 
 def _try_lock(path) -> None:
@@ -14,16 +14,16 @@ def _try_lock(path) -> None:
         fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def test_dataset_lock_excludes_others_inside_the_block_only(tmp_path):
+def test_folder_lock_excludes_others_inside_the_block_only(tmp_path):
     path = tmp_path / ".locks" / "cora.lock"
-    with dataset_lock(tmp_path, "cora"):
+    with folder_lock(tmp_path, "cora"):
         with pytest.raises(BlockingIOError):
             _try_lock(path)
         _try_lock(tmp_path / ".locks" / "citeseer.lock")  # other datasets are not held
     _try_lock(path)
 
 
-def test_dataset_lock_is_released_when_the_block_raises(tmp_path):
-    with pytest.raises(RuntimeError), dataset_lock(tmp_path, "cora"):
+def test_folder_lock_is_released_when_the_block_raises(tmp_path):
+    with pytest.raises(RuntimeError), folder_lock(tmp_path, "cora"):
         raise RuntimeError("loader failed")
     _try_lock(tmp_path / ".locks" / "cora.lock")

@@ -12,8 +12,9 @@ from hydra import compose, initialize_config_dir
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from lipnorm_exp.config import run_id, validate
-from lipnorm_exp.sweep import grid_jobs, grid_size
+from lipnorm_exp.config import validate
+from lipnorm_exp.records import run_id
+from lipnorm_exp.sweep import grid_jobs, grid_size, sweep_axes
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 PRESETS = sorted(path.stem for path in (CONFIGS / "experiment").glob("*.yaml"))
@@ -159,6 +160,16 @@ def test_trees_models_have_tree_depth_plus_one_layers(scale):
         assert job_cfg.model.depth == job_cfg.dataset.depth + 1
         assert job_cfg.model.hidden == 32
         assert job_cfg.dataset.num_trees == cfg.grid[scale].num_trees
+
+
+def test_sweep_axes_are_the_values_of_each_swept_key():
+    cfg = compose_sweep("+experiment=missing_vector", "scale=paper")
+    axes = sweep_axes(cfg.hydra)
+    assert axes["dataset"] == ["cora", "citeseer", "pubmed"]
+    assert axes["dataset.missing_rate"] == [0.0, 1.0]
+    assert axes["+method"] == ["gcn", "ggnn", "gat", "gat_pn", "gat_lip"]
+    assert axes["model.depth"] == list(range(1, 21)) and axes["protocol"] == ["published"]
+    assert grid_size(cfg.hydra) == prod(len(values) for values in axes.values())
 
 
 def test_sample_jobs_covers_every_option():

@@ -12,9 +12,10 @@ from conftest import CONFIGS
 from omegaconf import OmegaConf
 from test_models import small_graph
 
-from lipnorm_exp.config import run_id, validate
+from lipnorm_exp.config import validate
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models import build_model
+from lipnorm_exp.records import run_id
 from lipnorm_exp.train import make_scheduler
 
 

@@ -1,5 +1,7 @@
-import hashlib
+"""The report: records → each preset's tables and figures, with the runs behind every number."""
+
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -8,23 +10,37 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import CONFIGS
 from matplotlib.image import imread
 
-from lipnorm_exp.report import paper
+from lipnorm_exp.records import run_id
+from lipnorm_exp.report import paper, presets
 from lipnorm_exp.report.__main__ import main
-from lipnorm_exp.report.aggregate import MISSING, report_scales, usable_runs
-from lipnorm_exp.report.figures import FIGURES, write_figures
+from lipnorm_exp.report.aggregate import (
+    MISSING,
+    preset_runs,
+    report_groups,
+    select,
+    usable_runs,
+)
+from lipnorm_exp.report.figures import FIGURES
 from lipnorm_exp.report.labels import model_label
+from lipnorm_exp.report.presets import preset_grid
 from lipnorm_exp.report.records import load_records, record_row, records_frame
-from lipnorm_exp.report.tables import TABLES, build_table
+from lipnorm_exp.report.tables import TABLES, build_table, compact
 
 TABLE1, TABLE2, TABLE3 = TABLES
+DRAW = {spec.name: spec.draw for spec in FIGURES}
+ATTENTION = ("gat", "gt", "gatv2")
+MODEL_DEFAULTS = {"gcn": {"hidden": 64, "dropout": 0.5}}
 
 
 def make_record(
     *,
+    tags=("missing_vector",),
     seed=0,
     scale="paper",
+    protocol="standard",
     dataset="cora",
     missing_rate=0.0,
     model="gat",
@@ -32,36 +48,36 @@ def make_record(
     norm="none",
     residual=False,
     lr=0.005,
+    heads=8,
     val=0.5,
     test=0.5,
     train=1.0,
     status="completed",
     tree_depth=None,
     history=None,
+    ablation=None,
+    machine=None,
 ):
     """A record in the trainer's format (``val=None``: a run without a best epoch)."""
     norm_cfg = {"name": norm}
     if norm == "lip":
         norm_cfg.update(alpha=1.0, eps=1e-12, variant="paper")
     dataset_cfg = {"name": dataset, "missing_rate": missing_rate, "download": True}
+    model_cfg = {"name": model, "depth": depth, "hidden": 64, "dropout": 0.6}
+    model_cfg.update(MODEL_DEFAULTS.get(model, {}), residual=residual)
+    if model in ATTENTION:
+        model_cfg.update(heads=heads, concat=True, attn_dropout=0.0)
     if tree_depth is not None:
-        dataset_cfg.update(depth=tree_depth, num_trees=100)
+        dataset_cfg = {"name": dataset, "depth": tree_depth, "num_trees": 100, "download": False}
+        model_cfg.update(hidden=32, dropout=0.0)
     config = {
         "seed": seed,
         "scale": scale,
         "force": False,
-        "tags": ["fixture"],
+        "tags": list(tags),
+        "protocol": {"name": protocol},
         "dataset": dataset_cfg,
-        "model": {
-            "name": model,
-            "depth": depth,
-            "hidden": 8,
-            "heads": 8,
-            "concat": True,
-            "dropout": 0.6,
-            "attn_dropout": 0.0,
-            "residual": residual,
-        },
+        "model": model_cfg,
         "norm": norm_cfg,
         "train": {
             "epochs": 10,
@@ -73,7 +89,8 @@ def make_record(
         },
         "paths": {"results_dir": f"runs/{seed}"},
     }
-    run_id = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    if ablation is not None:
+        config["ablation"] = dict(zip(("name", "factor"), ablation, strict=True))
     summary = {
         "metric": "accuracy",
         "best_epoch": None if val is None else 5,
@@ -85,20 +102,19 @@ def make_record(
         "epochs_run": 10,
         "diverged_at_epoch": 7 if status == "diverged" else None,
     }
-    return {
-        "run_id": run_id,
+    record = {
+        "run_id": run_id(config),
         "status": status,
         "error": {"diverged": "loss is nan", "failed": "boom"}.get(status),
         "config": config,
         "summary": None if status == "failed" else summary,
         "history": history or [{"epoch": 1, "train_loss": 1.0, "train_acc": 0.5}],
-        "timing": {"total_s": 1.0, "setup_s": 0.1, "epoch_s_mean": 0.01},
-        "versions": {"python": "3.11", "torch": "2.13.0", "lipnorm_exp": "0.1.0"},
-        "git_commit": None,
         "device": "cpu",
-        "started_at": "2024-01-01T00:00:00",
         "finished_at": "2024-01-01T00:01:00",
     }
+    if machine is not None:
+        record["machine"] = machine
+    return record
 
 
 def write_records(folder: Path, records: list[dict]) -> Path:
@@ -127,6 +143,10 @@ def gradient_history(depth, growth):
     ]
 
 
+def ids(records):
+    return {record["run_id"] for record in records}
+
+
 # (val, test) per seed
 GAT_D2 = [(0.80, 0.81), (0.78, 0.83), (0.79, 0.82)]
 GAT_D2_LR = [(0.70, 0.90), (0.72, 0.91), (0.71, 0.92)]  # better test, worse validation
@@ -135,45 +155,86 @@ LIP_D2 = [(0.75, 0.70), (0.76, 0.71), (0.74, 0.72)]
 LIP_D5 = [(0.81, 0.831), (0.82, 0.836), (0.80, 0.826)]
 GAT100_D4 = [(0.60, 0.66), (0.62, 0.64), (0.40, 0.35)]  # the last seed diverged
 LIP100_D11 = [(0.70, 0.75), (0.71, 0.76)]
+CORA100 = {"missing_rate": 1.0}
+BOTH_PRESETS = ("missing_vector", "pubmed_depth")
+MACHINE = {"device": "cuda:0 NVIDIA H100", "cpus": 16, "processor": "x86_64"}
 
-
-def fixture_records():
-    cora100 = {"missing_rate": 1.0}
-    records = [
-        *seeds(GAT_D2, depth=2),
-        *seeds(GAT_D2_LR, depth=2, lr=0.01),
-        *seeds(GAT_D5, depth=5),
-        *seeds(LIP_D2, depth=2, norm="lip"),
-        *seeds(LIP_D5, depth=5, norm="lip"),
-        *seeds(GAT100_D4[:2], depth=4, **cora100),
-        make_record(seed=2, depth=4, val=0.40, test=0.35, status="diverged", **cora100),
-        *[
-            make_record(seed=k, depth=10, val=None, test=None, status="diverged", **cora100)
-            for k in range(3)
-        ],
-        *seeds(LIP100_D11, depth=11, norm="lip", **cora100),
-        make_record(seed=2, depth=11, norm="lip", status="failed", **cora100),
-        make_record(depth=30, norm="lip", val=0.99, test=0.99, **cora100),  # beyond Table 1's grid
-        make_record(depth=3, val=0.99, test=0.10, scale="quick"),  # another scale
-        make_record(dataset="pubmed", model="gcn", depth=2, val=0.5, test=0.44, **cora100),
-    ]
-    for norm, growth in (("none", 10.0), ("lip", 1.01)):
-        records.append(
-            make_record(
-                depth=20, norm=norm, val=0.3, test=0.3, history=gradient_history(20, growth)
-            )
+RECORDS = {
+    "gat_d2": seeds(GAT_D2, depth=2),
+    "gat_d2_lr": seeds(GAT_D2_LR, depth=2, lr=0.01),
+    "gat_d5": seeds(GAT_D5, depth=5),
+    "lip_d2": seeds(LIP_D2, depth=2, norm="lip"),
+    "lip_d5": seeds(LIP_D5, depth=5, norm="lip", machine=MACHINE),
+    "gat100_d4": [
+        *seeds(GAT100_D4[:2], depth=4, **CORA100),
+        make_record(seed=2, depth=4, val=0.40, test=0.35, status="diverged", **CORA100),
+    ],
+    "gat100_d10": [
+        make_record(seed=k, depth=10, val=None, test=None, status="diverged", **CORA100)
+        for k in range(3)
+    ],
+    "lip100_d11": [
+        *seeds(LIP100_D11, depth=11, norm="lip", **CORA100),
+        make_record(seed=2, depth=11, norm="lip", status="failed", **CORA100),
+    ],
+    # beyond the paper grid's depths (1..20): not the preset's, however good
+    "lip100_d30": [make_record(depth=30, norm="lip", val=0.99, test=0.99, **CORA100)],
+    # another scale
+    "quick": [make_record(depth=2, val=0.99, test=0.10, scale="quick")],
+    # another protocol
+    "published": [make_record(depth=2, heads=4, val=0.6, test=0.61, protocol="published")],
+    # a run that two presets share
+    "pubmed_gat": [
+        make_record(tags=BOTH_PRESETS, dataset="pubmed", depth=d, val=0.5, test=t, **CORA100)
+        for d, t in ((2, 0.44), (6, 0.48))
+    ],
+    "pubmed_lip": [
+        make_record(tags=("pubmed_depth",), dataset="pubmed", depth=2, norm="lip", **CORA100)
+    ],
+    "gradients": [
+        make_record(
+            tags=("gradients",),
+            depth=20,
+            norm=norm,
+            val=0.3,
+            test=0.3,
+            history=gradient_history(20, growth),
         )
-    for tree_depth in (2, 3):
-        for norm in ("none", "lip"):
-            records += seeds(
-                [(0.5, 0.5)] * 2,
-                dataset="trees",
-                depth=tree_depth + 1,
-                tree_depth=tree_depth,
-                norm=norm,
-                train=0.9 / tree_depth,
-            )
-    return records
+        for norm, growth in (("none", 10.0), ("lip", 1.01))
+    ],
+    "trees": [
+        record
+        for tree_depth in (2, 3)
+        for norm in ("none", "lip")
+        for record in seeds(
+            [(0.5, 0.5)] * 2,
+            tags=("trees",),
+            dataset="trees",
+            depth=tree_depth + 1,
+            tree_depth=tree_depth,
+            norm=norm,
+            train=0.9 / tree_depth,
+        )
+    ],
+    "depth": [
+        make_record(tags=("depth",), scale="quick", model=model, depth=d, norm=norm, test=t)
+        for model, norm, d, t in (
+            ("gat", "none", 2, 0.7),
+            ("gat", "none", 10, 0.3),
+            ("gt", "lip", 2, 0.72),  # GT-Lip has no record at depth 10
+        )
+    ],
+    # ad-hoc runs: no preset's tag, better scores than any preset run of their cell
+    "untagged": [
+        make_record(tags=(), depth=3, val=0.99, test=0.99),
+        make_record(tags=("by_hand",), depth=2, norm="lip", lr=0.02, val=0.99, test=0.99),
+    ],
+}
+STRAY = make_record(tags=(), depth=2, lr=0.05, val=0.999, test=0.999)
+
+
+def all_records():
+    return [record for records in RECORDS.values() for record in records]
 
 
 def cell(values, depth=None, diverged=0):
@@ -183,12 +244,13 @@ def cell(values, depth=None, diverged=0):
         text += f" ± {statistics.stdev(tests):.1f}"
     if depth is not None:
         text += f" ({depth})"
+    text += f" n={len(tests)}"
     return text + (f" †{diverged}" if diverged else "")
 
 
 @pytest.fixture(scope="module")
 def runs_dir(tmp_path_factory):
-    return write_records(tmp_path_factory.mktemp("records") / "runs", fixture_records())
+    return write_records(tmp_path_factory.mktemp("records") / "runs", all_records())
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +260,22 @@ def frame(runs_dir):
 
 @pytest.fixture(scope="module")
 def usable(frame):
-    return usable_runs(frame, "paper")
+    return usable_runs(frame, "paper", "standard")
+
+
+@pytest.fixture(scope="module")
+def report_dir(runs_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    assert main(["--runs", str(runs_dir), "--out", str(out)]) == 0
+    return out
+
+
+def of_preset(usable, preset, scale="paper", protocol="standard"):
+    return preset_runs(usable, preset, scale, protocol)
+
+
+def by_model(display):
+    return display.set_index("model")
 
 
 @pytest.mark.parametrize(
@@ -217,7 +294,7 @@ def test_model_label(model, norm, residual, expected):
 
 
 def test_load_records_flattens_and_skips_non_records(tmp_path):
-    record = make_record(depth=7, val=0.6, test=0.5)
+    record = make_record(depth=7, val=0.6, test=0.5, machine=MACHINE)
     write_records(tmp_path, [record, record])  # one run copied into two folders
     (tmp_path / "notes.json").write_text('{"hello": 1}')
     with pytest.warns(UserWarning, match="not a run record"):
@@ -225,55 +302,180 @@ def test_load_records_flattens_and_skips_non_records(tmp_path):
     assert len(frame) == 1
     row = frame.iloc[0]
     assert (row["label"], row["depth"], row["lr"], row["best_val_acc"]) == ("GAT", 7, 0.005, 0.6)
-    assert isinstance(row["history"], list) and "seed" not in json.loads(row["setting"])
+    assert (row["protocol"], row["tags"]) == ("standard", ["missing_vector"])
+    assert row["machine"] == "cuda:0 NVIDIA H100, 16 CPUs (x86_64)"
+    assert isinstance(row["history"], list) and row["config"] == record["config"]
+    assert "seed" not in json.loads(row["setting"])
+    older = {key: value for key, value in record.items() if key != "machine"}
+    assert record_row(older)["machine"] == "cpu"
 
 
-def test_scale_choice_and_usable_runs(frame, usable):
-    assert report_scales(frame) == ["paper", "quick"]
-    assert report_scales(frame, "quick") == ["quick"]
-    assert report_scales(frame[frame["scale"] == "quick"]) == ["quick"]
-    assert set(usable["scale"]) == {"paper"} and "failed" not in set(usable["status"])
+def test_a_run_repeated_with_gradient_tracking_is_another_setting():
+    plain = make_record(val=0.8, test=0.8)
+    tracked = make_record(val=0.6, test=0.6, history=gradient_history(2, 1.0))
+    runs = usable_runs(records_frame([record_row(plain), record_row(tracked)]), "paper", "standard")
+    assert runs["setting"].nunique() == 2
+    chosen = select(runs)
+    assert chosen.n == 1 and chosen.mean == pytest.approx(80.0)
+
+
+def test_groups_and_usable_runs(frame, usable):
+    assert report_groups(frame) == [
+        ("paper", "published"),
+        ("paper", "standard"),
+        ("quick", "standard"),
+    ]
+    assert report_groups(frame, "quick") == [("quick", "standard")]
+    assert set(usable["scale"]) == {"paper"} and set(usable["protocol"]) == {"standard"}
+    assert "failed" not in set(usable["status"])
     never_evaluated = usable[(usable["status"] == "diverged") & (usable["depth"] == 10)]
     assert len(never_evaluated) == 3 and (never_evaluated["best_val_acc"] == 0).all()
 
 
+def test_grids_come_from_the_presets_composed_by_hydra():
+    table1 = preset_grid("missing_vector", "quick", "standard")
+    assert table1.datasets == ("cora",) and table1.missing_rates("cora") == (0.0, 1.0)
+    assert table1.labels == ("GCN", "GGNN", "GAT", "GAT-PN", "GAT-Lip")
+    assert table1.values["model.depth"] == (2, 5, 10)
+    assert set(table1.search_keys) == {"train.lr", "model.hidden", "model.heads", "model.dropout"}
+    table2 = preset_grid("gcnii", "paper", "published")
+    assert [(d, table2.missing_rates(d)) for d in table2.datasets] == [
+        ("cora", (1.0,)),
+        ("pubmed", (1.0,)),
+        ("ogbn_arxiv", (0.0,)),
+    ]
+    assert table2.labels == ("GAT-Lip", "GCNII") and "seed" not in table2.values
+    trees = preset_grid("trees", "paper", "standard")
+    assert trees.datasets == ("trees",) and trees.values["dataset.depth"] == tuple(range(2, 11))
+    assert compact(table1.values["model.depth"]) == "2, 5, 10"
+    assert compact(tuple(range(1, 21))) == "1–20"
+
+
+def test_a_preset_takes_its_tagged_runs_inside_its_grid(usable):
+    runs, grid = of_preset(usable, "missing_vector")
+    tagged_ids = ids(
+        record
+        for name, records in RECORDS.items()
+        if name not in ("quick", "published", "lip100_d30")
+        for record in records
+        if "missing_vector" in record["config"]["tags"] and record["status"] != "failed"
+    )
+    assert set(runs["run_id"]) == tagged_ids
+    assert not ids(RECORDS["untagged"]) & set(runs["run_id"])
+    assert grid.off_defaults(runs) == ("train.lr",)
+    assert grid.off_defaults(runs[runs["lr"] == 0.005]) == ()
+    assert preset_runs(usable, "ablation", "paper", "standard") is None
+
+
 def test_table1_cells(usable):
-    display, cells = build_table(usable, TABLE1)
-    assert display.loc["GAT", "Cora 0%"] == cell(GAT_D2, depth=2)
+    table = build_table(*of_preset(usable, "missing_vector"), TABLE1)
+    display = by_model(table.display)
+    assert display.loc["GAT", "Cora 0%"] == cell(GAT_D2, depth=2)  # not the untagged 99%
     assert display.loc["GAT-Lip", "Cora 0%"] == cell(LIP_D5, depth=5)
     assert display.loc["GAT", "Cora 100%"] == cell(GAT100_D4, depth=4, diverged=1)
     assert display.loc["GAT-Lip", "Cora 100%"] == cell(LIP100_D11, depth=11)  # not depth 30
-    assert display.loc["GCN", "PubMed 100%"] == cell([(0.5, 0.44)], depth=2)
+    assert display.loc["GAT", "PubMed 100%"] == cell([(0.5, 0.44)], depth=2)  # tie: shallower
     assert display.loc["GAT", "CiteSeer 0%"] == MISSING
     assert display.loc["GAT-Lip", "Cora 0% paper"] == str(paper.TABLE1["GAT-Lip"]["cora", 0.0])
     assert display.loc["GAT-Lip", "Cora 0% paper"] == "83.1 ± 0.5 (5)"
-    assert list(display.index[:5]) == ["GCN", "GGNN", "GAT", "GAT-PN", "GAT-Lip"]
-    chosen = cells.set_index(["model", "column"]).loc[("GAT", "Cora 0%")]
+    assert list(display.index) == ["GCN", "GGNN", "GAT", "GAT-PN", "GAT-Lip"]
+    cells = table.cells.set_index(["model", "column"])
+    chosen = cells.loc[("GAT", "Cora 0%")]
     assert (chosen["lr"], chosen["depth"], chosen["n"]) == (0.005, 2, 3)
-    gat100 = cells.set_index(["model", "column"]).loc[("GAT", "Cora 100%")]
+    gat100 = cells.loc[("GAT", "Cora 100%")]
     assert (gat100["n_diverged"], gat100["cell_diverged"], gat100["cell_runs"]) == (1, 4, 6)
+    assert "depth chosen on validation among 1–20" in table.notes
 
 
-def test_tables_never_mix_scales(frame):
-    display, _ = build_table(usable_runs(frame, "quick"), TABLE1)
-    assert display.loc["GAT", "Cora 0%"] == "10.0 (3)"
-    assert display.loc["GAT-Lip", "Cora 0%"] == MISSING
-
-
-def test_table3_fixed_depth_and_skips():
+def test_table3_fixed_depth_columns_from_the_grid():
     runs = [
-        *seeds([(0.7, 0.76), (0.7, 0.78)], depth=15, residual=True),
-        *seeds([(0.6, 0.60), (0.6, 0.64)], depth=15, residual=True, lr=0.01),
-        *seeds([(0.2, 0.20)], depth=30, dataset="pubmed", norm="lip"),
-        *seeds([(0.9, 0.90)], depth=15, missing_rate=1.0),  # another setting: not Table 3's
+        *seeds([(0.7, 0.76), (0.7, 0.78)], tags=("residual",), depth=15, residual=True),
+        *seeds([(0.6, 0.60), (0.6, 0.64)], tags=("residual",), depth=15, residual=True, lr=0.01),
+        *seeds([(0.2, 0.20)], tags=("residual",), depth=30, dataset="pubmed", norm="lip"),
+        *seeds([(0.9, 0.90)], tags=("residual",), depth=20),  # not a depth of the grid
     ]
-    usable = usable_runs(records_frame([record_row(r) for r in runs]), "paper")
-    display, _ = build_table(usable, TABLE3)
+    usable = usable_runs(records_frame([record_row(r) for r in runs]), "paper", "standard")
+    table = build_table(*of_preset(usable, "residual"), TABLE3)
+    display = by_model(table.display)
+    assert [c for c in display.columns if "paper" not in c] == [
+        "Cora 15 layers",
+        "Cora 30 layers",
+        "PubMed 15 layers",
+        "PubMed 30 layers",
+    ]
     assert display.loc["GAT-res", "Cora 15 layers"] == cell([(0.7, 0.76), (0.7, 0.78)])
     assert display.loc["GAT-Lip", "PubMed 30 layers"] == cell([(0.2, 0.20)])
     assert display.loc["GAT", "Cora 15 layers"] == MISSING
     assert display.loc["GAT", "Cora 15 layers paper"] == "38.2 ± 1.7"
-    assert build_table(usable, TABLE2) is None
+    assert "hyper-parameters off the preset's values: train.lr" in table.provenance
+    assert preset_runs(usable, "gcnii", "paper", "standard") is None
+
+
+def read_table(report_dir, name, scale="paper", protocol="standard", suffix="csv"):
+    return report_dir / scale / protocol / "tables" / f"{name}.{suffix}"
+
+
+def test_runs_csv_lists_exactly_the_records_behind_each_cell(report_dir):
+    used = pd.read_csv(read_table(report_dir, "table1_missing_vector", suffix="runs.csv"))
+    assert list(used.columns) == ["row", "column", "run_id", "seed", "status"]
+    by_cell = used.groupby(["row", "column"])["run_id"].apply(set)
+    assert by_cell["GAT", "Cora 0%"] == ids(RECORDS["gat_d2"])
+    assert by_cell["GAT-Lip", "Cora 0%"] == ids(RECORDS["lip_d5"])
+    assert by_cell["GAT", "Cora 100%"] == ids(RECORDS["gat100_d4"])
+    assert by_cell["GAT-Lip", "Cora 100%"] == ids(RECORDS["lip100_d11"][:2])
+    assert by_cell["GAT", "PubMed 100%"] == {RECORDS["pubmed_gat"][0]["run_id"]}
+    cells = pd.read_csv(read_table(report_dir, "table1_missing_vector"))
+    assert cells["n"].sum() == len(used) and len(by_cell) == (cells["n"] > 0).sum()
+    gat = used[(used["row"] == "GAT") & (used["column"] == "Cora 100%")]
+    assert gat["seed"].tolist() == [0, 1, 2] and gat["status"].tolist()[-1] == "diverged"
+
+
+def test_every_run_listed_is_a_record_tagged_with_the_tables_preset(report_dir, frame):
+    tags = dict(zip(frame["run_id"], frame["tags"], strict=True))
+    for spec in TABLES:
+        for path in report_dir.glob(f"*/*/tables/{spec.name}.runs.csv"):
+            listed = pd.read_csv(path)["run_id"]
+            assert len(listed) and all(spec.preset in tags[rid] for rid in listed), path
+
+
+def test_every_table_names_its_protocol_and_provenance(report_dir):
+    tables = sorted(report_dir.glob("*/*/tables/table*_*.md"))
+    assert len(tables) == 3  # Table 1 in each folder; no runs of Tables 2 and 3
+    for path in tables:
+        scale, protocol = path.parts[-4], path.parts[-3]
+        text = path.read_text()
+        assert f"scale {scale}, protocol {protocol}; 10 epochs; seeds per cell:" in text
+        assert "machine:" in text and path.with_suffix(".runs.csv").exists()
+        assert f"protocol {protocol}" in path.with_suffix(".tex").read_text()
+    table1 = read_table(report_dir, "table1_missing_vector", suffix="md").read_text()
+    assert "seeds per cell: 1–3;" in table1
+    assert "machine: cpu; cuda:0 NVIDIA H100, 16 CPUs (x86_64)." in table1
+    assert "hyper-parameters off the preset's values: train.lr" in table1
+    published = read_table(report_dir, "table1_missing_vector", "paper", "published", "md")
+    assert "no hyper-parameter search" in published.read_text()
+    assert cell([(0.6, 0.61)], depth=2) in published.read_text()
+
+
+def test_a_stray_record_leaves_every_table_byte_identical(runs_dir, report_dir, tmp_path):
+    runs = shutil.copytree(runs_dir, tmp_path / "runs")
+    (runs / f"{STRAY['run_id']}.json").write_text(json.dumps(STRAY))
+    assert main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--only", "tables"]) == 0
+    before = sorted(path.relative_to(report_dir) for path in report_dir.glob("*/*/tables/*"))
+    after = sorted(path.relative_to(tmp_path / "out") for path in (tmp_path / "out").rglob("*.*"))
+    assert before == after
+    for name in before:
+        assert (report_dir / name).read_bytes() == (tmp_path / "out" / name).read_bytes(), name
+
+
+def test_regenerating_gives_the_same_bytes(runs_dir, report_dir, tmp_path):
+    assert main(["--runs", str(runs_dir), "--out", str(tmp_path)]) == 0
+    first = sorted(path.relative_to(report_dir) for path in report_dir.rglob("*.*"))
+    again = sorted(path.relative_to(tmp_path) for path in tmp_path.rglob("*.*"))
+    assert first == again
+    assert {path.suffix for path in first} == {".md", ".tex", ".csv", ".png", ".pdf"}
+    assert any(path.name.endswith(".runs.csv") for path in first)
+    for name in first:
+        assert (report_dir / name).read_bytes() == (tmp_path / name).read_bytes(), name
 
 
 def is_png(path):
@@ -281,51 +483,70 @@ def is_png(path):
     return image.ndim == 3 and image.shape[2] in (3, 4) and image.shape[0] > 100
 
 
-def test_figures_written_or_skipped(usable, tmp_path, capsys):
-    written = write_figures(usable, tmp_path)
-    out = capsys.readouterr().out
-    drawn = {"fig2_gradients", "fig3_train_acc", "fig5_trees", "fig6_depth"}
-    assert {path.stem for path in written} == drawn
-    assert all(is_png(tmp_path / f"{name}.png") for name in drawn)
-    assert all((tmp_path / f"{name}.pdf").read_bytes().startswith(b"%PDF") for name in drawn)
-    assert "fig4_pubmed_depth: no records, skipped" in out
-    assert not (tmp_path / "fig4_pubmed_depth.png").exists()
-    assert all(FIGURES[name](usable.iloc[:0]) is None for name in FIGURES)
+def test_figures_are_written_per_preset_with_footers(report_dir, capsys):
+    figures = report_dir / "paper" / "standard" / "figures"
+    drawn = {"fig2_gradients", "fig3_train_acc", "fig4_pubmed_depth", "fig5_trees"}
+    assert {path.name.split(".")[0] for path in figures.iterdir()} == drawn
+    assert all(is_png(figures / f"{name}.png") for name in drawn)
+    assert all((figures / f"{name}.pdf").read_bytes().startswith(b"%PDF") for name in drawn)
+    fig4 = pd.read_csv(figures / "fig4_pubmed_depth.runs.csv")
+    assert set(fig4["run_id"]) == ids(RECORDS["pubmed_gat"] + RECORDS["pubmed_lip"])
+    assert (report_dir / "quick" / "standard" / "figures" / "fig6_depth.png").exists()
 
 
-def test_fig2_uses_log_scale_and_one_seed(usable):
-    fig = FIGURES["fig2_gradients"](usable)
-    images = [ax.images[0] for ax in fig.axes if ax.images]
+def test_fig2_uses_log_scale_one_seed_and_a_footer(usable):
+    drawn = DRAW["fig2_gradients"](*of_preset(usable, "gradients"))
+    images = [ax.images[0] for ax in drawn.figure.axes if ax.images]
     assert len(images) == 2
     assert type(images[0].norm).__name__ == "LogNorm"
     assert images[0].norm.vmax == pytest.approx(10.0 ** (5 + 19 / 20))
     assert images[0].get_array().shape == (20, 5)
+    assert [(c.row, c.column, c.selection.n) for c in drawn.cells] == [
+        ("GAT", "20 layers", 1),
+        ("GAT-Lip", "20 layers", 1),
+    ]
 
 
-def test_fig5_marks_paper_depth10(usable):
-    ax = FIGURES["fig5_trees"](usable).axes[0]
+def test_fig5_spans_the_tree_depths_with_records_only(usable):
+    ax = DRAW["fig5_trees"](*of_preset(usable, "trees")).figure.axes[0]
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert np.allclose(lines["GAT-Lip"].get_ydata(), [45.0, 30.0])
-    marked = [c.get_offsets()[0].tolist() for c in ax.collections if "paper" in c.get_label()]
-    assert [paper.TREES_DEPTH, paper.TREES_TRAIN_ACC["GAT-Lip"]] in marked
+    assert ax.get_xlim()[1] < 4  # records at tree depths 2 and 3; no paper star at 10
+    assert f"paper at depth {paper.TREES_DEPTH} (no records there)" in ax.get_title()
+    missing = [line for line in ax.get_lines() if line.get_marker() == "x"]
+    assert {line.get_label() for line in missing} >= {"GCN (no records)", "GAT-PN (no records)"}
 
 
-def test_cli_end_to_end(runs_dir, tmp_path, capsys):
+def test_fig6_marks_a_missing_point_instead_of_joining_across_it(frame):
+    quick = usable_runs(frame, "quick", "standard")
+    ax = DRAW["fig6_depth"](*of_preset(quick, "depth", "quick")).figure.axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    gt_lip = lines["GT-Lip"]
+    assert list(gt_lip.get_xdata()) == [2, 10]
+    assert np.isfinite(gt_lip.get_ydata()[0]) and np.isnan(gt_lip.get_ydata()[1])
+    marks = [line for line in ax.get_lines() if line.get_marker() == "x" and len(line.get_xdata())]
+    gt_lip_marks = [m for m in marks if m.get_color() == gt_lip.get_color()]
+    assert [list(m.get_xdata()) for m in gt_lip_marks] == [[10]]
+    assert "x: no records at that x" in lines
+
+
+def test_cli_layout_summary_and_skips(runs_dir, tmp_path, capsys):
     assert main(["--runs", str(runs_dir), "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "1 failed ignored" in out and "table3_residual: no records, skipped" in out
-    paper_dir = tmp_path / "paper"
-    for suffix in ("md", "tex", "csv"):
-        assert f"wrote {paper_dir / 'tables' / f'table1_missing_vector.{suffix}'}" in out
-    markdown = (paper_dir / "tables" / "table1_missing_vector.md").read_text()
-    assert cell(LIP_D5, depth=5) in markdown and "Cora 0% paper" in markdown
-    assert r"$\pm$" in (paper_dir / "tables" / "table1_missing_vector.tex").read_text()
-    csv = pd.read_csv(paper_dir / "tables" / "table2_gcnii.csv")
-    assert set(csv["model"]) == {"GCNII", "GAT-Lip"}
-    summary = pd.read_csv(paper_dir / "tables" / "summary.csv")
-    assert set(summary["scale"]) == {"paper"} and summary["failed"].sum() == 1
-    assert is_png(paper_dir / "figures" / "fig6_depth.png")
-    quick = pd.read_csv(tmp_path / "quick" / "tables" / "table1_missing_vector.csv")
+    assert "1 failed ignored" in out
+    assert "table3_residual: no runs of preset residual, skipped" in out
+    assert "ablation: no runs of preset ablation, skipped" in out
+    tables = tmp_path / "paper" / "standard" / "tables"
+    for suffix in ("md", "tex", "csv", "runs.csv"):
+        assert f"wrote {tables / f'table1_missing_vector.{suffix}'}" in out
+    assert r"$\pm$" in (tables / "table1_missing_vector.tex").read_text()
+    summary = pd.read_csv(tables / "summary.csv").set_index(["preset", "dataset", "label"])
+    assert summary.loc[("missing_vector", "cora", "GAT-Lip"), "failed"] == 1
+    assert summary.loc[("pubmed_depth", "pubmed", "GAT"), "total"] == 2  # shared runs count
+    assert summary.loc[("missing_vector", "pubmed", "GAT"), "total"] == 2  # in both presets
+    assert "by_hand" not in set(summary.index.get_level_values("preset"))
+    assert not list(tmp_path.glob("*/tables")) and not list(tmp_path.rglob("ablation.*"))
+    quick = pd.read_csv(tmp_path / "quick" / "standard" / "tables" / "table1_missing_vector.csv")
     assert quick.dropna(subset=["mean"])["model"].tolist() == ["GAT"]
 
 
@@ -337,14 +558,107 @@ def test_cli_subprocess_only_tables(runs_dir, tmp_path):
         text=True,
         check=True,
     )
-    assert "scale quick:" in result.stdout
-    assert not (tmp_path / "paper").exists() and not (tmp_path / "quick" / "figures").exists()
-    cells = pd.read_csv(tmp_path / "quick" / "tables" / "table1_missing_vector.csv")
+    assert "scale quick, protocol standard:" in result.stdout
+    assert not (tmp_path / "paper").exists()
+    assert not (tmp_path / "quick" / "standard" / "figures").exists()
+    cells = pd.read_csv(tmp_path / "quick" / "standard" / "tables" / "table1_missing_vector.csv")
     assert cells.dropna(subset=["mean"])["model"].tolist() == ["GAT"]
 
 
 def test_cli_without_records_skips_everything(tmp_path, capsys):
     assert main(["--runs", str(tmp_path / "none"), "--out", str(tmp_path / "out")]) == 0
-    out = capsys.readouterr().out
-    assert "table1_missing_vector: no records, skipped" in out and "wrote" not in out
+    assert "0 records" in capsys.readouterr().out
     assert not (tmp_path / "out").exists()
+
+
+ABLATION_PRESET = """\
+# @package _global_
+tags: [ablation]
+train:
+  epochs: ${grid.${scale}.epochs}
+  track_gradients: true
+grid:
+  quick:
+    protocol: standard
+    epochs: 10
+    datasets: cora
+    missing_rates: 0.0
+    ablations: none,heads_2
+    methods: gat,gat_lip
+    depths: 10
+    seeds: 0,1
+hydra:
+  mode: MULTIRUN
+  sweeper:
+    params:
+      protocol: ${grid.${scale}.protocol}
+      dataset: ${grid.${scale}.datasets}
+      dataset.missing_rate: ${grid.${scale}.missing_rates}
+      +ablation: ${grid.${scale}.ablations}
+      +method: ${grid.${scale}.methods}
+      model.depth: ${grid.${scale}.depths}
+      seed: ${grid.${scale}.seeds}
+"""
+ABLATIONS = {
+    "none": ("the protocol as it is", ""),
+    "heads_2": ("2 heads", "model:\n  heads: 2\n"),
+}
+
+
+@pytest.fixture
+def ablation_configs(tmp_path, monkeypatch):
+    """The package's configs with an ``ablation`` preset and group, as the report's configs."""
+    configs = shutil.copytree(CONFIGS, tmp_path / "configs")
+    (configs / "experiment" / "ablation.yaml").write_text(ABLATION_PRESET)
+    (configs / "ablation").mkdir()
+    for name, (factor, change) in ABLATIONS.items():
+        text = f"# @package _global_\nablation:\n  name: {name}\n  factor: {factor}\n{change}"
+        (configs / "ablation" / f"{name}.yaml").write_text(text)
+    monkeypatch.setattr(presets, "CONFIGS_DIR", configs)
+    return configs
+
+
+def ablation_record(name, norm, seed, test, heads=8, tracked=True):
+    return make_record(
+        tags=("ablation",),
+        scale="quick",
+        seed=seed,
+        depth=10,
+        norm=norm,
+        heads=heads,
+        val=test,
+        test=test,
+        train=0.5 + seed / 10,
+        ablation=(name, ABLATIONS[name][0]),
+        history=gradient_history(10, 2.0 + seed) if tracked else None,
+    )
+
+
+def test_ablation_table_one_row_per_ablation_one_column_group_per_model(ablation_configs, tmp_path):
+    records = [
+        *(ablation_record("none", "none", seed, 0.6 + seed / 10) for seed in (0, 1)),
+        ablation_record("none", "lip", 0, 0.8, tracked=False),
+        ablation_record("heads_2", "none", 0, 0.5, heads=2),
+        make_record(scale="quick", depth=10, val=0.9, test=0.9),  # Table 1's, not an ablation
+    ]
+    runs = write_records(tmp_path / "runs", records)
+    assert main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--only", "tables"]) == 0
+    tables = tmp_path / "out" / "quick" / "standard" / "tables"
+    display = pd.read_csv(tables / "ablation.csv")
+    assert len(display) == 2 * 2  # two ablations × two model labels
+    row = display.set_index(["ablation", "model"])
+    assert row.loc[("none", "GAT"), "mean"] == pytest.approx(65.0)
+    assert row.loc[("none", "GAT"), "n"] == 2
+    assert row.loc[("none", "GAT"), "final_train_acc"] == pytest.approx(55.0)
+    assert row.loc[("none", "GAT"), "max_grad_attn"] == pytest.approx(3.0 ** (5 + 9 / 10))
+    assert np.isnan(row.loc[("none", "GAT-Lip"), "max_grad_attn"])
+    assert row.loc[("heads_2", "GAT-Lip"), "n"] == 0
+    assert set(row["factor"]) == {"the protocol as it is", "2 heads"}
+    markdown = (tables / "ablation.md").read_text()
+    header = markdown.splitlines()[2]
+    for column in ("ablation", "factor", "GAT test", "GAT final train", "GAT-Lip max attn grad"):
+        assert f" {column} " in header
+    assert "2 heads" in markdown and MISSING in markdown
+    assert "no hyper-parameter search" in markdown  # heads=2 is the ablation's, not a search
+    used = pd.read_csv(tables / "ablation.runs.csv")
+    assert set(used["run_id"]) == ids(records[:4])

@@ -4,8 +4,8 @@ from collections.abc import Callable
 
 from omegaconf import DictConfig
 
-from lipnorm_exp.data.lock import dataset_lock
 from lipnorm_exp.data.task import Task
+from lipnorm_exp.lock import folder_lock
 from lipnorm_exp.registry import Registry
 
 DATASETS: Registry[Callable[[DictConfig, DictConfig, int], Task]] = Registry("dataset.name")
@@ -14,11 +14,11 @@ DATASETS: Registry[Callable[[DictConfig, DictConfig, int], Task]] = Registry("da
 def load_task(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     """Build the task named by ``dataset.name`` (data under ``paths.data_dir``).
 
-    Loading holds :func:`dataset_lock`, so concurrent workers find, copy or process the files
-    one after the other.
+    Loading holds a :func:`~lipnorm_exp.lock.folder_lock` named after the dataset, so
+    concurrent workers find, copy or process the files one after the other.
     """
     loader = DATASETS.get(dataset.name)
-    with dataset_lock(paths.data_dir, dataset.name):
+    with folder_lock(paths.data_dir, dataset.name):
         return loader(dataset, paths, seed)
 
 

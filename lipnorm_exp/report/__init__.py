@@ -1,22 +1,28 @@
 """Run records → the paper's tables and figures: a read-only step that never trains.
 
 ``python -m lipnorm_exp.report --runs results/runs --out results`` loads every record
-(:mod:`~lipnorm_exp.report.records`), keeps one scale and applies the selection rule of
-:mod:`~lipnorm_exp.report.aggregate`, then writes the tables
-(:mod:`~lipnorm_exp.report.tables`) and figures (:mod:`~lipnorm_exp.report.figures`) with
-the published numbers (:mod:`~lipnorm_exp.report.paper`) beside ours.
+(:mod:`~lipnorm_exp.report.records`), splits them by scale and protocol, and gives each table
+or figure the runs of its own preset only (tag and grid, :mod:`~lipnorm_exp.report.presets`),
+where the selection rule of :mod:`~lipnorm_exp.report.aggregate` picks the setting of each
+cell. It writes the tables (:mod:`~lipnorm_exp.report.tables`,
+:mod:`~lipnorm_exp.report.ablation`) and figures (:mod:`~lipnorm_exp.report.figures`) with the
+published numbers (:mod:`~lipnorm_exp.report.paper`) beside ours, and beside each the runs it
+used and a line saying where they come from (:mod:`~lipnorm_exp.report.provenance`).
 """
 
-from lipnorm_exp.report.aggregate import report_scales, select, usable_runs
+from lipnorm_exp.report.aggregate import preset_runs, report_groups, select, usable_runs
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.labels import model_label
+from lipnorm_exp.report.presets import preset_grid
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.report.tables import write_tables
 
 __all__ = [
-    "report_scales",
     "load_records",
     "model_label",
+    "preset_grid",
+    "preset_runs",
+    "report_groups",
     "select",
     "usable_runs",
     "write_figures",

@@ -1,16 +1,18 @@
 """``python -m lipnorm_exp.report``: run records → the paper's tables and figures.
 
 Reads records only (never trains). ``--runs`` is searched recursively for ``*.json``
-records. Scales are never mixed: the tables of each scale go to ``<out>/<scale>/tables/``, its
-figures to ``<out>/<scale>/figures/`` (every scale with records, or the one ``--scale`` names);
-the selection rule is in :mod:`lipnorm_exp.report.aggregate`.
+records. Scales and protocols are never mixed: the tables of each scale and protocol go to
+``<out>/<scale>/<protocol>/tables/``, its figures to ``<out>/<scale>/<protocol>/figures/``
+(every pair with records, or those of the one scale ``--scale`` names). Each table or figure
+takes only its preset's runs; the selection rule is in :mod:`lipnorm_exp.report.aggregate`.
 """
 
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from lipnorm_exp.report.aggregate import report_scales, usable_runs
+from lipnorm_exp.records import FAILED
+from lipnorm_exp.report.aggregate import report_groups, usable_runs
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.report.tables import write_tables
@@ -32,8 +34,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--out",
         type=Path,
         default=Path("results"),
-        help="output folder; each scale gets <out>/<scale>/tables and figures "
-        "(default: %(default)s)",
+        help="output folder; each scale and protocol gets <out>/<scale>/<protocol>/tables "
+        "and figures (default: %(default)s)",
     )
     parser.add_argument(
         "--only", choices=("tables", "figures"), help="write only the tables or only the figures"
@@ -50,20 +52,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write the report; returns the exit status (0)."""
     args = parse_args(argv)
     frame = load_records(args.runs)
-    counts = frame["status"].value_counts()
-    print(f"{len(frame)} records in {args.runs}; {int(counts.get('failed', 0))} failed ignored")
-    for scale in report_scales(frame, args.scale) or [None]:
-        of_scale = frame[frame["scale"] == scale]
-        usable = usable_runs(of_scale, scale)
-        out = args.out / (scale or "")
-        print(
-            f"scale {scale}: {len(usable)} runs "
-            f"({int((usable['status'] == 'diverged').sum())} diverged) -> {out}"
-        )
+    failed = int((frame["status"] == FAILED).sum())
+    print(f"{len(frame)} records in {args.runs}; {failed} failed ignored")
+    for scale, protocol in report_groups(frame, args.scale):
+        records = frame[(frame["scale"] == scale) & (frame["protocol"] == protocol)]
+        runs = usable_runs(frame, scale, protocol)
+        out = args.out / scale / protocol
+        print(f"scale {scale}, protocol {protocol}: {len(runs)} runs -> {out}")
         if args.only != "figures":
-            write_tables(of_scale, usable, out / "tables", scale)
+            write_tables(records, runs, out / "tables", scale, protocol)
         if args.only != "tables":
-            write_figures(usable, out / "figures")
+            write_figures(runs, out / "figures", scale, protocol)
     return 0
 
 

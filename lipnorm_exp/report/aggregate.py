@@ -2,57 +2,99 @@
 
 Selection rule:
 
-1. **One scale at a time.** Records of different ``scale`` values are never mixed: each
-   scale present gets its own tables and figures (``<out>/<scale>/``); ``--scale`` picks one
-   by name (:func:`report_scales`).
-2. **By content.** A table cell or a point of a curve takes the records whose config matches
-   it (dataset name, missing rate, model label, depth, ...), never folder names or tags.
-3. **Failed runs** (an error, no result) are left out and only counted. **Diverged runs**
+1. **One scale and one protocol at a time.** Records of different ``scale`` or
+   ``protocol.name`` values are never mixed: each pair present gets its own tables and figures
+   (``<out>/<scale>/<protocol>/``); ``--scale`` picks one scale by name (:func:`report_groups`).
+2. **A preset's own runs.** A table or figure of preset P takes only the records tagged P
+   (``config.tags``: the preset's sweep put it there, or reused the record and added it) that
+   its grid holds (:func:`preset_runs`, :class:`~lipnorm_exp.report.presets.PresetGrid`). A
+   run started by hand, or by another preset only, never enters it.
+3. **By content.** Within those, a table cell or a point of a curve takes the records whose
+   config matches it (dataset name, missing rate, model label, depth, ...), never folder names.
+4. **Failed runs** (an error, no result) are left out and only counted. **Diverged runs**
    (loss NaN/inf) are results: they count with the accuracies of their best epoch before
    diverging, and with 0 where they diverged before any evaluation (no model is no
    accuracy) (:func:`usable_runs`).
-4. **Seeds form a group.** Records equal in everything but the seed (the ``setting``
-   column) are the runs of one hyper-parameter setting. Where a cell holds several settings
-   (lr, hidden, heads, dropout, concat, and the depth where the cell does not fix it), the
-   one with the best mean validation accuracy (``best_val_acc``) is chosen; ties go to the
-   shallower model. Its test accuracy at the best validation epoch
-   (``test_acc_at_best_val``) is reported as mean ± sample std over its seeds, in %
-   (:func:`select`).
+5. **Seeds form a group.** Records equal in everything but the seed (the ``setting``
+   column, :func:`lipnorm_exp.records.setting_key`) are the runs of one hyper-parameter
+   setting. Where a cell holds several settings (lr, hidden, heads, dropout, concat, and the
+   depth where the cell does not fix it), the one with the best mean validation accuracy
+   (``best_val_acc``) is chosen; ties go to the shallower model. Its test accuracy at the best
+   validation epoch (``test_acc_at_best_val``) is reported as mean ± sample std over its
+   seeds, in %, with the number of seeds (:func:`select`).
 """
 
 from dataclasses import dataclass
 
 import pandas as pd
 
+from lipnorm_exp.records import DIVERGED, FINISHED
+from lipnorm_exp.report.presets import PresetGrid, preset_grid
+
 #: accuracy columns that a diverged run without a best epoch fills with 0
-ACCURACIES = ("best_val_acc", "test_acc_at_best_val", "train_acc_at_best_val", "best_train_acc")
+ACCURACIES = (
+    "best_val_acc",
+    "test_acc_at_best_val",
+    "train_acc_at_best_val",
+    "best_train_acc",
+    "final_train_acc",
+)
 VALIDATION = "best_val_acc"
 TEST = "test_acc_at_best_val"
 #: the text of an empty cell
 MISSING = "–"
 
 
-def report_scales(frame: pd.DataFrame, scale: str | None = None) -> list[str]:
-    """The scales the report shows: ``[scale]`` if given, else every scale with records.
+def report_groups(frame: pd.DataFrame, scale: str | None = None) -> list[tuple[str, str]]:
+    """The ``(scale, protocol)`` pairs with records, each reported on its own.
 
-    ``paper`` comes first, then the others by name.
+    Only ``scale`` where given. ``paper`` comes first, then the other scales by name; the
+    protocols of a scale by name.
     """
-    if scale is not None:
-        return [scale]
-    present = set(frame["scale"].dropna()) if "scale" in frame else set()
-    return sorted(present, key=lambda name: (name != "paper", name))
+    pairs = set(zip(frame["scale"], frame["protocol"], strict=True))
+    present = [(s, p) for s, p in pairs if pd.notna(s) and (scale is None or s == scale)]
+    return sorted(present, key=lambda pair: (pair[0] != "paper", *pair))
 
 
-def usable_runs(frame: pd.DataFrame, scale: str | None) -> pd.DataFrame:
-    """The completed and diverged runs of ``scale`` (rule 3 of the module docstring).
+def usable_runs(frame: pd.DataFrame, scale: str, protocol: str) -> pd.DataFrame:
+    """The completed and diverged runs of ``scale`` and ``protocol`` (rules 1 and 4).
 
     Accuracies of diverged runs without a best epoch read 0.
     """
-    runs = frame[(frame["scale"] == scale) & (frame["status"] != "failed")].copy()
-    diverged = runs["status"] == "diverged"
+    keep = (frame["scale"] == scale) & (frame["protocol"] == protocol)
+    runs = frame[keep & frame["status"].isin(FINISHED)].copy()
+    diverged = runs["status"] == DIVERGED
     for column in ACCURACIES:
         runs.loc[diverged, column] = runs.loc[diverged, column].fillna(0.0)
     return runs
+
+
+def tagged(runs: pd.DataFrame, preset: str) -> pd.DataFrame:
+    """The runs whose ``config.tags`` name ``preset``."""
+    return runs[runs["tags"].map(lambda tags: preset in tags).astype(bool)]
+
+
+def preset_runs(
+    runs: pd.DataFrame, preset: str, scale: str, protocol: str
+) -> tuple[pd.DataFrame, PresetGrid] | None:
+    """The runs of ``preset`` (rule 2) and its grid, or ``None`` when it has none.
+
+    Args:
+        runs (pandas.DataFrame): usable runs of ``scale`` and ``protocol``.
+        preset (str): the preset (its tag, and ``configs/experiment/<preset>.yaml``).
+        scale (str): the scale of ``runs``.
+        protocol (str): the protocol of ``runs``.
+
+    Returns:
+        tuple or None: the runs tagged with ``preset`` that its grid holds, and the grid
+        (composed only when some run is tagged).
+    """
+    mine = tagged(runs, preset)
+    if mine.empty:
+        return None
+    grid = preset_grid(preset, scale, protocol)
+    mine = mine[grid.contains(mine)]
+    return None if mine.empty else (mine, grid)
 
 
 @dataclass(frozen=True)
@@ -89,7 +131,7 @@ class Selection:
     @property
     def n_diverged(self) -> int:
         """Diverged runs among the seeds."""
-        return int((self.runs["status"] == "diverged").sum())
+        return int((self.runs["status"] == DIVERGED).sum())
 
     @property
     def setting(self) -> pd.Series:
@@ -97,24 +139,27 @@ class Selection:
         return self.runs.iloc[0]
 
     def text(self, show_depth: bool = False) -> str:
-        """The cell as the paper prints it: ``83.1 ± 0.5 (5)``, and ``†k`` for k diverged."""
+        """The cell, ``83.1 ± 0.5 (5) n=3 †1``: :func:`format_cell` of this selection."""
         depth = int(self.setting["depth"]) if show_depth else None
-        return format_cell(self.mean, self.std, depth, self.n_diverged)
+        return format_cell(self.mean, self.std, self.n, depth, self.n_diverged)
 
 
-def format_cell(mean: float, std: float, depth: int | None = None, diverged: int = 0) -> str:
-    """``mean ± std (depth) †diverged``, one decimal, as the paper prints a cell.
+def format_cell(
+    mean: float, std: float, n: int, depth: int | None = None, diverged: int = 0
+) -> str:
+    """``mean ± std (depth) n=seeds †diverged``, one decimal, as the paper prints a cell.
 
     No ``±`` where ``std`` is NaN (one seed), no ``(depth)`` for ``None``, no ``†`` for 0.
     """
     text = f"{mean:.1f}" if pd.isna(std) else f"{mean:.1f} ± {std:.1f}"
     if depth is not None:
         text += f" ({depth})"
+    text += f" n={n}"
     return f"{text} †{diverged}" if diverged else text
 
 
 def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) -> Selection | None:
-    """Pick the setting of ``runs`` with the best mean ``select_by`` (module rule 4).
+    """Pick the setting of ``runs`` with the best mean ``select_by`` (module rule 5).
 
     Args:
         runs (pandas.DataFrame): the usable runs of one cell.
@@ -131,8 +176,8 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     scores = scores.reset_index().sort_values(
         ["score", "depth", "setting"], ascending=[False, True, True], na_position="last"
     )
-    chosen = runs[runs["setting"] == scores["setting"].iloc[0]].sort_values("seed")
-    diverged = int((runs["status"] == "diverged").sum())
+    chosen = runs[runs["setting"] == scores["setting"].iloc[0]].sort_values(["seed", "run_id"])
+    diverged = int((runs["status"] == DIVERGED).sum())
     return Selection(chosen, report, cell_runs=len(runs), cell_diverged=diverged)
 
 
@@ -142,22 +187,25 @@ def curves(
     """One :func:`select` per (model label, value of ``x``): the points of a figure's lines.
 
     Returns:
-        pandas.DataFrame: columns ``label``, ``x``, ``mean``, ``std`` (in %), ``n`` and
-        ``n_diverged``, sorted by label and ``x``.
+        pandas.DataFrame: columns ``label``, ``x``, ``mean``, ``std`` (in %), ``n``,
+        ``n_diverged`` and ``selection`` (the :class:`Selection`), sorted by label and ``x``.
     """
     points = []
     for (label, value), group in runs.groupby(["label", x], sort=True):
         chosen = select(group, report, select_by)
-        points.append((label, value, chosen.mean, chosen.std, chosen.n, chosen.n_diverged))
-    return pd.DataFrame(points, columns=["label", "x", "mean", "std", "n", "n_diverged"])
+        points.append((label, value, chosen.mean, chosen.std, chosen.n, chosen.n_diverged, chosen))
+    columns = ["label", "x", "mean", "std", "n", "n_diverged", "selection"]
+    return pd.DataFrame(points, columns=columns)
 
 
 __all__ = [
     "MISSING",
     "Selection",
-    "report_scales",
     "curves",
     "format_cell",
+    "preset_runs",
+    "report_groups",
     "select",
+    "tagged",
     "usable_runs",
 ]

@@ -1,27 +1,26 @@
 """Run records → one flat pandas DataFrame, the report's only input.
 
-Every ``*.json`` file under the runs folder (searched recursively) that holds a record (an
-object with ``run_id``, ``status`` and ``config``) becomes one row; other JSON files are
-passed over with a warning. Folder names are never read: what a run is comes from its
-config. Two files with the same ``run_id`` (copies of one run) count once, the one that
-finished last.
+Records are read by :func:`lipnorm_exp.records.iter_records` (every ``*.json`` record under
+the runs folder, searched recursively; other JSON files are passed over with a warning).
+Folder names are never read: what a run is comes from its config. Two files with the same
+``run_id`` (copies of one run) count once, the one that finished last.
 
 Columns: ``run_id``, ``status``, ``error``, ``path``; the config keys of
 :data:`CONFIG_COLUMNS`; the summary metrics of :data:`SUMMARY_COLUMNS` (``NaN`` where
-absent); ``label`` (:func:`~lipnorm_exp.report.labels.model_label`); ``setting``, a
-canonical text of everything that defines the run except its seed, so that records equal
-in ``setting`` are seeds of one hyper-parameter setting; and ``history``, the per-epoch
-list of dicts, kept as an object column.
+absent); ``label`` (:func:`~lipnorm_exp.report.labels.model_label`); ``setting``
+(:func:`lipnorm_exp.records.setting_key`: everything that defines the run except its seed, so
+that records equal in ``setting`` are seeds of one hyper-parameter setting); ``tags`` (the
+presets the run serves); ``machine`` (:func:`machine_label`); and, as object columns,
+``history`` (the per-epoch list of dicts) and ``config`` (the whole config).
 """
 
-import json
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from lipnorm_exp.records import iter_records, setting_key
 from lipnorm_exp.report.labels import model_label
 
 #: column → dotted config key
@@ -42,10 +41,13 @@ CONFIG_COLUMNS = {
     "variant": "norm.variant",
     "lr": "train.lr",
     "epochs": "train.epochs",
+    "protocol": "protocol.name",
+    "ablation": "ablation.name",
+    "ablation_factor": "ablation.factor",
 }
 
 #: values of config keys that a record may leave out
-CONFIG_DEFAULTS = {"missing_rate": 0.0, "residual": False}
+CONFIG_DEFAULTS = {"missing_rate": 0.0, "residual": False, "protocol": "standard"}
 
 SUMMARY_COLUMNS = (
     "metric",
@@ -72,19 +74,6 @@ NUMERIC_COLUMNS = (
     *(column for column in SUMMARY_COLUMNS if column != "metric"),
 )
 
-#: config sections that define what a run computes (the root holds the seed and bookkeeping)
-SETTING_SECTIONS = ("dataset", "model", "norm", "train")
-#: keys inside those sections that change how a run is shown or stored, not its result
-NON_SETTING_KEYS = (
-    "dataset.download",
-    "train.progress",
-    "train.track_gradients",
-    "train.estimate_lipschitz",
-    "train.lipschitz_every",
-)
-
-RECORD_KEYS = ("run_id", "status", "config")
-
 COLUMNS = (
     "run_id",
     "status",
@@ -95,7 +84,10 @@ COLUMNS = (
     *SUMMARY_COLUMNS,
     "label",
     "setting",
+    "tags",
+    "machine",
     "history",
+    "config",
 )
 
 
@@ -109,13 +101,12 @@ def config_value(config: Mapping[str, Any], dotted: str, default: Any = None) ->
     return value
 
 
-def setting_key(config: Mapping[str, Any]) -> str:
-    """Canonical JSON of the :data:`SETTING_SECTIONS` without :data:`NON_SETTING_KEYS`."""
-    sections = {name: dict(config.get(name) or {}) for name in SETTING_SECTIONS}
-    for dotted in NON_SETTING_KEYS:
-        section, key = dotted.split(".")
-        sections[section].pop(key, None)
-    return json.dumps(sections, sort_keys=True, separators=(",", ":"), default=str)
+def machine_label(record: Mapping[str, Any]) -> str:
+    """The machine a run ran on: ``cpu, 2 CPUs (x86_64)``; older records name only a device."""
+    machine = record.get("machine")
+    if not machine:
+        return str(record.get("device") or "unknown")
+    return f"{machine['device']}, {machine['cpus']} CPUs ({machine['processor']})"
 
 
 def record_row(record: Mapping[str, Any], path: Path | str = "") -> dict[str, Any]:
@@ -135,22 +126,11 @@ def record_row(record: Mapping[str, Any], path: Path | str = "") -> dict[str, An
         row[column] = summary.get(column)
     row["label"] = model_label(config)
     row["setting"] = setting_key(config)
+    row["tags"] = list(config.get("tags") or [])
+    row["machine"] = machine_label(record)
     row["history"] = record.get("history") or []
+    row["config"] = config
     return row
-
-
-def _read(path: Path) -> Mapping[str, Any] | None:
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        warnings.warn(f"{path}: not readable as JSON ({error}); skipped", stacklevel=3)
-        return None
-    if not isinstance(record, Mapping) or any(key not in record for key in RECORD_KEYS):
-        warnings.warn(
-            f"{path}: not a run record (needs {', '.join(RECORD_KEYS)}); skipped", stacklevel=3
-        )
-        return None
-    return record
 
 
 def records_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -173,12 +153,14 @@ def load_records(runs_dir: str | Path) -> pd.DataFrame:
     Returns:
         pandas.DataFrame: one row per run, with the columns of :data:`COLUMNS`.
     """
-    rows = []
-    for path in sorted(Path(runs_dir).glob("**/*.json")):
-        record = _read(path)
-        if record is not None:
-            rows.append(record_row(record, path))
-    return records_frame(rows)
+    return records_frame([record_row(record, path) for path, record in iter_records(runs_dir)])
 
 
-__all__ = ["COLUMNS", "config_value", "load_records", "record_row", "records_frame", "setting_key"]
+__all__ = [
+    "COLUMNS",
+    "config_value",
+    "load_records",
+    "machine_label",
+    "record_row",
+    "records_frame",
+]

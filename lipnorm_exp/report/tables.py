@@ -1,39 +1,47 @@
 """The paper's tables from run records, ours beside the published numbers.
 
-Each table is written three ways under ``<out>/tables/``: ``<name>.md`` (ours and the
-paper's values in neighbouring columns, then notes), ``<name>.tex`` (the same table) and
-``<name>.csv`` (one row per cell: the numbers, the chosen hyper-parameters, the paper's
-value). Cells follow the selection rule of :mod:`lipnorm_exp.report.aggregate`: test
-accuracy in %, mean ± std over the seeds of the setting with the best mean validation
-accuracy; where the table does not fix the depth, the chosen depth is in parentheses;
-``†k`` marks k diverged runs among those seeds; a cell without records reads ``–``.
+Each table belongs to a preset and is built from that preset's runs only
+(:func:`~lipnorm_exp.report.aggregate.preset_runs`); its columns come from the preset's grid as
+Hydra composes it (:mod:`~lipnorm_exp.report.presets`), its rows are the paper's model labels
+then the grid's. It is written by :func:`~lipnorm_exp.report.table_files.write_table` under
+``<out>/<scale>/<protocol>/tables/``: ``.md`` (ours and the paper's values in neighbouring
+columns, notes, provenance), ``.tex``, ``.csv`` (one row per cell: the numbers, the chosen
+hyper-parameters, the paper's value) and ``.runs.csv`` (the runs behind every cell). Cells
+follow the selection rule of :mod:`lipnorm_exp.report.aggregate`: test accuracy in %, mean ±
+std over the seeds of the setting with the best mean validation accuracy, ``n=k`` seeds; where
+the table does not fix the depth, the chosen depth is in parentheses; ``†k`` marks k diverged
+runs among those seeds; a cell without records reads ``–``.
 
-- ``table1_missing_vector`` (Table 1): Cora, CiteSeer, PubMed at 0% and 100% missing
-  vectors; every model with records; depth chosen on validation among 1..20 (the paper's grid).
-- ``table2_gcnii`` (Table 2): GCNII against GAT-Lip on ogbn-arxiv (0%) and Cora, PubMed (100%);
-  depth chosen among 1..20, as in Table 1 (whose GAT-Lip values the paper repeats here).
-- ``table3_residual`` (Table 3): GAT with and without LipschitzNorm and residual connections
-  at 15 and 30 layers on Cora and PubMed (standard setting, 0% missing).
-- ``summary``: records of every scale counted by status per dataset and model.
+- ``table1_missing_vector`` (Table 1, preset ``missing_vector``): every dataset × missing rate
+  of the grid; depth chosen on validation among the grid's depths.
+- ``table2_gcnii`` (Table 2, preset ``gcnii``): GCNII against GAT-Lip, each dataset of the grid
+  at its missing rate; depth chosen on validation.
+- ``table3_residual`` (Table 3, preset ``residual``): GAT with and without LipschitzNorm and
+  residual connections, one column per dataset × depth of the grid.
+- ``ablation`` (preset ``ablation``): :mod:`~lipnorm_exp.report.ablation`.
+- ``summary``: the records of the presets, counted by status per preset, dataset and model.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tabulate import tabulate
 
+from lipnorm_exp.records import STATUSES
 from lipnorm_exp.report import paper
-from lipnorm_exp.report.aggregate import MISSING, select
+from lipnorm_exp.report.ablation import ABLATION_PRESET, ablation_table
+from lipnorm_exp.report.aggregate import MISSING, preset_runs, select
 from lipnorm_exp.report.labels import dataset_label, missing_label
+from lipnorm_exp.report.presets import PresetGrid, preset_names
+from lipnorm_exp.report.provenance import UsedCell, provenance_line
+from lipnorm_exp.report.table_files import Table, write_table
 
-STATUSES = ("completed", "diverged", "failed")
 #: hyper-parameters of the chosen setting written to the CSV files
 SETTING_COLUMNS = ("depth", "lr", "hidden", "heads", "dropout", "concat", "epochs")
-LATEX_SYMBOLS = {"±": r"$\pm$", "†": r"$^\dagger$", "–": "--"}
-LATEX_ESCAPES = {"%": r"\%", "&": r"\&", "_": r"\_", "#": r"\#"}
+DEPTH_KEY = "model.depth"
 
 
 @dataclass(frozen=True)
@@ -77,87 +85,84 @@ class TableSpec:
 
     Args:
         name (str): file stem.
+        preset (str): the preset whose runs (tag and grid) make the table.
         caption (str): one line naming the paper's table.
-        columns (tuple[Column, ...]): the columns.
         paper (Mapping): published values, ``{label: {column.paper_key: PaperValue}}``.
-        rows (tuple[str, ...], optional): model labels allowed as rows, in order; ``None``:
-            any label (the paper's first, then ours). (default: :obj:`None`)
-        max_depth (int, optional): deepest model considered. (default: :obj:`None`)
+        depth_columns (bool, optional): one column per depth of the grid; otherwise the depth
+            is chosen on validation and printed in parentheses. (default: :obj:`False`)
     """
 
     name: str
+    preset: str
     caption: str
-    columns: tuple[Column, ...]
     paper: Mapping[str, Mapping[tuple, paper.PaperValue]]
-    rows: tuple[str, ...] | None = None
-    max_depth: int | None = None
+    depth_columns: bool = False
 
-    def runs(self, usable: pd.DataFrame) -> pd.DataFrame:
-        """The usable runs that fall in some column (and row) of the table."""
-        keep = np.logical_or.reduce([column.matches(usable) for column in self.columns])
-        if self.max_depth is not None:
-            keep &= usable["depth"] <= self.max_depth
-        if self.rows is not None:
-            keep &= usable["label"].isin(self.rows)
-        return usable[keep]
+    def columns(self, grid: PresetGrid) -> tuple[Column, ...]:
+        """The columns: every dataset × missing rate (× depth) of ``grid``, in its order."""
+        depths = grid.values.get(DEPTH_KEY, ()) if self.depth_columns else (None,)
+        return tuple(
+            Column(dataset, rate, depth)
+            for dataset in grid.datasets
+            for rate in grid.missing_rates(dataset)
+            for depth in depths
+        )
 
-    def labels(self, runs: pd.DataFrame) -> list[str]:
-        """Row labels: the paper's rows and the labels of ``runs``, in table order."""
-        present = set(runs["label"]) | set(self.paper)
-        if self.rows is not None:
-            return [label for label in self.rows if label in present]
-        return list(self.paper) + sorted(present - set(self.paper))
+    def labels(self, grid: PresetGrid) -> list[str]:
+        """Row labels: the paper's rows, then the grid's other model labels."""
+        return list(dict.fromkeys([*self.paper, *grid.labels]))
+
+    def notes(self, grid: PresetGrid) -> str:
+        """How to read the cells."""
+        depth = ""
+        if not self.depth_columns and DEPTH_KEY in grid.values:
+            depths = compact(grid.values[DEPTH_KEY])
+            depth = f"(k): depth chosen on validation among {depths}; "
+        return (
+            "Ours: test accuracy at the best validation epoch, mean ± std over the n seeds of "
+            f"the hyper-parameters with the best mean validation accuracy; {depth}†k: k "
+            "diverged runs among those seeds; –: no records. Columns `... paper`: the "
+            "published values."
+        )
+
+
+def compact(values: tuple[int, ...]) -> str:
+    """Integers as text, three or more consecutive ones as a range: ``1–20``, ``2, 5, 10``."""
+    runs: list[list[int]] = []
+    for value in sorted(values):
+        if runs and value == runs[-1][-1] + 1:
+            runs[-1].append(value)
+        else:
+            runs.append([value])
+    parts = [
+        [f"{run[0]}–{run[-1]}"] if len(run) >= 3 else [str(value) for value in run] for run in runs
+    ]
+    return ", ".join(part for group in parts for part in group)
 
 
 TABLES = (
     TableSpec(
         "table1_missing_vector",
+        "missing_vector",
         "Table 1: test accuracy (%) in the missing-vector setting (depth chosen on validation)",
-        tuple(Column(d, rate) for d in ("cora", "citeseer", "pubmed") for rate in (0.0, 1.0)),
         paper.TABLE1,
-        max_depth=20,
     ),
     TableSpec(
         "table2_gcnii",
+        "gcnii",
         "Table 2: GAT-Lip against GCNII, test accuracy (%) (depth chosen on validation; "
         "* OGB leaderboard)",
-        (Column("ogbn_arxiv", 0.0), Column("cora", 1.0), Column("pubmed", 1.0)),
         paper.TABLE2,
-        rows=("GCNII", "GAT-Lip", "GAT-Lip(pub)"),
-        max_depth=20,
     ),
     TableSpec(
         "table3_residual",
+        "residual",
         "Table 3: test accuracy (%) of deep GAT with/without residual connections and "
         "LipschitzNorm",
-        tuple(Column(d, 0.0, depth) for d in ("cora", "pubmed") for depth in (15, 30)),
         paper.TABLE3,
-        rows=("GAT", "GAT-res", "GAT-Lip", "GAT-Lip-res", "GAT-Lip(pub)", "GAT-Lip(pub)-res"),
+        depth_columns=True,
     ),
 )
-
-
-def build_table(usable: pd.DataFrame, spec: TableSpec) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """The table ``spec`` over the usable runs of one scale.
-
-    Returns:
-        tuple or None: ``(display, cells)``: the display table (one row per model label, for
-        each column ours then ``<column> paper``) and the tidy cells (one row per
-        label × column); ``None`` when no run falls in the table.
-    """
-    runs = spec.runs(usable)
-    if runs.empty:
-        return None
-    display, cells = {}, []
-    for label in spec.labels(runs):
-        line = display.setdefault(label, {})
-        for column in spec.columns:
-            chosen = select(runs[(runs["label"] == label) & column.matches(runs)])
-            published = spec.paper.get(label, {}).get(column.paper_key)
-            line[column.title] = chosen.text(column.depth is None) if chosen else MISSING
-            line[f"{column.title} paper"] = str(published) if published else MISSING
-            cells.append(_cell(label, column, chosen, published))
-    return pd.DataFrame.from_dict(display, orient="index").rename_axis("model"), pd.DataFrame(cells)
 
 
 def _cell(label: str, column: Column, chosen, published) -> dict:
@@ -175,76 +180,103 @@ def _cell(label: str, column: Column, chosen, published) -> dict:
     return cell
 
 
-def summary_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Records of every scale counted by status, per scale, dataset and model label."""
-    counts = (
-        frame.groupby(["scale", "dataset", "label", "status"], dropna=False)
-        .size()
-        .unstack(fill_value=0)
+def build_table(runs: pd.DataFrame, grid: PresetGrid, spec: TableSpec) -> Table | None:
+    """The table ``spec`` over the runs of its preset (already held by ``grid``).
+
+    Returns:
+        Table or None: the display table (one row per model label, for each column ours then
+        ``<column> paper``), the tidy cells (one row per label × column) and the cells' runs;
+        ``None`` when no run falls in the table.
+    """
+    columns = spec.columns(grid)
+    runs = runs[np.logical_or.reduce([column.matches(runs) for column in columns])]
+    if runs.empty:
+        return None
+    display, cells, used = {}, [], []
+    for label in spec.labels(grid):
+        line = display.setdefault(label, {"model": label})
+        for column in columns:
+            chosen = select(runs[(runs["label"] == label) & column.matches(runs)])
+            published = spec.paper.get(label, {}).get(column.paper_key)
+            line[column.title] = chosen.text(column.depth is None) if chosen else MISSING
+            line[f"{column.title} paper"] = str(published) if published else MISSING
+            cells.append(_cell(label, column, chosen, published))
+            if chosen:
+                used.append(UsedCell(label, column.title, chosen))
+    return Table(
+        spec.name,
+        spec.caption,
+        pd.DataFrame(list(display.values())),
+        pd.DataFrame(cells),
+        spec.notes(grid),
+        provenance_line(grid, runs, used),
+        tuple(used),
     )
+
+
+def summary_table(records: pd.DataFrame, presets: tuple[str, ...]) -> pd.DataFrame:
+    """The records of ``presets`` counted by status, per preset, dataset and model label.
+
+    A record serving two presets counts in both; records of no preset are left out.
+    """
+    rows = records.explode("tags").rename(columns={"tags": "preset"})
+    rows = rows[rows["preset"].isin(presets)]
+    keys = ["preset", "dataset", "label"]
+    if rows.empty:
+        return pd.DataFrame(columns=[*keys, *STATUSES, "total"])
+    counts = rows.groupby([*keys, "status"], dropna=False).size().unstack(fill_value=0)
     counts = counts.reindex(columns=list(STATUSES), fill_value=0)
     counts["total"] = counts.sum(axis=1)
     return counts.reset_index()
 
 
-def _latex(display: pd.DataFrame, caption: str) -> str:
-    body = tabulate(display, headers="keys", tablefmt="latex_booktabs", showindex=False)
-    for symbol, command in LATEX_SYMBOLS.items():
-        body = body.replace(symbol, command)
-    caption = "".join(LATEX_ESCAPES.get(char, char) for char in caption)
-    return f"\\begin{{table}}\n\\centering\n\\caption{{{caption}}}\n{body}\n\\end{{table}}\n"
-
-
-def write_table(
-    display: pd.DataFrame, cells: pd.DataFrame, out_dir: Path, name: str, caption: str, notes: str
-) -> list[Path]:
-    """Write ``<name>.md``, ``.tex`` and ``.csv`` under ``out_dir``; return the paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{name}.{suffix}" for suffix in ("md", "tex", "csv")]
-    markdown = tabulate(display, headers="keys", tablefmt="github", showindex=False)
-    paths[0].write_text(f"# {caption}\n\n{markdown}\n\n{notes}\n")
-    paths[1].write_text(_latex(display, caption))
-    cells.to_csv(paths[2], index=False)
-    return paths
+#: every table of runs: ``(name, preset, build(runs, grid) -> Table | None)``
+BUILDERS: tuple[tuple[str, str, Callable[[pd.DataFrame, PresetGrid], Table | None]], ...] = (
+    *((spec.name, spec.preset, partial(build_table, spec=spec)) for spec in TABLES),
+    ("ablation", ABLATION_PRESET, ablation_table),
+)
 
 
 def write_tables(
-    frame: pd.DataFrame, usable: pd.DataFrame, out_dir: Path, scale: str
+    records: pd.DataFrame, runs: pd.DataFrame, out_dir: Path, scale: str, protocol: str
 ) -> list[Path]:
-    """Write every table of :data:`TABLES` and the summary; print one line per file.
+    """Write every table with runs (:data:`BUILDERS`) and the summary; print each file.
 
     Args:
-        frame (pandas.DataFrame): every record (:func:`~lipnorm_exp.report.records.load_records`).
-        usable (pandas.DataFrame): the usable runs of the scale shown
+        records (pandas.DataFrame): every record of the scale and protocol shown, failed ones
+            too (:func:`~lipnorm_exp.report.records.load_records`), for the summary.
+        runs (pandas.DataFrame): their usable runs
             (:func:`~lipnorm_exp.report.aggregate.usable_runs`).
         out_dir (Path): the tables folder.
-        scale (str): the scale shown, named in the notes.
+        scale (str): the scale shown.
+        protocol (str): the protocol shown.
     """
-    notes = (
-        f"Ours: scale `{scale}`, test accuracy at the best validation epoch, mean ± std over "
-        "seeds of the hyper-parameters with the best mean validation accuracy; (k): depth "
-        "chosen; †k: k diverged runs among those seeds; –: no records. "
-        "Columns `... paper`: the published values."
-    )
-    written = []
-    for spec in TABLES:
-        built = build_table(usable, spec)
-        if built is None:
-            print(f"{spec.name}: no records, skipped")
-            continue
-        display, cells = built
-        written += write_table(
-            display.reset_index(), cells, out_dir, spec.name, spec.caption, notes
-        )
-    if frame.empty:
-        print("summary: no records, skipped")
+    tables = []
+    for name, preset, build in BUILDERS:
+        found = preset_runs(runs, preset, scale, protocol)
+        table = build(*found) if found else None
+        if table is None:
+            print(f"{name}: no runs of preset {preset}, skipped")
+        else:
+            tables.append(table)
+    summary = summary_table(records, preset_names())
+    if summary.empty:
+        print("summary: no records of a preset, skipped")
     else:
-        summary = summary_table(frame)
-        caption = "Run records by status, per scale, dataset and model"
-        written += write_table(summary, summary, out_dir, "summary", caption, "All scales.")
+        caption = f"Run records of the presets by status (scale {scale}, protocol {protocol})"
+        tables.append(Table("summary", caption, summary, summary))
+    written = [path for table in tables for path in write_table(table, out_dir)]
     for path in written:
         print(f"wrote {path}")
     return written
 
 
-__all__ = ["TABLES", "Column", "TableSpec", "build_table", "summary_table", "write_tables"]
+__all__ = [
+    "BUILDERS",
+    "TABLES",
+    "Column",
+    "TableSpec",
+    "build_table",
+    "summary_table",
+    "write_tables",
+]

@@ -1,0 +1,58 @@
+"""Run records: one JSON record per run, named by the run's hash, written atomically.
+
+A record holds the whole resolved config (its ``paths`` relative to ``paths.root_dir`` where
+they lie under it, so a record reads the same on every machine; ``config.tags`` names every
+preset the run serves), the status (``completed``, ``diverged`` or ``failed`` with its error),
+summary metrics, the per-epoch history, timings, versions, the git commit and the machine.
+
+- :mod:`~lipnorm_exp.records.identity`: what defines a run, its ``run_id`` and its setting.
+- :mod:`~lipnorm_exp.records.store`: statuses; writing, reading and re-tagging records.
+- :mod:`~lipnorm_exp.records.provenance`: paths, versions, commit and machine of a record.
+"""
+
+from lipnorm_exp.records.identity import (
+    NON_DEFINING_KEYS,
+    NON_DEFINING_TRAIN_KEYS,
+    SEED_KEY,
+    defining_config,
+    run_id,
+    setting_key,
+)
+from lipnorm_exp.records.provenance import git_commit, machine, portable_paths, versions
+from lipnorm_exp.records.store import (
+    COMPLETED,
+    DIVERGED,
+    FAILED,
+    FINISHED,
+    RECORD_KEYS,
+    STATUSES,
+    add_tags,
+    iter_records,
+    read_record,
+    record_path,
+    write_record,
+)
+
+__all__ = [
+    "COMPLETED",
+    "DIVERGED",
+    "FAILED",
+    "FINISHED",
+    "NON_DEFINING_KEYS",
+    "NON_DEFINING_TRAIN_KEYS",
+    "RECORD_KEYS",
+    "SEED_KEY",
+    "STATUSES",
+    "add_tags",
+    "defining_config",
+    "git_commit",
+    "iter_records",
+    "machine",
+    "portable_paths",
+    "read_record",
+    "record_path",
+    "run_id",
+    "setting_key",
+    "versions",
+    "write_record",
+]

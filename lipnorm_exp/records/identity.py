@@ -1,0 +1,68 @@
+"""What a run is: the config keys that define it, the hash that names it, and its setting.
+
+The one definition of run identity. A run record (:mod:`lipnorm_exp.records.store`) is named
+by :func:`run_id`; the report groups records equal in :func:`setting_key` (everything that
+defines a run except its seed) as the seeds of one hyper-parameter setting. Both read the same
+:func:`defining_config`, so a run repeated with other defining values (gradient tracking on,
+for instance) is another run and another setting in both.
+"""
+
+import copy
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+#: keys that say where or how a run is shown, not what it computes: left out of its hash
+NON_DEFINING_KEYS = ("paths", "force", "device", "logger", "tags", "grid", "hydra")
+NON_DEFINING_TRAIN_KEYS = ("progress",)
+#: the key that tells the seeds of one setting apart
+SEED_KEY = "seed"
+
+
+def defining_config(config: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
+    """The resolved config without the keys that do not change what a run computes.
+
+    Args:
+        config: a composed config (resolved here) or a record's ``config`` (resolved already).
+    """
+    if isinstance(config, DictConfig):
+        container = OmegaConf.to_container(config, resolve=True)
+    else:
+        container = copy.deepcopy(dict(config))
+    for key in NON_DEFINING_KEYS:
+        container.pop(key, None)
+    for key in NON_DEFINING_TRAIN_KEYS:
+        container.get("train", {}).pop(key, None)
+    return container
+
+
+def _canonical(container: Mapping[str, Any]) -> str:
+    return json.dumps(container, sort_keys=True, separators=(",", ":"))
+
+
+def run_id(config: DictConfig | Mapping[str, Any]) -> str:
+    """Stable 16-hex-digit hash of :func:`defining_config` (key order does not matter)."""
+    return hashlib.sha256(_canonical(defining_config(config)).encode()).hexdigest()[:16]
+
+
+def setting_key(config: DictConfig | Mapping[str, Any]) -> str:
+    """Canonical JSON of :func:`defining_config` without the seed.
+
+    Runs equal in it are the seeds of one hyper-parameter setting.
+    """
+    container = defining_config(config)
+    container.pop(SEED_KEY, None)
+    return _canonical(container)
+
+
+__all__ = [
+    "NON_DEFINING_KEYS",
+    "NON_DEFINING_TRAIN_KEYS",
+    "SEED_KEY",
+    "defining_config",
+    "run_id",
+    "setting_key",
+]

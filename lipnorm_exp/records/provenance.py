@@ -1,0 +1,85 @@
+"""Where a run record comes from: portable paths, software versions, commit and machine.
+
+torch and PyG are imported inside the functions that name them, so that readers of records
+(the report) do not load them.
+"""
+
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import lipnorm_exp
+
+
+def portable_paths(paths: dict[str, Any]) -> dict[str, Any]:
+    """``paths`` of a resolved config with every folder written under ``root_dir`` relative to it.
+
+    ``root_dir`` itself becomes ``"."`` and ``<root>/../shared/datasets`` ``../shared/datasets``;
+    folders elsewhere (``LIPNORM_DATA_DIR``, a temporary folder) stay as they are.
+    """
+    root = paths["root_dir"]
+
+    def relative(value: Any) -> Any:
+        if isinstance(value, list):
+            return [relative(item) for item in value]
+        if isinstance(value, str) and (value == root or value.startswith(root + os.sep)):
+            return os.path.relpath(value, root)
+        return value
+
+    return {key: relative(value) for key, value in paths.items()}
+
+
+def versions() -> dict[str, str]:
+    """Versions of the software that produced a record."""
+    import torch
+    import torch_geometric
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torch_geometric": torch_geometric.__version__,
+        "lipnorm_exp": lipnorm_exp.__version__,
+    }
+
+
+def machine(device: Any) -> dict[str, Any]:
+    """The machine a run ran on.
+
+    Args:
+        device (torch.device): the device it trained on.
+
+    Returns:
+        dict: ``device`` (``cpu``, or ``cuda:<index> <GPU name>``), ``cpus`` (logical CPU
+        cores) and ``processor`` (the platform's processor name, or its architecture).
+    """
+    import torch
+
+    name = str(device)
+    if device.type == "cuda":
+        index = torch.cuda.current_device() if device.index is None else device.index
+        name = f"cuda:{index} {torch.cuda.get_device_name(index)}"
+    return {
+        "device": name,
+        "cpus": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+    }
+
+
+def git_commit() -> str | None:
+    """The commit of the checkout the package runs from, if it is one."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+__all__ = ["git_commit", "machine", "portable_paths", "versions"]

@@ -1,0 +1,204 @@
+"""A preset's grid as Hydra composes it: what a table or figure of that preset spans.
+
+The report re-lists no grid. :func:`preset_grid` composes ``config`` with
+``+experiment=<preset> scale=<scale> protocol=<protocol>`` from the package's ``configs/`` (as
+``python -m lipnorm_exp`` does) and reads what its sweep varies (``hydra.sweeper.params``,
+which name ``grid.<scale>``). Each choice of the swept config groups (``dataset``, ``+method``,
+``model``, ``norm``, ...) is composed as one job, which gives its dataset, missing-vector rate,
+model label and hyper-parameters; the other swept keys (``model.depth``,
+``dataset.missing_rate``, ``dataset.depth``, ...) keep their lists of values. The seed and the
+protocol are left free: a preset's runs may have more seeds than its grid names, and the
+report shows each protocol on its own.
+"""
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from hydra import compose, initialize_config_dir
+from omegaconf import DictConfig, OmegaConf
+
+from lipnorm_exp.config import project_root, register_resolvers
+from lipnorm_exp.report.labels import model_label
+from lipnorm_exp.report.records import config_value
+from lipnorm_exp.sweep import sweep_axes
+
+#: the package's configs (``configs/experiment/<preset>.yaml``, ``configs/search/*.yaml``, ...)
+CONFIGS_DIR = Path(project_root()) / "configs"
+#: swept keys a preset's runs are not held to (module docstring)
+FREE_KEYS = ("seed", "protocol")
+
+
+def preset_names() -> tuple[str, ...]:
+    """The presets: every ``experiment/<name>.yaml`` of :data:`CONFIGS_DIR`, by name."""
+    return tuple(sorted(path.stem for path in (CONFIGS_DIR / "experiment").glob("*.yaml")))
+
+
+def search_keys(configs_dir: Path) -> tuple[str, ...]:
+    """The config keys a hyper-parameter search (``configs/search/*.yaml``) sweeps, sorted."""
+    keys = set()
+    for path in (configs_dir / "search").glob("*.yaml"):
+        params = OmegaConf.select(OmegaConf.load(path), "hydra.sweeper.params") or {}
+        keys.update(key.lstrip("+") for key in params)
+    return tuple(sorted(keys))
+
+
+@cache
+def compose_config(
+    configs_dir: Path, overrides: tuple[str, ...], with_hydra: bool = False
+) -> DictConfig:
+    """The config ``python -m lipnorm_exp <overrides>`` composes (Hydra's keys too if asked)."""
+    register_resolvers()
+    with initialize_config_dir(str(configs_dir), version_base="1.3"):
+        return compose("config", overrides=list(overrides), return_hydra_config=with_hydra)
+
+
+def _among(value: Any, allowed: tuple) -> bool:
+    """Whether ``value`` is one of ``allowed`` (numbers compared with a tolerance)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return any(
+            isinstance(option, (int, float)) and math.isclose(value, option) for option in allowed
+        )
+    return value in allowed
+
+
+@dataclass(frozen=True)
+class GridJob:
+    """One choice of a preset's swept config groups, composed.
+
+    Args:
+        dataset (str): ``dataset.name``.
+        missing_rate (float): ``dataset.missing_rate`` (0 where the dataset has none).
+        label (str): the model label (:func:`~lipnorm_exp.report.labels.model_label`).
+        norm (str): ``norm.name``.
+        hyper_parameters (tuple): the values of :func:`search_keys`, in their order.
+    """
+
+    dataset: str
+    missing_rate: float
+    label: str
+    norm: str
+    hyper_parameters: tuple
+
+
+@dataclass(frozen=True)
+class PresetGrid:
+    """A preset's grid at one scale and protocol (module docstring).
+
+    Args:
+        preset (str): the preset's name (its tag).
+        scale (str): ``quick`` or ``paper``.
+        protocol (str): the protocol composed.
+        jobs (tuple[GridJob, ...]): one per choice of the swept config groups, in sweep order.
+        values (Mapping[str, tuple]): the other swept keys, not free, and their values.
+        search_keys (tuple[str, ...]): the keys of :attr:`GridJob.hyper_parameters`.
+    """
+
+    preset: str
+    scale: str
+    protocol: str
+    jobs: tuple[GridJob, ...]
+    values: Mapping[str, tuple]
+    search_keys: tuple[str, ...]
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        """The datasets, in sweep order."""
+        return tuple(dict.fromkeys(job.dataset for job in self.jobs))
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The model labels, in sweep order."""
+        return tuple(dict.fromkeys(job.label for job in self.jobs))
+
+    def missing_rates(self, dataset: str) -> tuple[float, ...]:
+        """The missing-vector rates of ``dataset``: swept ones, else those its jobs compose to."""
+        swept = self.values.get("dataset.missing_rate")
+        if swept is not None:
+            return tuple(float(rate) for rate in swept)
+        return tuple(dict.fromkeys(job.missing_rate for job in self.jobs if job.dataset == dataset))
+
+    def holds(self, run: Mapping[str, Any]) -> bool:
+        """Whether the grid holds ``run`` (a row of the report's frame, with its ``config``).
+
+        Its dataset and model label are those of a job, its missing rate one of its dataset's,
+        and every other swept key one of its values.
+        """
+        if (run["dataset"], run["label"]) not in {(job.dataset, job.label) for job in self.jobs}:
+            return False
+        if not _among(run["missing_rate"], self.missing_rates(run["dataset"])):
+            return False
+        return all(
+            _among(config_value(run["config"], key), allowed)
+            for key, allowed in self.values.items()
+        )
+
+    def contains(self, runs: pd.DataFrame) -> pd.Series:
+        """Which of ``runs`` the grid holds (:meth:`holds`)."""
+        held = [self.holds(run) for _, run in runs.iterrows()]
+        return pd.Series(held, index=runs.index, dtype=bool)
+
+    def off_defaults(self, runs: pd.DataFrame) -> tuple[str, ...]:
+        """The search keys at which some run has a value that no job of its label has, sorted.
+
+        Empty when every run has the preset's own hyper-parameters: no search ran on them.
+        """
+        off = set()
+        for _, run in runs.iterrows():
+            jobs = [job for job in self.jobs if job.label == run["label"]]
+            for i, key in enumerate(self.search_keys):
+                value = config_value(run["config"], key)
+                if all(value != job.hyper_parameters[i] for job in jobs):
+                    off.add(key)
+        return tuple(sorted(off))
+
+
+def _grid_job(job: DictConfig, keys: tuple[str, ...]) -> GridJob:
+    sections = {name: OmegaConf.to_container(job[name], resolve=True) for name in ("model", "norm")}
+    return GridJob(
+        dataset=job.dataset.name,
+        missing_rate=float(job.dataset.get("missing_rate", 0.0)),
+        label=model_label(sections),
+        norm=job.norm.name,
+        hyper_parameters=tuple(OmegaConf.select(job, key) for key in keys),
+    )
+
+
+@cache
+def _composed_grid(preset: str, scale: str, protocol: str, configs_dir: Path) -> PresetGrid:
+    base = (f"+experiment={preset}", f"scale={scale}", f"protocol={protocol}")
+    axes = sweep_axes(compose_config(configs_dir, base, with_hydra=True).hydra)
+    groups = {path.name for path in configs_dir.iterdir() if path.is_dir()}
+    swept = {key: values for key, values in axes.items() if key not in FREE_KEYS}
+    chosen = {key: values for key, values in swept.items() if key.lstrip("+") in groups}
+    keys = search_keys(configs_dir)
+    jobs = []
+    for combo in product(*chosen.values()):
+        overrides = (*base, *(f"{key}={value}" for key, value in zip(chosen, combo, strict=True)))
+        jobs.append(_grid_job(compose_config(configs_dir, overrides), keys))
+    values = {key.lstrip("+"): tuple(vals) for key, vals in swept.items() if key not in chosen}
+    return PresetGrid(preset, scale, protocol, tuple(jobs), values, keys)
+
+
+def preset_grid(preset: str, scale: str, protocol: str) -> PresetGrid:
+    """Compose the grid of ``preset`` at ``scale`` under ``protocol`` from :data:`CONFIGS_DIR`.
+
+    Composed once per process (module docstring).
+    """
+    return _composed_grid(preset, scale, protocol, CONFIGS_DIR)
+
+
+__all__ = [
+    "CONFIGS_DIR",
+    "GridJob",
+    "PresetGrid",
+    "compose_config",
+    "preset_grid",
+    "preset_names",
+    "search_keys",
+]

@@ -1,0 +1,82 @@
+"""What a table or figure is made of: the runs behind each cell, and one line saying how.
+
+Every table and figure states, in its caption or footer, :func:`provenance_line`: the preset,
+scale and protocol of its runs, the epochs they were set to train for, the seeds per cell,
+whether the runs it chose among all have the preset's own hyper-parameters (no search) or not,
+and the machines they ran on. Beside it, ``<name>.runs.csv`` (:func:`runs_table`) lists every
+run used, one row per run: the cell (``row``, ``column``), ``run_id`` (the record
+``results/runs/<run_id>.json``), ``seed`` and ``status``.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from lipnorm_exp.report.aggregate import Selection
+from lipnorm_exp.report.presets import PresetGrid
+
+#: the columns of ``<name>.runs.csv``
+RUNS_COLUMNS = ("row", "column", "run_id", "seed", "status")
+
+
+@dataclass(frozen=True)
+class UsedCell:
+    """A cell of a table (a point or panel of a figure) and the runs it shows.
+
+    Args:
+        row (str): the row (a model label, for instance).
+        column (str): the column (``Cora 100%``, ``depth 5``, ...).
+        selection (Selection): the runs of the setting chosen for the cell.
+    """
+
+    row: str
+    column: str
+    selection: Selection
+
+
+def runs_table(cells: Sequence[UsedCell]) -> pd.DataFrame:
+    """One row per run used, in the order of ``cells`` and by seed within a cell."""
+    rows = [
+        (cell.row, cell.column, run["run_id"], int(run["seed"]), run["status"])
+        for cell in cells
+        for _, run in cell.selection.runs.iterrows()
+    ]
+    return pd.DataFrame(rows, columns=list(RUNS_COLUMNS))
+
+
+def _span(values: Sequence[int]) -> str:
+    low, high = min(values), max(values)
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def provenance_line(
+    grid: PresetGrid, candidates: pd.DataFrame, cells: Sequence[UsedCell], unit: str = "cell"
+) -> str:
+    """The sentence that says where the numbers of ``cells`` come from (module docstring).
+
+    Args:
+        grid: the preset's grid (preset, scale, protocol and the preset's hyper-parameters).
+        candidates: the runs the cells were chosen among (for the hyper-parameter search).
+        cells: the cells shown, at least one.
+        unit: what a cell is called (``cell``, ``point``, ``panel``).
+    """
+    runs = pd.concat([cell.selection.runs for cell in cells])
+    epochs = ", ".join(str(int(value)) for value in sorted(runs["epochs"].dropna().unique()))
+    seeds = _span([cell.selection.n for cell in cells])
+    off = grid.off_defaults(candidates)
+    if off:
+        search = (
+            f"hyper-parameters off the preset's values: {', '.join(off)} (a search or values "
+            f"set by hand; each {unit} keeps the setting with the best mean validation accuracy)"
+        )
+    else:
+        search = f"no hyper-parameter search ({', '.join(grid.search_keys)} as the preset sets)"
+    machines = "; ".join(sorted(runs["machine"].unique()))
+    return (
+        f"Preset {grid.preset}, scale {grid.scale}, protocol {grid.protocol}; "
+        f"{epochs} epochs; seeds per {unit}: {seeds}; {search}; machine: {machines}."
+    )
+
+
+__all__ = ["RUNS_COLUMNS", "UsedCell", "provenance_line", "runs_table"]

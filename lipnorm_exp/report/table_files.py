@@ -1,0 +1,84 @@
+"""A table as files: ``<name>.md``, ``.tex``, ``.csv`` and, for tables of runs, ``.runs.csv``.
+
+- ``.md``: a title line (the caption), the table, its notes and its provenance line.
+- ``.tex``: the same table in a ``table`` float whose caption holds the caption and the
+  provenance line.
+- ``.csv``: the tidy cells (one row per cell, every number unrounded).
+- ``.runs.csv``: every run behind a number (:func:`~lipnorm_exp.report.provenance.runs_table`).
+
+Every file is a function of the table alone, so the same records give the same bytes.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from tabulate import tabulate
+
+from lipnorm_exp.report.provenance import UsedCell, runs_table
+
+LATEX_SYMBOLS = {"±": r"$\pm$", "†": r"$^\dagger$", "–": "--"}
+LATEX_ESCAPES = {"%": r"\%", "&": r"\&", "_": r"\_", "#": r"\#"}
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table ready to be written.
+
+    Args:
+        name (str): file stem.
+        caption (str): one line naming the table.
+        display (pandas.DataFrame): the table as shown (``.md``, ``.tex``).
+        cells (pandas.DataFrame): the tidy cells (``.csv``).
+        notes (str, optional): how to read the cells, below the table. (default: ``""``)
+        provenance (str, optional): where the numbers come from. (default: ``""``)
+        used (tuple[UsedCell, ...], optional): the cells and their runs; a table of runs
+            also gets ``.runs.csv``. (default: ``()``)
+    """
+
+    name: str
+    caption: str
+    display: pd.DataFrame
+    cells: pd.DataFrame
+    notes: str = ""
+    provenance: str = ""
+    used: tuple[UsedCell, ...] = ()
+
+
+def _latex_text(text: str) -> str:
+    text = "".join(LATEX_ESCAPES.get(char, char) for char in text)
+    for symbol, command in LATEX_SYMBOLS.items():
+        text = text.replace(symbol, command)
+    return text
+
+
+def latex(table: Table) -> str:
+    """The ``.tex`` text of ``table``."""
+    body = tabulate(table.display, headers="keys", tablefmt="latex_booktabs", showindex=False)
+    for symbol, command in LATEX_SYMBOLS.items():
+        body = body.replace(symbol, command)
+    caption = _latex_text(" ".join(filter(None, (table.caption, table.provenance))))
+    return f"\\begin{{table}}\n\\centering\n\\caption{{{caption}}}\n{body}\n\\end{{table}}\n"
+
+
+def markdown(table: Table) -> str:
+    """The ``.md`` text of ``table``."""
+    body = tabulate(table.display, headers="keys", tablefmt="github", showindex=False)
+    parts = (f"# {table.caption}", body, table.notes, table.provenance)
+    return "\n\n".join(part for part in parts if part) + "\n"
+
+
+def write_table(table: Table, out_dir: Path) -> list[Path]:
+    """Write the files of ``table`` under ``out_dir``; return their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = [out_dir / f"{table.name}.{suffix}" for suffix in ("md", "tex", "csv")]
+    paths[0].write_text(markdown(table))
+    paths[1].write_text(latex(table))
+    table.cells.to_csv(paths[2], index=False)
+    if table.used:
+        paths.append(out_dir / f"{table.name}.runs.csv")
+        runs_table(table.used).to_csv(paths[-1], index=False)
+    return paths
+
+
+__all__ = ["Table", "latex", "markdown", "write_table"]
