@@ -607,9 +607,10 @@ ABLATIONS = {
 
 @pytest.fixture
 def ablation_configs(tmp_path, monkeypatch):
-    """The package's configs with an ``ablation`` preset and group, as the report's configs."""
+    """The package's configs with a small ``ablation`` preset and group in place of its own."""
     configs = shutil.copytree(CONFIGS, tmp_path / "configs")
     (configs / "experiment" / "ablation.yaml").write_text(ABLATION_PRESET)
+    shutil.rmtree(configs / "ablation", ignore_errors=True)
     (configs / "ablation").mkdir()
     for name, (factor, change) in ABLATIONS.items():
         text = f"# @package _global_\nablation:\n  name: {name}\n  factor: {factor}\n{change}"
