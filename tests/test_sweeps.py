@@ -158,7 +158,7 @@ def test_relaunch_after_a_kill_skips_the_finished_runs(tmp_path, data_dir):
     }
     assert 1 <= len(before) < 4, "the sweep was not interrupted: make its runs longer"
 
-    out = cli(args)
+    out = cli(args, timeout=600)  # a guard against a hang: 100-epoch runs are slow under load
     assert out.returncode == 0, out.stderr
     log = out.stdout + out.stderr
     assert tally_line(completed=4 - len(before), skipped=len(before)) in log
