@@ -102,7 +102,7 @@ def test_preset_is_a_multirun_whose_jobs_validate(preset, scale):
         ("residual", "paper", 2 * 4 * 2 * 5),
         ("depth", "paper", 4 * 2 * 4 * 7 * 5),
         ("trees", "paper", 9 * 9 * 10),
-        ("ablation", "paper", 1 * 1 * 9 * 3 * 2 * 3),
+        ("ablation", "paper", 1 * 1 * 9 * 3 * 3 * 3),
     ],
 )
 def test_grid_size_of_presets(preset, scale, expected):
