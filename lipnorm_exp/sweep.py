@@ -41,15 +41,19 @@ SKIPPED = "skipped"
 OUTCOMES = (COMPLETED, DIVERGED, SKIPPED, FAILED)
 
 
+def _param_arguments(hydra_cfg: DictConfig) -> list[str]:
+    """``hydra.sweeper.params`` as ``key=value`` strings, as :class:`BasicSweeper` writes them."""
+    params = hydra_cfg.sweeper.get("params") or {}
+    return [f"{key}={value}" for key, value in params.items()]
+
+
 def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
     """The override lists of the jobs the basic sweeper makes, in launch order.
 
     As :class:`BasicSweeper` does: ``hydra.sweeper.params`` as ``key=value`` strings, then
     the command line (``hydra.overrides.task``), expanded into their cartesian product.
     """
-    params = hydra_cfg.sweeper.get("params") or {}
-    arguments = [f"{key}={value}" for key, value in params.items()]
-    arguments += list(hydra_cfg.overrides.task)
+    arguments = [*_param_arguments(hydra_cfg), *hydra_cfg.overrides.task]
     overrides = OverridesParser.create().parse_overrides(arguments)
     return BasicSweeper.split_arguments(overrides, None)[0]
 
@@ -61,8 +65,7 @@ def sweep_axes(hydra_cfg: DictConfig) -> dict[str, list[Any]]:
     as Hydra parses them (``range(1,4)`` → ``[1, 2, 3]``, ``0.0,1.0`` → floats); a key set to
     one value takes that value alone.
     """
-    params = hydra_cfg.sweeper.get("params") or {}
-    overrides = OverridesParser.create().parse_overrides([f"{k}={v}" for k, v in params.items()])
+    overrides = OverridesParser.create().parse_overrides(_param_arguments(hydra_cfg))
     return {
         override.get_key_element(): (
             list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]

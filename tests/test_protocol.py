@@ -16,7 +16,7 @@ from lipnorm_exp.config import validate
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models import build_model
 from lipnorm_exp.records import run_id
-from lipnorm_exp.train import make_scheduler
+from lipnorm_exp.train import make_scheduler, run
 
 
 def test_standard_protocol_is_the_groups_defaults(make_cfg):
@@ -136,8 +136,6 @@ def test_narrower_input_trains_for_every_model(make_cfg):
 
 
 def test_plateau_schedule_follows_torch_on_the_recorded_validation_losses(make_cfg, tmp_path):
-    from lipnorm_exp.train import run
-
     cfg = make_cfg(
         "model.depth=1",
         "model.hidden=8",

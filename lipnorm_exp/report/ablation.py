@@ -12,10 +12,9 @@ ablation is named here: rows come from the records.
 
 import math
 
-import numpy as np
 import pandas as pd
 
-from lipnorm_exp.report.aggregate import MISSING, Selection, select
+from lipnorm_exp.report.aggregate import MISSING, Selection, cell_numbers, select
 from lipnorm_exp.report.labels import dataset_label, missing_label
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line
@@ -77,10 +76,7 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
                     "ablation": name,
                     "factor": factor,
                     "model": label,
-                    "mean": chosen.mean if chosen else np.nan,
-                    "std": chosen.std if chosen else np.nan,
-                    "n": chosen.n if chosen else 0,
-                    "n_diverged": chosen.n_diverged if chosen else 0,
+                    **cell_numbers(chosen),
                     "final_train_acc": train,
                     "max_grad_attn": gradient,
                 }

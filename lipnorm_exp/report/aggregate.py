@@ -24,6 +24,7 @@ Selection rule:
    seeds, in %, with the number of seeds (:func:`select`).
 """
 
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -181,6 +182,16 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     return Selection(chosen, report, cell_runs=len(runs), cell_diverged=diverged)
 
 
+def cell_numbers(chosen: Selection | None) -> dict[str, float | int]:
+    """``mean``, ``std`` (in %), ``n`` and ``n_diverged`` of a cell's selection, for a CSV row.
+
+    An empty cell (``None``) has NaN means and no seeds.
+    """
+    if chosen is None:
+        return {"mean": math.nan, "std": math.nan, "n": 0, "n_diverged": 0}
+    return {"mean": chosen.mean, "std": chosen.std, "n": chosen.n, "n_diverged": chosen.n_diverged}
+
+
 def curves(
     runs: pd.DataFrame, x: str, report: str = TEST, select_by: str = VALIDATION
 ) -> pd.DataFrame:
@@ -201,6 +212,7 @@ def curves(
 __all__ = [
     "MISSING",
     "Selection",
+    "cell_numbers",
     "curves",
     "format_cell",
     "preset_runs",

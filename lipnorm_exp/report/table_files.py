@@ -45,19 +45,18 @@ class Table:
     used: tuple[UsedCell, ...] = ()
 
 
-def _latex_text(text: str) -> str:
-    text = "".join(LATEX_ESCAPES.get(char, char) for char in text)
+def _latex_symbols(text: str) -> str:
     for symbol, command in LATEX_SYMBOLS.items():
         text = text.replace(symbol, command)
     return text
 
 
 def latex(table: Table) -> str:
-    """The ``.tex`` text of ``table``."""
+    """The ``.tex`` text of ``table`` (tabulate escapes the body; the caption is escaped here)."""
     body = tabulate(table.display, headers="keys", tablefmt="latex_booktabs", showindex=False)
-    for symbol, command in LATEX_SYMBOLS.items():
-        body = body.replace(symbol, command)
-    caption = _latex_text(" ".join(filter(None, (table.caption, table.provenance))))
+    body = _latex_symbols(body)
+    caption = " ".join(filter(None, (table.caption, table.provenance)))
+    caption = _latex_symbols("".join(LATEX_ESCAPES.get(char, char) for char in caption))
     return f"\\begin{{table}}\n\\centering\n\\caption{{{caption}}}\n{body}\n\\end{{table}}\n"
 
 

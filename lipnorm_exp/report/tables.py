@@ -33,7 +33,7 @@ import pandas as pd
 from lipnorm_exp.records import STATUSES
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.ablation import ABLATION_PRESET, ablation_table
-from lipnorm_exp.report.aggregate import MISSING, preset_runs, select
+from lipnorm_exp.report.aggregate import MISSING, cell_numbers, preset_runs, select
 from lipnorm_exp.report.labels import dataset_label, missing_label
 from lipnorm_exp.report.presets import PresetGrid, preset_names
 from lipnorm_exp.report.provenance import UsedCell, provenance_line
@@ -168,10 +168,10 @@ TABLES = (
 def _cell(label: str, column: Column, chosen, published) -> dict:
     cell = {"model": label, "column": column.title, "dataset": column.dataset}
     cell["missing_rate"] = column.missing_rate
+    cell.update(cell_numbers(chosen))
     if chosen is None:
-        cell.update(mean=np.nan, std=np.nan, n=0, n_diverged=0, cell_runs=0, cell_diverged=0)
+        cell.update(cell_runs=0, cell_diverged=0)
     else:
-        cell.update(mean=chosen.mean, std=chosen.std, n=chosen.n, n_diverged=chosen.n_diverged)
         cell.update(cell_runs=chosen.cell_runs, cell_diverged=chosen.cell_diverged)
         cell.update({key: chosen.setting[key] for key in SETTING_COLUMNS})
     cell["paper_mean"] = published.mean if published else np.nan
