@@ -80,6 +80,12 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
         (["train.epochs=0"], r"train.epochs must be >= 1, got 0"),
         (["train.lipschitz_every=0"], r"train.lipschitz_every must be >= 1, got 0"),
         (["scale=huge"], r"scale must be quick or paper, got huge"),
+        (["model.head_channels=0"], r"model.head_channels must be null or an integer >= 1"),
+        (["model.input_width=0"], r"model.input_width must be null or an integer >= 1, got 0"),
+        (["model=ggnn", "norm=none", "model.input_width=128"], r"model.input_width=128 must be"),
+        (["model=gcnii", "norm=none", "model.input_width=32"], r"model.input_width=32 is not"),
+        (["train.scheduler=cosine"], r"train.scheduler must be none or plateau, got cosine"),
+        (["train.scheduler_factor=1.5"], r"train.scheduler_factor must be in \(0, 1\)"),
     ],
 )
 def test_invalid_values_give_one_line_naming_the_key(make_cfg, overrides, message):
