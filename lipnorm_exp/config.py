@@ -33,7 +33,11 @@ def validate(cfg: DictConfig) -> None:
     """Raise :class:`ConfigError` with one line naming the key and the allowed values."""
     from lipnorm_exp.data import DATASETS
     from lipnorm_exp.models import MODELS
+    from lipnorm_exp.models.base import ACTIVATIONS
     from lipnorm_exp.norms import NORMS
+    from lipnorm_exp.train import MONITORED
+
+    accuracies = [name for name, higher in MONITORED.items() if higher]
 
     DATASETS.get(cfg.dataset.name)
     model_cls = MODELS.get(cfg.model.name)
@@ -55,6 +59,14 @@ def validate(cfg: DictConfig) -> None:
         isinstance(cfg.model.last_activation, bool),
         f"model.last_activation must be true or false, got {cfg.model.last_activation}",
     )
+    _require(
+        isinstance(cfg.model.post_layernorm, bool),
+        f"model.post_layernorm must be true or false, got {cfg.model.post_layernorm}",
+    )
+    _require(
+        cfg.model.activation in ACTIVATIONS,
+        f"model.activation must be one of {', '.join(ACTIVATIONS)}, got {cfg.model.activation}",
+    )
     for key in ("dropout", "attn_dropout"):
         value = cfg.model.get(key, 0.0)
         _require(0.0 <= value < 1.0, f"model.{key} must be in [0, 1), got {value}")
@@ -73,5 +85,8 @@ def validate(cfg: DictConfig) -> None:
         f"train.scheduler_patience must be >= 0, got {cfg.train.scheduler_patience}",
     )
     _require(cfg.train.patience >= 0, f"train.patience must be >= 0, got {cfg.train.patience}")
+    for key, allowed in (("scheduler_metric", MONITORED), ("patience_metric", accuracies)):
+        value = cfg.train[key]
+        _require(value in allowed, f"train.{key} must be one of {', '.join(allowed)}, got {value}")
     _require(cfg.scale in ("quick", "paper"), f"scale must be quick or paper, got {cfg.scale}")
     model_cls.check_config(cfg.model, cfg.norm)

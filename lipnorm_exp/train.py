@@ -56,19 +56,61 @@ def pick_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+#: ``train.scheduler_metric`` / ``train.patience_metric`` values, and whether higher is better
+MONITORED = {"val_loss": False, "val_acc": True, "train_acc": True}
+
+
 def make_scheduler(
     optimizer: torch.optim.Optimizer, train: DictConfig
 ) -> torch.optim.lr_scheduler.ReduceLROnPlateau | None:
     """The learning-rate schedule of ``train.scheduler``, or ``None`` for ``none``.
 
-    ``plateau`` multiplies the lr by ``scheduler_factor`` once the validation loss has not
-    fallen for ``scheduler_patience`` epochs, as the authors' scripts' ``ReduceLROnPlateau``.
+    ``plateau`` multiplies the lr by ``scheduler_factor`` once ``scheduler_metric`` has not
+    improved for ``scheduler_patience`` epochs: the validation loss as the authors' scripts,
+    or the training accuracy as Alon & Yahav's (an accuracy must rise by more than 1e-4,
+    their absolute threshold).
     """
     if train.scheduler == "none":
         return None
+    if MONITORED[train.scheduler_metric]:
+        mode, threshold_mode = "max", "abs"
+    else:
+        mode, threshold_mode = "min", "rel"
     return torch.optim.lr_scheduler.ReduceLROnPlateau(
-        optimizer, mode="min", factor=train.scheduler_factor, patience=train.scheduler_patience
+        optimizer,
+        mode=mode,
+        factor=train.scheduler_factor,
+        patience=train.scheduler_patience,
+        threshold_mode=threshold_mode,
     )
+
+
+#: the least rise of an accuracy that counts as an improvement for early stopping
+MIN_IMPROVEMENT = 1e-4
+
+
+class EarlyStopping:
+    """Stop after ``train.patience`` epochs without a better ``train.patience_metric``.
+
+    An accuracy counts as better when it rises by more than :data:`MIN_IMPROVEMENT` (Alon &
+    Yahav's rule); a run whose monitored accuracy reaches 1 stops at once, having nothing left
+    to improve. ``patience=0`` never stops.
+    """
+
+    def __init__(self, train: DictConfig):
+        self.patience = train.patience
+        self.metric = train.patience_metric
+        self.best: float | None = None
+        self.best_epoch = 0
+
+    def stop(self, row: dict[str, Any]) -> bool:
+        """Take one epoch's row; whether training should end after it."""
+        if not self.patience:
+            return False
+        value = row[self.metric]
+        if self.best is None or value > self.best + MIN_IMPROVEMENT:
+            self.best, self.best_epoch = value, row["epoch"]
+        return value >= 1.0 or row["epoch"] - self.best_epoch >= self.patience
 
 
 def fit(
@@ -79,7 +121,7 @@ def fit(
     tracker,
     desc: str = "",
 ) -> dict[str, Any]:
-    """Train for ``train.epochs`` epochs (or until early stopping / divergence).
+    """Train for ``train.epochs`` epochs (or until :class:`EarlyStopping` / divergence).
 
     Returns ``status``, ``summary`` and ``history`` as they go into the record. The best
     epoch is the one with the highest validation accuracy (the first one on ties); the
@@ -87,6 +129,7 @@ def fit(
     """
     optimizer = torch.optim.Adam(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
     scheduler = make_scheduler(optimizer, train)
+    stopping = EarlyStopping(train)
     history: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
     status, diverged_at = COMPLETED, None
@@ -106,7 +149,7 @@ def fit(
         row = {"epoch": epoch, "train_step_loss": loss, **evaluate(model, task, device)}
         if scheduler is not None:
             row["lr"] = optimizer.param_groups[0]["lr"]
-            scheduler.step(row["val_loss"])
+            scheduler.step(row[train.scheduler_metric])
         row["time_s"] = time.perf_counter() - start
         if grads is not None:
             row["grad_attn"], row["grad_layer"] = grads[:, 0].tolist(), grads[:, 1].tolist()
@@ -119,7 +162,7 @@ def fit(
         bar.set_postfix(
             loss=f"{loss:.3f}", val=f"{row['val_acc']:.3f}", best=f"{best['val_acc']:.3f}"
         )
-        if train.patience and epoch - best["epoch"] >= train.patience:
+        if stopping.stop(row):
             break
     bar.close()
     return {

@@ -86,6 +86,10 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
         (["model=gcnii", "norm=none", "model.input_width=32"], r"model.input_width=32 is not"),
         (["train.scheduler=cosine"], r"train.scheduler must be none or plateau, got cosine"),
         (["train.scheduler_factor=1.5"], r"train.scheduler_factor must be in \(0, 1\)"),
+        (["model.activation=tanh"], r"model.activation must be one of elu, relu, none, got tanh"),
+        (["model.post_layernorm=1"], r"model.post_layernorm must be true or false, got 1"),
+        (["train.scheduler_metric=loss"], r"train.scheduler_metric must be one of val_loss, "),
+        (["train.patience_metric=val_loss"], r"train.patience_metric must be one of val_acc, tr"),
     ],
 )
 def test_invalid_values_give_one_line_naming_the_key(make_cfg, overrides, message):

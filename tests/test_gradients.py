@@ -60,7 +60,9 @@ def tiny_model(name: str, norm: str, depth: int = 3):
             "beta": False,
             "head_channels": None,
             "input_width": None,
+            "activation": "elu",
             "last_activation": True,
+            "post_layernorm": False,
         }
     )
     norm = OmegaConf.create({"name": norm, "alpha": 1.0, "eps": 1e-12, "variant": "paper"})
@@ -123,7 +125,7 @@ def test_history_has_one_value_per_layer_and_epoch(name, norm):
     train = OmegaConf.create(
         {"epochs": 3, "lr": 0.01, "weight_decay": 5e-4, "patience": 0, "progress": False,
          "track_gradients": True, "estimate_lipschitz": False, "lipschitz_every": 1,
-         "scheduler": "none"}
+         "scheduler": "none", "patience_metric": "val_acc"}
     )  # fmt: skip
     result = fit(tiny_model(name, norm, depth=4), Task.full_batch("tiny", graph(3), 3), train,
                  CPU, NullTracker())  # fmt: skip

@@ -36,20 +36,14 @@ def test_missing_vectors_run_on_citeseer(make_cfg):
     assert record["config"]["dataset"]["missing_rate"] == 1.0
 
 
-def test_trees_gat_lip_fits_depth_2_above_chance(make_cfg):
-    record = run(
-        make_cfg(
-            "dataset=trees",
-            "dataset.depth=2",
-            "dataset.num_trees=96",
-            "dataset.batch_size=16",
-            "model=gat",
-            "norm=lip",
-            "model.dropout=0.0",
-            "model.heads=4",
-            "train.epochs=60",
-            "train.lr=0.01",
-            "train.weight_decay=0.0",
-        )
-    )
+def test_trees_gat_lip_fits_depth_2_under_alon_yahav(make_cfg):
+    """dataset=trees' own protocol; 500 passes of the 2000 it takes to fit every tree."""
+    cfg = make_cfg(
+        "dataset=trees", "dataset.depth=2", "model=gat", "norm=lip",
+        "dataset.passes_per_epoch=50", "train.epochs=10",
+    )  # fmt: skip
+    record = run(cfg)
+    assert record["config"]["protocol"]["name"] == "alon_yahav"
+    history = record["history"]
+    assert history[-1]["train_acc"] > history[0]["train_acc"] + 0.2
     assert record["summary"]["best_train_acc"] > 0.45  # chance is 1/4

@@ -3,7 +3,6 @@ import math
 import pytest
 import torch
 from omegaconf import OmegaConf
-from torch_geometric.data import Batch
 
 from lipnorm_exp.data import load_task, trees
 from lipnorm_exp.data.trees import (
@@ -31,9 +30,12 @@ def paths(tmp_path):
 def dense_trees(depth: int, count: int, seed: int = 0):
     """``count`` trees of a fresh draw, expanded one by one (all in the training split)."""
     pairs = draw_trees(depth, count, seed)
-    compact = [trees.compact_tree(depth, key, values, i) for i, (key, values) in enumerate(pairs)]
-    split = torch.zeros(count, dtype=torch.long)
-    return [expand_batch(Batch.from_data_list([tree]), depth, split) for tree in compact]
+    compact = [trees.compact_tree(depth, key, values) for key, values in pairs]
+    train = torch.zeros(1, dtype=torch.long)
+    return [
+        expand_batch(tree.node_key.view(1, -1), tree.node_value.view(1, -1), tree.label, train)
+        for tree in compact
+    ]
 
 
 @pytest.mark.parametrize("depth", [1, 2, 3, 5])
@@ -154,9 +156,9 @@ def test_trees_follow_dataset_seed_not_run_seed(tmp_path):
 def test_only_batches_are_expanded(paths):
     depth, batch_size = 4, 16
     task = load_task(trees_cfg(depth, num_trees=100, batch_size=batch_size), paths, seed=0)
-    stored = task.eval_batches.loader.dataset
+    stored = TreeNeighborsMatch(paths.data_dir, depth, num_trees=100)
     assert "x" not in stored._data and "edge_index" not in stored._data
-    assert stored._data.node_key.dtype == torch.int16
+    assert stored._data.node_key.dtype == task.eval_batches.node_key.dtype == torch.int16
     nodes = 2 ** (depth + 1) - 1
     sizes = [batch.x.shape for batch in task.eval_batches]
     assert sizes == [(batch_size * nodes, 2 ** (depth + 1))] * 6 + [(4 * nodes, 2 ** (depth + 1))]

@@ -31,8 +31,7 @@ from collections.abc import Iterator
 
 import torch
 from omegaconf import DictConfig
-from torch_geometric.data import Batch, Data, Dataset, InMemoryDataset
-from torch_geometric.loader import DataLoader
+from torch_geometric.data import Data, InMemoryDataset
 
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.data.task import Task
@@ -108,14 +107,13 @@ def tree_edge_index(depth: int) -> torch.Tensor:
     return torch.cat([to_parent, torch.stack([nodes, nodes])], dim=1)
 
 
-def compact_tree(depth: int, key: int, values: torch.Tensor, tree_id: int) -> Data:
-    r"""One tree as stored: per-node key and value indices (``-1`` for none), label, index.
+def compact_tree(depth: int, key: int, values: torch.Tensor) -> Data:
+    r"""One tree as stored: per-node key and value indices (``-1`` for none), and its label.
 
     Args:
         depth (int): tree depth :math:`d`.
         key (int): the target key :math:`t` the root carries.
         values (Tensor): the leaves' values :math:`\pi(0), \dots, \pi(2^d - 1)`.
-        tree_id (int): the tree's index in its dataset.
     """
     leaves = 2**depth
     node_key = torch.full((2 * leaves - 1,), -1, dtype=torch.int16)
@@ -127,7 +125,6 @@ def compact_tree(depth: int, key: int, values: torch.Tensor, tree_id: int) -> Da
         node_key=node_key,
         node_value=node_value,
         label=values[key].view(1),
-        tree=torch.tensor([tree_id]),
         num_nodes=2 * leaves - 1,
     )
 
@@ -136,8 +133,8 @@ class TreeNeighborsMatch(InMemoryDataset):
     r"""Distinct TREES of one depth, generated once and cached in compact form.
 
     Graph ``i`` holds ``node_key`` and ``node_value`` (``int16`` per node, ``-1`` for none),
-    ``label`` (the class :math:`\pi(t)`) and ``tree`` (its index ``i``); :func:`expand_batch`
-    turns a batch of them into model input. Trees come in random order, so a split by position
+    and ``label`` (the class :math:`\pi(t)`); :class:`TreeBatches`
+    turns batches of them into model input. Trees come in random order, so a split by position
     is random.
 
     Args:
@@ -162,7 +159,7 @@ class TreeNeighborsMatch(InMemoryDataset):
     def process(self) -> None:
         """Draw the trees and save them compactly."""
         pairs = draw_trees(self.depth, self.count, self.seed)
-        trees = [compact_tree(self.depth, key, values, i) for i, (key, values) in enumerate(pairs)]
+        trees = [compact_tree(self.depth, key, values) for key, values in pairs]
         self.save(trees, self.processed_paths[0])
 
 
@@ -178,14 +175,16 @@ def split_codes(count: int, train_fraction: float) -> torch.Tensor:
     ).long()
 
 
-def expand_batch(batch: Batch, depth: int, split: torch.Tensor) -> Data:
-    """Expand a batch of compact trees into the graph a model reads.
+def expand_batch(
+    node_key: torch.Tensor, node_value: torch.Tensor, label: torch.Tensor, tree_split: torch.Tensor
+) -> Data:
+    """Expand a batch of compact trees of one depth into the graph a model reads.
 
     Args:
-        batch (Batch): trees of :class:`TreeNeighborsMatch` collated by a PyG ``DataLoader``.
-        depth (int): their depth :math:`d`.
-        split (Tensor): split code of every tree of the dataset (:func:`split_codes`), indexed
-            by the trees' ``tree``.
+        node_key (Tensor): :math:`(B, 2^{d+1} - 1)` the trees' per-node keys (``-1`` for none).
+        node_value (Tensor): :math:`(B, 2^{d+1} - 1)` their per-node values (``-1`` for none).
+        label (Tensor): :math:`(B)` their labels.
+        tree_split (Tensor): :math:`(B)` their split codes (:func:`split_codes`).
 
     Returns:
         Data: ``x`` :math:`(N, 2^{d+1})` the one-hot features of the module docstring as a
@@ -194,53 +193,78 @@ def expand_batch(batch: Batch, depth: int, split: torch.Tensor) -> Data:
         ``train_mask``, ``val_mask``, ``test_mask`` :math:`(N)` true only at the root of a tree
         of that split.
     """
-    leaves = 2**depth
-    nodes = torch.arange(batch.num_nodes)
+    count, size = node_key.shape
+    leaves = (size + 1) // 2
+    depth = leaves.bit_length() - 1
+    nodes = torch.arange(count * size)
     rows, columns = [], []
-    for column, offset in ((batch.node_key, 0), (batch.node_value, leaves)):
+    for column, offset in ((node_key.reshape(-1), 0), (node_value.reshape(-1), leaves)):
         present = column >= 0
         rows.append(nodes[present])
         columns.append(column[present].long() + offset)
     indices = torch.stack([torch.cat(rows), torch.cat(columns)])
     x = torch.sparse_coo_tensor(
-        indices,
-        torch.ones(indices.size(1)),
-        (batch.num_nodes, 2 * leaves),
-        check_invariants=False,
+        indices, torch.ones(indices.size(1)), (count * size, 2 * leaves), check_invariants=False
     ).coalesce()
-    roots = batch.ptr[:-1]
-    edges = tree_edge_index(depth)
-    edge_index = (edges.unsqueeze(1) + roots.view(1, -1, 1)).view(2, -1)
-    is_root = torch.zeros(batch.num_nodes, dtype=torch.bool)
+    roots = torch.arange(count) * size
+    edge_index = (tree_edge_index(depth).unsqueeze(1) + roots.view(1, -1, 1)).view(2, -1)
+    batch = torch.arange(count).repeat_interleave(size)
+    is_root = torch.zeros(count * size, dtype=torch.bool)
     is_root[roots] = True
-    node_split = split[batch.tree][batch.batch]
+    node_split = tree_split[batch]
     masks = {f"{name}_mask": is_root & (node_split == code) for code, name in enumerate(SPLITS)}
-    return Data(x=x, edge_index=edge_index, y=batch.label[batch.batch], batch=batch.batch, **masks)
+    return Data(x=x, edge_index=edge_index, y=label[batch], batch=batch, **masks)
 
 
 class TreeBatches:
-    """Re-iterable model-ready batches of compact trees (PyG ``DataLoader``, :func:`expand_batch`).
+    """Re-iterable model-ready batches of some trees of a :class:`TreeNeighborsMatch`.
+
+    The trees share one shape, so a batch is a slice of the stored per-node tables expanded by
+    :func:`expand_batch` (no per-tree collation). One iteration makes ``passes`` passes over the
+    trees, so that an epoch of the trainer can be Alon & Yahav's evaluation period (100 passes
+    between two evaluations); a shuffled pass draws its order with torch's global RNG.
 
     Args:
-        trees (Dataset): trees of :class:`TreeNeighborsMatch`, or a subset of them.
-        split (Tensor): split code of every tree of the whole dataset.
-        depth (int): tree depth :math:`d`.
+        trees (TreeNeighborsMatch): the whole dataset.
+        indices (Tensor): the trees to iterate over.
+        split (Tensor): split code of every tree of the dataset.
         batch_size (int): trees per batch.
-        shuffle (bool): reshuffle every pass (with torch's global RNG).
+        shuffle (bool): reshuffle every pass.
+        passes (int): passes over the trees per iteration. (default: ``1``)
     """
 
     def __init__(
-        self, trees: Dataset, split: torch.Tensor, depth: int, batch_size: int, shuffle: bool
+        self,
+        trees: TreeNeighborsMatch,
+        indices: torch.Tensor,
+        split: torch.Tensor,
+        batch_size: int,
+        shuffle: bool,
+        passes: int = 1,
     ):
-        self.loader = DataLoader(trees, batch_size=batch_size, shuffle=shuffle)
-        self.split = split
-        self.depth = depth
+        size = 2 ** (trees.depth + 1) - 1
+        self.node_key = trees._data.node_key.view(-1, size)[indices]
+        self.node_value = trees._data.node_value.view(-1, size)[indices]
+        self.label = trees._data.label[indices]
+        self.tree_split = split[indices]
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.passes = passes
 
     def __len__(self) -> int:
-        return len(self.loader)
+        return self.passes * math.ceil(self.label.numel() / self.batch_size)
 
     def __iter__(self) -> Iterator[Data]:
-        return (expand_batch(batch, self.depth, self.split) for batch in self.loader)
+        for _ in range(self.passes):
+            count = self.label.numel()
+            order = torch.randperm(count) if self.shuffle else torch.arange(count)
+            for chunk in order.split(self.batch_size):
+                yield expand_batch(
+                    self.node_key[chunk],
+                    self.node_value[chunk],
+                    self.label[chunk],
+                    self.tree_split[chunk],
+                )
 
 
 def _require(key: str, value: object, valid: bool, allowed: str) -> None:
@@ -258,7 +282,8 @@ def load_trees(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     Args:
         dataset (DictConfig): ``depth`` (:math:`d \ge 1`), ``num_trees`` (default 5000),
             ``train_fraction`` (default 0.8; the rest is halved into val and test),
-            ``batch_size`` (default 64), ``seed`` (default 0). ``download`` is ignored.
+            ``batch_size`` (default 64), ``passes_per_epoch`` (default 1: passes over the
+            training trees per epoch), ``seed`` (default 0). ``download`` is ignored.
         paths (DictConfig): ``data_dir``, where the trees are cached.
         seed (int): the run's seed; unused here.
 
@@ -273,6 +298,7 @@ def load_trees(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     num_trees = dataset.get("num_trees", 5000)
     train_fraction = dataset.get("train_fraction", 0.8)
     batch_size = dataset.get("batch_size", 64)
+    passes = dataset.get("passes_per_epoch", 1)
     _require(
         "depth",
         depth,
@@ -282,12 +308,14 @@ def load_trees(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     _require("num_trees", num_trees, num_trees >= 1, "at least 1")
     _require("train_fraction", train_fraction, 0 < train_fraction <= 1, "in (0, 1]")
     _require("batch_size", batch_size, batch_size >= 1, "at least 1")
+    _require("passes_per_epoch", passes, isinstance(passes, int) and passes >= 1, "an integer >= 1")
     trees = TreeNeighborsMatch(paths.data_dir, depth, num_trees, dataset.get("seed", 0))
     split = split_codes(len(trees), train_fraction)
+    train = (split == 0).nonzero().view(-1)
     return Task(
         dataset.name,
-        TreeBatches(trees[split == 0], split, depth, batch_size, shuffle=True),
-        TreeBatches(trees, split, depth, batch_size, shuffle=False),
+        TreeBatches(trees, train, split, batch_size, shuffle=True, passes=passes),
+        TreeBatches(trees, torch.arange(len(trees)), split, batch_size, shuffle=False),
         num_features=2 ** (depth + 1),
         num_outputs=2**depth,
     )

@@ -14,19 +14,25 @@ class DepthwiseGNN(nn.Module):
     r"""Input Linear → ``depth`` graph layers → output Linear (paper §7, supplementary §7).
 
     Each graph layer sees dropout on its input and is followed by the node
-    normalisation (PairNorm, LayerNorm or none), the optional residual and an ELU:
+    normalisation (PairNorm, LayerNorm or none), the optional residual, the optional
+    post-residual LayerNorm and the activation :math:`\sigma` (``model.activation``):
 
     .. math::
         h^{(0)} = W_{in} x, \qquad
-        h^{(l)} = \mathrm{ELU}\big(\mathrm{norm}(\mathrm{conv}_l(\mathrm{drop}(h^{(l-1)})))
-        \,[+\, P_l h^{(l-1)}]\big), \qquad
+        h^{(l)} = \sigma\big(\mathrm{LN}\big(
+            \mathrm{norm}(\mathrm{conv}_l(\mathrm{drop}(h^{(l-1)}))) \,[+\, P_l h^{(l-1)}]
+        \big)\big), \qquad
         y = W_{out} h^{(L)}
+
+    The default block is the paper's (ELU, no LN). ``model.post_layernorm=true``,
+    ``model.residual=true`` and ``model.activation=none`` give Alon & Yahav's block
+    :math:`h^{(l)} = \mathrm{LN}(h^{(l-1)} + \mathrm{conv}_l(h^{(l-1)}))` (the TREES protocol).
 
     The input Linear maps to ``model.input_width`` (default: the layer width); the first
     graph layer maps that width to the layer width and every later one keeps it. ``P_l`` is
     the identity, except around a first layer that widens, where it is a bias-free Linear
     (as in PyG's ``GATConv(residual=True)``). ``model.last_activation=false`` leaves out the
-    ELU after the last graph layer (the authors' DeepGAT). A subclass is one model: it says
+    activation after the last graph layer (the authors' DeepGAT). A subclass is one model: it says
     how to build a graph layer (:meth:`make_conv`), which of its parameters are attention
     parameters, and which configs it refuses.
 
@@ -48,6 +54,7 @@ class DepthwiseGNN(nn.Module):
         self.dropout = model.dropout
         self.residual = model.residual
         self.last_activation = model.last_activation
+        self.activation = ACTIVATIONS[model.activation]()
         width = self.width(model)
         first = model.input_width or width
         self.input = nn.Linear(in_channels, first)
@@ -57,6 +64,9 @@ class DepthwiseGNN(nn.Module):
         self.norms = nn.ModuleList(NORMS.get(norm.name)(norm, width) for _ in range(model.depth))
         widens = self.residual and first != width
         self.input_residual = nn.Linear(first, width, bias=False) if widens else None
+        self.post_norms = nn.ModuleList(
+            nn.LayerNorm(width) for _ in range(model.depth if model.post_layernorm else 0)
+        )
         self.output = nn.Linear(width, out_channels)
         self.reset_parameters()
 
@@ -89,7 +99,8 @@ class DepthwiseGNN(nn.Module):
 
     def reset_parameters(self) -> None:
         """Re-initialise every weight."""
-        for module in [self.input, *self.convs, *self.norms, self.input_residual, self.output]:
+        modules = [self.input, *self.convs, *self.norms, *self.post_norms, self.input_residual]
+        for module in [*modules, self.output]:
             if hasattr(module, "reset_parameters"):
                 module.reset_parameters()
 
@@ -103,7 +114,9 @@ class DepthwiseGNN(nn.Module):
             h = norm(self.conv_forward(conv, h, x0, edge_index), batch)
             if self.residual:
                 h = h + (self.input_residual(x) if index == 0 and self.input_residual else x)
-            x = F.elu(h) if self.last_activation or index < self.depth - 1 else h
+            if self.post_norms:
+                h = self.post_norms[index](h)
+            x = self.activation(h) if self.last_activation or index < self.depth - 1 else h
         return self.output(x)
 
     def layer_parameters(self) -> list[tuple[list[nn.Parameter], list[nn.Parameter]]]:
@@ -123,6 +136,9 @@ class DepthwiseGNN(nn.Module):
             f"norm={type(self.norms[0]).__name__}, residual={self.residual})"
         )
 
+
+#: ``model.activation`` → the module applied after each graph layer
+ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "none": nn.Identity}
 
 MODELS: Registry[type[DepthwiseGNN]] = Registry("model.name")
 
