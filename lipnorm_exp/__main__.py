@@ -1,13 +1,25 @@
 """``python -m lipnorm_exp``: one run, or a sweep with ``--multirun`` / ``+experiment=<preset>``."""
 
+import os
 import sys
 
 import hydra
 from omegaconf import DictConfig
 
+from lipnorm_exp.cli import (
+    ERROR_PREFIX,
+    EXIT_INTERRUPTED,
+    JobError,
+    full_error_wanted,
+    interruption,
+    say,
+    stop,
+)
 from lipnorm_exp.config import register_resolvers
-from lipnorm_exp.errors import ConfigError, DataNotFoundError
-from lipnorm_exp.sweep import note_outcome, sweep_position
+from lipnorm_exp.errors import UserError
+from lipnorm_exp.records import FAILED, INTERRUPTED
+from lipnorm_exp.stopping import in_sweep_worker, stop_requests
+from lipnorm_exp.sweep import note_outcome, outcome_of, sweep_position
 from lipnorm_exp.train import run
 
 register_resolvers()
@@ -15,20 +27,40 @@ register_resolvers()
 
 @hydra.main(version_base="1.3", config_path="../configs", config_name="config")
 def main(cfg: DictConfig) -> None:
-    """Train one configuration; a bad value or absent data ends it with one line."""
+    """Train one configuration; a bad value, absent data or a stop request end it in one line.
+
+    In a sweep, a job that cannot run is counted as failed and the sweep goes on (Hydra shows
+    its line again at the end); a stop request ends the sweep, a worker process at once.
+    """
     position = sweep_position()
-    try:
-        note_outcome(run(cfg, desc=position))
-    except (ConfigError, DataNotFoundError) as error:
-        print(f"lipnorm_exp: error: {error}", file=sys.stderr)
-        note_outcome(None, str(error))
-        if not position:
-            sys.exit(2)
-        raise
-    except Exception as error:
-        note_outcome(None, f"{type(error).__name__}: {error}")
-        raise
+    with stop_requests():
+        try:
+            note_outcome(outcome_of(run(cfg, desc=position)))
+        except UserError as error:
+            note_outcome(FAILED, str(error))
+            if not position:
+                stop(error)
+            if full_error_wanted():
+                raise
+            say(f"{ERROR_PREFIX}{error}")
+            raise JobError(f"{ERROR_PREFIX}{error}") from None
+        except KeyboardInterrupt as stop_request:
+            note_outcome(INTERRUPTED, str(stop_request) or "Ctrl-C")
+            say(f"{interruption(stop_request)} {position}".rstrip())
+            if in_sweep_worker():
+                sys.stdout.flush()
+                os._exit(EXIT_INTERRUPTED)  # its sweep is gone or stopping: nothing to return to
+            sys.exit(EXIT_INTERRUPTED)
+        except Exception as error:
+            note_outcome(FAILED, f"{type(error).__name__}: {error}")
+            raise
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt as stop_request:  # a sweep stopped between or around its jobs
+        if full_error_wanted():
+            raise
+        say(interruption(stop_request))
+        sys.exit(EXIT_INTERRUPTED)

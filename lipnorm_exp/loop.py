@@ -1,4 +1,8 @@
-"""One training epoch and one evaluation pass over a :class:`~lipnorm_exp.data.Task`."""
+"""One training epoch and one evaluation pass over a :class:`~lipnorm_exp.data.Task`.
+
+An evaluation whose model outputs are not all finite raises :class:`NonFiniteError`
+instead of scoring them: the arg-max of NaN logits is class 0, an accuracy of nothing.
+"""
 
 import torch
 import torch.nn.functional as F
@@ -7,6 +11,12 @@ from torch import nn
 from lipnorm_exp.data import Task
 
 SPLITS = ("train", "val", "test")
+#: columns of an epoch's row a schedule or an early stop may watch, and whether higher is better
+MONITORED = {"val_loss": False, "val_acc": True, "train_acc": True}
+
+
+class NonFiniteError(ArithmeticError):
+    """A loss or the outputs of the model hold NaN or infinity; nothing is scored from them."""
 
 
 def task_loss(task: Task, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -71,12 +81,18 @@ def train_epoch(
 
 @torch.no_grad()
 def evaluate(model: nn.Module, task: Task, device: torch.device) -> dict[str, float]:
-    """Loss and metric of every split, one forward pass per batch of ``task.eval_batches``."""
+    """Loss and metric of every split, one forward pass per batch of ``task.eval_batches``.
+
+    Raises:
+        NonFiniteError: some output of the model is NaN or infinite.
+    """
     model.eval()
     logits = {split: [] for split in SPLITS}
     targets = {split: [] for split in SPLITS}
     for batch in task.eval_batches:
         out, batch = _forward(model, batch, device)
+        if not bool(torch.isfinite(out).all()):
+            raise NonFiniteError("the model's outputs are not all finite")
         for split in SPLITS:
             mask = batch[f"{split}_mask"]
             logits[split].append(out[mask].cpu())

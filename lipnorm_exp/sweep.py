@@ -1,9 +1,11 @@
-"""Sweep progress: "run k of n" for each job and a done/skipped/diverged count at the end.
+"""Sweep progress: "run k of n" for each job and a tally of the outcomes at the end.
 
 :class:`SweepProgress` is a Hydra callback (``configs/hydra/default.yaml``). At the start
-of a multirun it counts the grid the basic sweeper will expand and passes the total to
-the jobs through an environment variable (inherited by joblib and submitit workers);
-each job appends its outcome to ``<sweep dir>/progress.jsonl``; the end prints the tally.
+of a multirun it counts the grid the basic sweeper will expand and passes the total, and the
+id of the sweep's process, to the jobs through environment variables (inherited by joblib
+and submitit workers, which stop when that process has ended: :mod:`lipnorm_exp.stopping`);
+each job appends its outcome to ``<sweep dir>/progress.jsonl``; the end prints the tally, also
+when the sweep is stopped (Ctrl-C, SIGTERM), saying then how many jobs have no outcome.
 """
 
 import atexit
@@ -21,16 +23,19 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED
+from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, INTERRUPTED
+from lipnorm_exp.stopping import SWEEP_PID_ENV, install_stop_handlers
 
 __all__ = [
     "SweepProgress",
     "grid_jobs",
     "grid_size",
     "note_outcome",
+    "outcome_of",
     "sweep_axes",
     "sweep_position",
     "tally",
+    "tally_line",
 ]
 
 log = logging.getLogger(__name__)
@@ -38,7 +43,7 @@ log = logging.getLogger(__name__)
 TOTAL_ENV = "LIPNORM_SWEEP_TOTAL"
 PROGRESS_FILE = "progress.jsonl"
 SKIPPED = "skipped"
-OUTCOMES = (COMPLETED, DIVERGED, SKIPPED, FAILED)
+OUTCOMES = (COMPLETED, DIVERGED, SKIPPED, FAILED, INTERRUPTED)
 
 
 def _param_arguments(hydra_cfg: DictConfig) -> list[str]:
@@ -91,14 +96,19 @@ def sweep_position() -> str:
     return f"[{index}/{total}]" if total else f"[{index}]"
 
 
-def note_outcome(record: dict[str, Any] | None, error: str | None = None) -> None:
-    """Append this job's outcome to the sweep's progress file (no-op outside a multirun)."""
+def outcome_of(record: dict[str, Any]) -> str:
+    """The outcome of a job that returned ``record``: its status, or ``skipped``."""
+    return SKIPPED if record.get("skipped") else record["status"]
+
+
+def note_outcome(outcome: str, error: str | None = None) -> None:
+    """Append this job's outcome (one of :data:`OUTCOMES`) to the sweep's progress file.
+
+    A no-op outside a multirun.
+    """
     if not sweep_position():
         return
     hydra_cfg = HydraConfig.get()
-    outcome = FAILED if record is None else record["status"]
-    if record is not None and record.get("skipped"):
-        outcome = SKIPPED
     line = json.dumps({"job": hydra_cfg.job.num, "outcome": outcome, "error": error})
     path = Path(hydra_cfg.sweep.dir) / PROGRESS_FILE
     with open(path, "a") as handle:  # one short append per job: atomic on local disks
@@ -106,40 +116,58 @@ def note_outcome(record: dict[str, Any] | None, error: str | None = None) -> Non
 
 
 def tally(sweep_dir: str | Path) -> Counter:
-    """Outcomes (completed, diverged, skipped, failed) of the jobs of one sweep."""
+    """Outcomes (:data:`OUTCOMES`) of the jobs of one sweep that have one."""
     path = Path(sweep_dir) / PROGRESS_FILE
     if not path.exists():
         return Counter()
     return Counter(json.loads(line)["outcome"] for line in path.read_text().splitlines() if line)
 
 
+def tally_line(counts: Counter, total: int) -> str:
+    """``sweep finished: a completed, ..., e interrupted (of n)`` when every job ran.
+
+    ``sweep stopped: ... (of n); k without an outcome`` when some job was interrupted or has
+    not reported.
+    """
+    summary = ", ".join(f"{counts[outcome]} {outcome}" for outcome in OUTCOMES)
+    missing = total - sum(counts[outcome] for outcome in OUTCOMES)
+    if not missing and not counts[INTERRUPTED]:
+        return f"sweep finished: {summary} (of {total})"
+    tail = f"; {missing} without an outcome" if missing > 0 else ""
+    return f"sweep stopped: {summary} (of {total}){tail}"
+
+
 class SweepProgress(Callback):
     """Hydra callback announcing the grid size and the final tally of a multirun.
 
     Hydra skips ``on_multirun_end`` when a job raised (the sweeper re-raises the first
-    failure after all jobs ran), which is when the tally matters most; the tally is then
-    printed at interpreter exit instead.
+    failure after all jobs ran) or the sweep was stopped, which is when the tally matters
+    most; the tally is then printed at interpreter exit instead. SIGTERM and SIGHUP stop the
+    sweep as Ctrl-C does (:func:`~lipnorm_exp.stopping.install_stop_handlers`), so that exit
+    comes.
     """
 
     def __init__(self) -> None:
         self._sweep_dir: str | None = None
+        self._total = 0
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Count the grid, hand the total to the jobs and arm the exit-time tally."""
-        total = grid_size(config.hydra)
-        os.environ[TOTAL_ENV] = str(total)
+        """Count the grid, hand the total and this process's id to the jobs, arm the tally."""
+        self._total = grid_size(config.hydra)
+        os.environ[TOTAL_ENV] = str(self._total)
+        os.environ[SWEEP_PID_ENV] = str(os.getpid())
         self._sweep_dir = str(config.hydra.sweep.dir)
+        install_stop_handlers()
         atexit.register(self._report)
-        log.info("sweep of %d runs; records in %s", total, config.paths.results_dir)
+        log.info("sweep of %d runs; records in %s", self._total, config.paths.results_dir)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        """Print the tally (every job succeeded)."""
+        """Print the tally (every job returned)."""
         atexit.unregister(self._report)
         self._report()
 
     def _report(self) -> None:
-        """Log ``sweep finished: a completed, b diverged, c skipped, d failed (of n)``."""
-        counts = tally(self._sweep_dir)
-        summary = ", ".join(f"{counts[k]} {k}" for k in OUTCOMES)
-        log.info("sweep finished: %s (of %s)", summary, os.environ.get(TOTAL_ENV, "?"))
+        """Log :func:`tally_line` and forget the sweep's environment variables."""
+        log.info("%s", tally_line(tally(self._sweep_dir), self._total))
         os.environ.pop(TOTAL_ENV, None)
+        os.environ.pop(SWEEP_PID_ENV, None)

@@ -27,6 +27,7 @@ from urllib.parse import urlparse
 from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.records import FAILED, INTERRUPTED
 
 log = logging.getLogger(__name__)
 
@@ -129,14 +130,14 @@ class WandbTracker(NullTracker):
         self._safely("log", lambda: self.run.log(metrics, step=row["epoch"]))
 
     def finish(self, record: dict[str, Any]) -> None:
-        """Summary, status and figures, then ``run.finish`` (failed runs exit with 1)."""
+        """Summary, status and figures, then ``run.finish`` (failed and interrupted runs exit 1)."""
         history = record.get("history") or []
         try:
             self._safely("summary", lambda: self.run.summary.update(run_summary(record)))
             if history:
                 self._safely("figures", lambda: self.run.log(self._figures(history)))
         finally:
-            exit_code = int(record.get("status") == "failed")
+            exit_code = int(record.get("status") in (FAILED, INTERRUPTED))
             self._safely("finish", lambda: self.run.finish(exit_code=exit_code))
 
     def _figures(self, history: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,9 +1,12 @@
 """``run(cfg)``: one configuration from config to record.
 
-Validate → skip if a finished record exists (adding this config's tags to it) → load data →
-build model → train with best-validation selection → write the record. A NaN/inf loss ends
-the run as ``diverged`` (a result: deep unnormalised GATs explode); an exception during
-training writes a ``failed`` record with the error and is raised again.
+Validate → check the folders it writes to → skip if a finished record exists (adding this
+config's tags to it) → load data → build model → train with best-validation selection → write
+the record. A non-finite loss or output ends the run as ``diverged`` (a result: deep
+unnormalised GATs explode), keeping the epochs before it; an exception during training writes
+a ``failed`` record with the error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see
+:mod:`lipnorm_exp.stopping`) an ``interrupted`` one, and either is raised again. Neither
+replaces a finished record of the run (:func:`~lipnorm_exp.records.save_record`).
 """
 
 import logging
@@ -18,24 +21,28 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
+from lipnorm_exp.atomic import remove_stale_temps
 from lipnorm_exp.config import validate
 from lipnorm_exp.data import Task, load_task
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.folders import writable_folder
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz
-from lipnorm_exp.loop import evaluate, train_epoch
+from lipnorm_exp.loop import MONITORED, NonFiniteError, evaluate, train_epoch
 from lipnorm_exp.models import build_model
 from lipnorm_exp.records import (
     COMPLETED,
     DIVERGED,
     FAILED,
     FINISHED,
+    INTERRUPTED,
     add_tags,
     git_commit,
     machine,
     portable_paths,
-    read_record,
     run_id,
+    save_record,
+    take_record,
     versions,
-    write_record,
 )
 from lipnorm_exp.tracking import make_tracker
 
@@ -50,14 +57,20 @@ def seed_everything(seed: int) -> None:
 
 
 def pick_device(name: str) -> torch.device:
-    """``auto`` is CUDA when available, else CPU; anything else is passed to torch."""
+    """``auto`` is CUDA when available, else CPU; ``cpu``, ``cuda`` and ``cuda:<index>`` as said.
+
+    Raises:
+        ConfigError: a CUDA device this machine does not have.
+    """
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
-#: ``train.scheduler_metric`` / ``train.patience_metric`` values, and whether higher is better
-MONITORED = {"val_loss": False, "val_acc": True, "train_acc": True}
+    device = torch.device(name)
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (device.index or 0) >= count:
+            have = f"cuda:0 to cuda:{count - 1}" if count else "no CUDA device"
+            raise ConfigError(f"device={name} is not on this machine ({have}); allowed: auto, cpu")
+    return device
 
 
 def make_scheduler(
@@ -123,16 +136,18 @@ def fit(
 ) -> dict[str, Any]:
     """Train for ``train.epochs`` epochs (or until :class:`EarlyStopping` / divergence).
 
-    Returns ``status``, ``summary`` and ``history`` as they go into the record. The best
-    epoch is the one with the highest validation accuracy (the first one on ties); the
-    summary keeps the test accuracy at that epoch.
+    Returns ``status``, ``error``, ``summary`` and ``history`` as they go into the record.
+    The best epoch is the one with the highest validation accuracy (the first one on ties);
+    the summary keeps the test accuracy at that epoch. An epoch whose training loss or model
+    outputs are not finite ends the run as ``diverged``: it leaves no row, so the summary and
+    history hold the epochs before it, and ``error`` says what diverged when.
     """
     optimizer = torch.optim.Adam(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
     scheduler = make_scheduler(optimizer, train)
     stopping = EarlyStopping(train)
     history: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None
-    status, diverged_at = COMPLETED, None
+    status, error, diverged_at = COMPLETED, None, None
     bar = tqdm(
         range(1, train.epochs + 1),
         desc=desc,
@@ -143,10 +158,15 @@ def fit(
     for epoch in bar:
         start = time.perf_counter()
         loss, grads = train_epoch(model, optimizer, task, device, train.track_gradients)
-        if not math.isfinite(loss):
+        try:
+            if not math.isfinite(loss):
+                raise NonFiniteError("non-finite training loss")
+            metrics = evaluate(model, task, device)
+        except NonFiniteError as divergence:
             status, diverged_at = DIVERGED, epoch
+            error = f"{divergence} at epoch {epoch}"
             break
-        row = {"epoch": epoch, "train_step_loss": loss, **evaluate(model, task, device)}
+        row = {"epoch": epoch, "train_step_loss": loss, **metrics}
         if scheduler is not None:
             row["lr"] = optimizer.param_groups[0]["lr"]
             scheduler.step(row[train.scheduler_metric])
@@ -167,6 +187,7 @@ def fit(
     bar.close()
     return {
         "status": status,
+        "error": error,
         "summary": summarise(history, best, task.metric_name, diverged_at),
         "history": history,
     }
@@ -200,14 +221,17 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
         desc: label of the progress bar (the sweep position, for instance).
     """
     validate(cfg)
+    results_dir = writable_folder(cfg.paths.results_dir, "paths.results_dir")
+    writable_folder(cfg.paths.data_dir, "paths.data_dir")
+    remove_stale_temps(results_dir)
+    device = pick_device(cfg.device)
     rid = run_id(cfg)
-    existing = read_record(cfg.paths.results_dir, rid)
+    existing = take_record(results_dir, rid)
     if existing and existing["status"] in FINISHED and not cfg.force:
         log.info("%s skip run %s: a %s record exists", desc, rid, existing["status"])
-        existing = add_tags(cfg.paths.results_dir, existing, cfg.tags)
+        existing = add_tags(results_dir, existing, cfg.tags)
         return {**existing, "skipped": True}
     started, clock = datetime.now(timezone.utc), time.perf_counter()
-    device = pick_device(cfg.device)
     seed_everything(cfg.seed)
     task = load_task(cfg.dataset, cfg.paths, cfg.seed)
     model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs).to(device)
@@ -228,8 +252,9 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
     tracker = make_tracker(cfg, rid)
     try:
         record.update(fit(model, task, cfg.train, device, tracker, desc))
-        if record["status"] == DIVERGED:
-            record["error"] = f"non-finite loss at epoch {record['summary']['diverged_at_epoch']}"
+    except KeyboardInterrupt as error:
+        record["status"], record["error"] = INTERRUPTED, str(error) or type(error).__name__
+        raise
     except Exception as error:
         record["error"] = f"{type(error).__name__}: {error}"
         raise
@@ -243,7 +268,7 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
         }
         record["finished_at"] = datetime.now(timezone.utc).isoformat()
         try:
-            write_record(cfg.paths.results_dir, record)
+            save_record(results_dir, record)
         finally:
             tracker.finish(record)
     summary = record["summary"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from conftest import CONFIGS
 from omegaconf import DictConfig, OmegaConf
 
 #: A few of ogbn-proteins' species (NCBI taxonomy ids), deliberately not 0..k-1.
@@ -132,9 +133,16 @@ def write_proteins(
 
 
 def configs(data_dir: Path, raw_dirs=(), **dataset) -> tuple[DictConfig, DictConfig]:
-    """Struct configs ``(dataset, paths)`` as Hydra would hand them to a loader."""
+    """Struct configs ``(dataset, paths)`` as Hydra would hand them to a loader.
+
+    ``dataset`` holds ``name`` and the keys that differ from ``configs/dataset/<name>.yaml``
+    (downloads are off unless asked for).
+    """
     paths = OmegaConf.create({"data_dir": str(data_dir), "raw_dirs": [str(d) for d in raw_dirs]})
-    dataset = OmegaConf.create({"download": False, "meta_dict": None, **dataset})
+    dataset = OmegaConf.merge(
+        OmegaConf.load(CONFIGS / "dataset" / f"{dataset['name']}.yaml"),
+        {"download": False, **dataset},
+    )
     OmegaConf.set_struct(dataset, True)
     OmegaConf.set_struct(paths, True)
     return dataset, paths

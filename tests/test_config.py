@@ -1,11 +1,17 @@
-"""Config composition, validation messages and run hashing."""
+"""Config composition, the schema and its one-line messages, and run hashing."""
+
+from typing import Annotated
 
 import pytest
 from conftest import CONFIGS, REPO
 from omegaconf import OmegaConf, open_dict
 
-from lipnorm_exp.config import validate
+from lipnorm_exp.config import schema, validate
+from lipnorm_exp.config.constraints import AtLeast, Between, describe, fits, show
+from lipnorm_exp.data import DATASETS
 from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.models import MODELS
+from lipnorm_exp.norms import NORMS
 from lipnorm_exp.records import (
     defining_config,
     iter_records,
@@ -23,14 +29,107 @@ def options(group):
 
 
 @pytest.mark.parametrize("group", GROUPS)
-def test_every_group_option_composes(make_cfg, group):
+def test_every_group_option_composes_and_validates(make_cfg, group):
     for option in options(group):
         prefix = "+" if group == "method" else ""
-        cfg = make_cfg(f"{prefix}{group}={option}")
+        cfg = make_cfg(f"{prefix}{group}={option}", *(["norm=none"] if group == "model" else []))
         if group in ("dataset", "model", "norm"):
             assert cfg[group].name == option
-        if group == "method":
-            validate(cfg)
+        validate(cfg)
+
+
+def test_the_schema_has_one_entry_per_registered_option():
+    assert sorted(schema.DATASETS) == sorted(DATASETS) == options("dataset")
+    assert sorted(schema.MODELS) == sorted(MODELS) == options("model")
+    assert sorted(schema.NORMS) == sorted(NORMS) == options("norm")
+    assert sorted(schema.LOGGERS) == options("logger")
+
+
+@pytest.mark.parametrize("model", options("model"))
+def test_a_model_option_composes_to_exactly_the_keys_its_schema_requires(make_cfg, model):
+    cfg = make_cfg(f"model={model}", "norm=none")
+    composed = set(cfg.model)
+    required = {
+        name
+        for name, field in schema.MODELS[model].__dataclass_fields__.items()
+        if "MAY_BE_ABSENT" not in repr(field.type)
+    }
+    assert composed == required
+
+
+def test_every_committed_record_config_passes_the_schema():
+    configs = [record["config"] for _, record in iter_records(REPO / "results" / "runs")]
+    assert configs
+    for config in configs:
+        validate(OmegaConf.create(config))
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value", "ok"),
+    [
+        (bool, True, True),
+        (bool, "no", False),
+        (bool, 1, False),
+        (int, True, False),
+        (int, 3, True),
+        (int, 3.0, False),
+        (float, 3, True),
+        (float, False, False),
+        (Annotated[int, AtLeast(1)] | None, None, True),
+        (Annotated[int, AtLeast(1)] | None, 0, False),
+        (list[Annotated[int, AtLeast(-1)]], [10, -1], True),
+        (list[Annotated[int, AtLeast(-1)]], [10, "a"], False),
+        (Annotated[float, Between(0, 1, open_high=True)], 1.0, False),
+    ],
+)
+def test_values_are_checked_as_they_are_never_converted(annotation, value, ok):
+    assert fits(annotation, value) is ok
+
+
+def test_descriptions_say_what_is_allowed_and_values_show_their_wrong_kind():
+    assert describe(Annotated[int, AtLeast(1)] | None) == "null or an integer >= 1"
+    assert describe(Annotated[float, Between(0, 1, open_low=True)]) == "a number in (0, 1]"
+    assert show("abc", int) == "abc (a string)" and show(True, int) == "true (a boolean)"
+    assert show(0, Annotated[int, AtLeast(1)]) == "0" and show(None) == "null"
+
+
+#: command-line values of the wrong type, unknown keys and the like: (overrides, the message)
+BAD_VALUES = [
+    (["model.depth=abc"], r"^model\.depth must be an integer >= 1, got abc \(a string\)$"),
+    (["seed=abc"], r"^seed must be an integer in \[0, 4294967295\], got abc \(a string\)$"),
+    (["train.lr=abc"], r"^train\.lr must be a number > 0, got abc \(a string\)$"),
+    (["dataset.missing_rate=abc"], r"^dataset\.missing_rate must be a number in \[0, 1\], got abc"),
+    (["model.residual=no"], r"^model\.residual must be true or false, got no \(a string\)$"),
+    (["model.depth=true"], r"^model\.depth must be an integer >= 1, got true \(a boolean\)$"),
+    (["+foo=1"], r"^foo=1 is not a key of the config; allowed: ablation, dataset, device, "),
+    (["device=tpu"], r"^device must be auto, cpu, cuda or cuda:<index>, got tpu$"),
+    (["norm.alpha=abc"], r"^norm\.alpha must be a number >= 0, got abc \(a string\)$"),
+    (["train.epochs=1.5"], r"^train\.epochs must be an integer >= 1, got 1\.5 \(a number\)$"),
+    (["model=gcn", "norm=none", "+model.beta=1"], r"^model\.beta=1 is not a key of model gcn; "),
+    (["+protocol.foo=1"], r"^protocol\.foo=1 is not a key of protocol; allowed: batch_size_per_"),
+    (["+dataset.depth=3"], r"^dataset\.depth=3 is not a key of dataset cora; allowed: download, "),
+    (["~model.depth"], r"^model\.depth is missing; it must be an integer >= 1$"),
+    (["tags=abc"], r"^tags must be a list \(each item a string\), got abc \(a string\)$"),
+    (["logger=wandb", "logger.mode=on"], r"^logger\.mode must be null or one of online, "),
+    (["paths.data_dir=/etc/hosts"], r"^paths\.data_dir must be a folder .*, got /etc/hosts$"),
+    (["paths.results_dir=/etc/hosts/runs"], r"^paths\.results_dir must be a folder"),
+    (["dataset=trees", "dataset.depth=abc"], r"^dataset\.depth must be an integer in \[1, 14\]"),
+    (["dataset=trees", "dataset.depth=15"], r"^dataset\.depth must be an integer in \[1, 14\]"),
+    (
+        ["+experiment=gcnii", "grid.missing_rate.cora=x"],
+        r"^dataset\.missing_rate must be a number in \[0, 1\], got x \(a string\)$",
+    ),
+    (
+        ["train.epochs=${nowhere}"],
+        r"^train\.epochs cannot be resolved: Interpolation key 'nowhere'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("overrides", "message"), BAD_VALUES)
+def test_a_wrong_type_or_unknown_key_gives_one_line_naming_it(make_cfg, overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        validate(make_cfg(*overrides))
 
 
 @pytest.mark.parametrize("model", options("model"))
@@ -49,18 +148,24 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["dataset.name=imagenet"], r"dataset.name: unknown value 'imagenet'; allowed: .*cora"),
-        (["model.name=mlp"], r"model.name: unknown value 'mlp'; allowed: .*gat"),
-        (["norm.name=batchnorm"], r"norm.name: unknown value 'batchnorm'; allowed: .*lip"),
-        (["dataset.missing_rate=1.5"], r"dataset.missing_rate must be in \[0, 1\], got 1.5"),
-        (["dataset.missing_rate=-0.1"], r"dataset.missing_rate must be in \[0, 1\], got -0.1"),
+        (["dataset.name=imagenet"], r"dataset.name must be one of .*cora.*, got imagenet$"),
+        (["model.name=mlp"], r"model.name must be one of .*gat.*, got mlp$"),
+        (["norm.name=batchnorm"], r"norm.name must be one of .*lip.*, got batchnorm$"),
+        (
+            ["dataset.missing_rate=1.5"],
+            r"dataset.missing_rate must be a number in \[0, 1\], got 1.5",
+        ),
+        (
+            ["dataset.missing_rate=-0.1"],
+            r"dataset.missing_rate must be a number in \[0, 1\], got -0",
+        ),
         (["model.depth=0"], r"model.depth must be an integer >= 1, got 0"),
         (["model.heads=0"], r"model.heads must be an integer >= 1, got 0"),
         (
             ["model.hidden=60", "model.heads=8"],
             r"model.hidden=60 must be a multiple of model.heads=8",
         ),
-        (["model.dropout=1.0"], r"model.dropout must be in \[0, 1\), got 1.0"),
+        (["model.dropout=1.0"], r"model.dropout must be a number in \[0, 1\), got 1.0"),
         (
             ["model=gcn", "norm=lip"],
             r"norm=lip needs an attention model.*allowed with lip: gat, gatv2, gt",
@@ -71,31 +176,38 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
         ),
         (
             ["model=gcnii", "norm=none", "model.alpha=2"],
-            r"model.alpha must be in \[0, 1\] for gcnii",
+            r"model.alpha must be a number in \[0, 1\]",
         ),
         (
             ["model=gatv2", "norm.variant=published"],
             r"norm.variant=published exists for gat and gt only",
         ),
-        (["train.epochs=0"], r"train.epochs must be >= 1, got 0"),
-        (["train.lipschitz_every=0"], r"train.lipschitz_every must be >= 1, got 0"),
+        (["train.epochs=0"], r"train.epochs must be an integer >= 1, got 0"),
+        (["train.lipschitz_every=0"], r"train.lipschitz_every must be an integer >= 1, got 0"),
         (["scale=huge"], r"scale must be quick or paper, got huge"),
         (["model.head_channels=0"], r"model.head_channels must be null or an integer >= 1"),
         (["model.input_width=0"], r"model.input_width must be null or an integer >= 1, got 0"),
         (["model=ggnn", "norm=none", "model.input_width=128"], r"model.input_width=128 must be"),
         (["model=gcnii", "norm=none", "model.input_width=32"], r"model.input_width=32 is not"),
         (["train.scheduler=cosine"], r"train.scheduler must be none or plateau, got cosine"),
-        (["train.scheduler_factor=1.5"], r"train.scheduler_factor must be in \(0, 1\)"),
+        (["train.scheduler_factor=1.5"], r"train.scheduler_factor must be a number in \(0, 1\)"),
         (["model.activation=tanh"], r"model.activation must be one of elu, relu, none, got tanh"),
-        (["model.post_layernorm=1"], r"model.post_layernorm must be true or false, got 1"),
+        (["model.post_layernorm=1"], r"post_layernorm must be true or false, got 1 \(an integer\)"),
         (["train.scheduler_metric=loss"], r"train.scheduler_metric must be one of val_loss, "),
-        (["train.patience_metric=val_loss"], r"train.patience_metric must be one of val_acc, tr"),
+        (["train.patience_metric=val_loss"], r"train.patience_metric must be val_acc or train_acc"),
     ],
 )
 def test_invalid_values_give_one_line_naming_the_key(make_cfg, overrides, message):
     with pytest.raises(ConfigError, match=message) as error:
         validate(make_cfg(*overrides))
     assert "\n" not in str(error.value)
+
+
+def test_a_key_a_model_has_no_use_for_is_refused_with_the_keys_it_has(make_cfg):
+    with pytest.raises(ConfigError) as error:
+        validate(make_cfg("model=gcn", "norm=none", "+model.train_eps=true"))
+    allowed = str(error.value).split("allowed: ", 1)[1].split(", ")
+    assert allowed == sorted(schema.Model.__dataclass_fields__)
 
 
 def test_run_id_is_stable_and_ignores_non_defining_keys(make_cfg, tmp_path):

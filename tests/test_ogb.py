@@ -1,6 +1,7 @@
 import math
 import socket
 import sys
+from functools import partial
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from torch_geometric.loader import NeighborLoader, RandomNodeLoader
 from torch_geometric.utils import is_undirected
 
 import lipnorm_exp.data.download as download
+from lipnorm_exp.config import validate
 from lipnorm_exp.data import load_task
 from lipnorm_exp.data.ogb import _import_ogb, _seed_masks
 from lipnorm_exp.errors import ConfigError, DataNotFoundError
@@ -218,14 +220,15 @@ def test_proteins_batched_evaluation_covers_all_nodes(proteins, tmp_path):
     assert sum(int(b.val_mask.sum()) for b in batches) == len(proteins.split["valid"])
 
 
-def test_proteins_loader_options(proteins, tmp_path, monkeypatch):
+def test_proteins_loader_options(proteins, tmp_path, monkeypatch, make_cfg):
     monkeypatch.setattr(torch_geometric.typing, "WITH_PYG_LIB", False)
+    proteins_cfg = partial(make_cfg, "dataset=ogbn_proteins")
     with pytest.raises(ConfigError, match="^dataset.loader=neighbor needs pyg-lib; allowed here"):
-        proteins_task(proteins, tmp_path, loader="neighbor")
-    with pytest.raises(ConfigError, match="dataset.loader: unknown value 'cluster'"):
-        proteins_task(proteins, tmp_path, loader="cluster")
-    with pytest.raises(ConfigError, match="dataset.eval_batches: unknown value 'half'"):
-        proteins_task(proteins, tmp_path, eval_batches="half")
+        validate(proteins_cfg("dataset.loader=neighbor"))
+    with pytest.raises(ConfigError, match="^dataset.loader must be one of auto, neighbor, random"):
+        validate(proteins_cfg("dataset.loader=cluster"))
+    with pytest.raises(ConfigError, match="^dataset.eval_batches must be batched or full, got h"):
+        validate(proteins_cfg("dataset.eval_batches=half"))
     assert isinstance(proteins_task(proteins, tmp_path).train_batches, RandomNodeLoader)
     monkeypatch.setattr(torch_geometric.typing, "WITH_PYG_LIB", True)
     loader = proteins_task(proteins, tmp_path, batch_size=4).train_batches

@@ -1,17 +1,26 @@
-"""Run records: one atomic JSON per run, skip when finished, divergence and failure recorded,
-tags added on reuse, one reader for a folder of records."""
+"""Run records: one atomic JSON per run, skip when finished, divergence, failure and
+interruption recorded without losing a finished record, broken records set aside and redone,
+temporary files of killed writers removed, tags added on reuse, one reader for a folder."""
 
 import json
 import math
 import os
+import time
 
 import pytest
+import torch
 
 import lipnorm_exp.train as train_module
+from lipnorm_exp.atomic import STALE_AFTER_S, temp_path
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.loop import NonFiniteError, evaluate
 from lipnorm_exp.records import (
     COMPLETED,
     DIVERGED,
     FAILED,
+    INTERRUPTED,
+    RERUN_SUFFIX,
+    BadRecordError,
     add_tags,
     iter_records,
     portable_paths,
@@ -25,9 +34,14 @@ from lipnorm_exp.train import run
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2")
 
 
+def stub(rid: str, status: str = COMPLETED, **fields) -> dict:
+    """A minimal valid record."""
+    return {"run_id": rid, "status": status, "config": {}, "summary": {}, **fields}
+
+
 def test_write_record_is_atomic_and_leaves_no_temp_files(tmp_path):
-    write_record(tmp_path, {"run_id": "abc", "status": "completed", "x": [1.0, math.nan]})
-    write_record(tmp_path, {"run_id": "abc", "status": "diverged"})
+    write_record(tmp_path, stub("abc", x=[1.0, math.nan]))
+    write_record(tmp_path, stub("abc", DIVERGED))
     assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]
     assert (tmp_path / "abc.json").stat().st_mode & 0o777 == 0o644
     assert read_record(tmp_path, "abc")["status"] == "diverged"
@@ -35,9 +49,9 @@ def test_write_record_is_atomic_and_leaves_no_temp_files(tmp_path):
 
 
 def test_write_record_keeps_the_old_record_when_writing_fails(tmp_path):
-    write_record(tmp_path, {"run_id": "abc", "status": "completed"})
+    write_record(tmp_path, stub("abc"))
     with pytest.raises(TypeError):
-        write_record(tmp_path, {"run_id": "abc", "status": object()})
+        write_record(tmp_path, stub("abc", x=object()))
     assert read_record(tmp_path, "abc")["status"] == "completed"
     assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]
 
@@ -108,8 +122,148 @@ def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
     record = run(cfg)
     assert record["status"] == "diverged"
     assert record["summary"]["diverged_at_epoch"] == 3 and record["summary"]["epochs_run"] == 2
-    assert "epoch 3" in record["error"]
+    assert record["error"] == "non-finite training loss at epoch 3"
     assert read_record(cfg.paths.results_dir, record["run_id"])["status"] == "diverged"
+
+
+def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, monkeypatch):
+    """The step of epoch 3 leaves NaN weights while its loss was finite: no accuracy of NaN."""
+    real = train_module.train_epoch
+    calls = []
+
+    def poison_third_step(model, *args, **kwargs):
+        calls.append(1)
+        loss, grads = real(model, *args, **kwargs)
+        if len(calls) == 3:
+            with torch.no_grad():
+                model.output.weight.fill_(math.nan)
+        return loss, grads
+
+    monkeypatch.setattr(train_module, "train_epoch", poison_third_step)
+    record = run(make_cfg(*SMALL, "train.epochs=5"))
+    assert record["status"] == DIVERGED
+    assert record["error"] == "the model's outputs are not all finite at epoch 3"
+    summary, history = record["summary"], record["history"]
+    assert [row["epoch"] for row in history] == [1, 2]
+    assert summary["diverged_at_epoch"] == 3 and summary["epochs_run"] == 2
+    assert summary["final_train_acc"] == history[-1]["train_acc"]
+    assert summary["best_val_acc"] == max(row["val_acc"] for row in history)
+
+
+def test_evaluation_refuses_non_finite_outputs(make_cfg):
+    from lipnorm_exp.data import load_task
+    from lipnorm_exp.models import build_model
+
+    cfg = make_cfg(*SMALL)
+    task = load_task(cfg.dataset, cfg.paths, 0)
+    model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs)
+    assert evaluate(model, task, torch.device("cpu"))["val_acc"] >= 0
+    with torch.no_grad():
+        model.output.bias[0] = math.inf
+    with pytest.raises(NonFiniteError):
+        evaluate(model, task, torch.device("cpu"))
+
+
+def interrupt(*args, **kwargs):
+    raise KeyboardInterrupt
+
+
+def fail(*args, **kwargs):
+    raise RuntimeError("out of memory")
+
+
+def test_an_interrupted_run_is_recorded_as_interrupted_and_run_again(make_cfg, monkeypatch):
+    cfg = make_cfg(*SMALL)
+    monkeypatch.setattr(train_module, "train_epoch", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg)
+    record = read_record(cfg.paths.results_dir, run_id(cfg))
+    assert record["status"] == INTERRUPTED and record["error"] == "KeyboardInterrupt"
+    monkeypatch.undo()
+    assert run(cfg)["status"] == COMPLETED  # an interrupted run is not skipped
+
+
+@pytest.mark.parametrize(("stop", "status"), [(interrupt, INTERRUPTED), (fail, FAILED)])
+def test_a_forced_rerun_that_does_not_finish_keeps_the_completed_record(
+    make_cfg, monkeypatch, stop, status
+):
+    cfg = make_cfg(*SMALL, "force=true")
+    first = run(cfg)
+    path = record_path(cfg.paths.results_dir, first["run_id"])
+    before = path.read_text()
+    monkeypatch.setattr(train_module, "train_epoch", stop)
+    with pytest.raises((KeyboardInterrupt, RuntimeError)):
+        run(cfg)
+    assert path.read_text() == before
+    beside = json.loads(path.with_name(path.name + RERUN_SUFFIX).read_text())
+    assert beside["status"] == status and beside["error"]
+    assert beside["started_at"] != first["started_at"]
+    assert [r["status"] for _, r in iter_records(path.parent)] == [COMPLETED]
+    monkeypatch.undo()
+    again = run(cfg)  # a forced re-run that finishes replaces it
+    assert read_record(path.parent, first["run_id"])["started_at"] == again["started_at"]
+    assert sorted(p.name for p in path.parent.iterdir() if not p.name.startswith(".")) == [
+        path.name
+    ]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda path: path.write_bytes(os.urandom(512)),
+        lambda path: path.write_text("[1, 2, 3]"),
+        lambda path: path.write_text('{"status": "completed"}'),
+        lambda path: path.write_text(path.read_text()[:100]),
+        lambda path: path.write_text(path.read_text().replace('"summary"', '"summery"')),
+        lambda path: (path.unlink(), path.mkdir(), (path / "x").write_text("a folder")),
+    ],
+    ids=["random_bytes", "json_list", "stub", "truncated", "no_summary", "folder"],
+)
+def test_a_broken_record_is_set_aside_with_a_warning_and_its_run_redone(make_cfg, damage, caplog):
+    cfg = make_cfg(*SMALL)
+    first = run(cfg)
+    path = record_path(cfg.paths.results_dir, first["run_id"])
+    damage(path)
+    broken = sorted(path.parent.iterdir())
+    with pytest.warns(UserWarning, match=rf"{path.name}.*set aside as {path.name}\.broken-"):
+        again = run(cfg)
+    assert not again.get("skipped") and again["status"] == COMPLETED
+    assert read_record(path.parent, first["run_id"])["started_at"] == again["started_at"]
+    (aside,) = path.parent.glob(f"{path.name}.broken-*")
+    assert aside.exists() and [p for p in broken if p.name.startswith(".")] == []
+    assert [r["run_id"] for _, r in iter_records(path.parent)] == [first["run_id"]]
+
+
+def test_read_record_says_what_is_wrong_with_a_record(tmp_path):
+    write_record(tmp_path, stub("abc", status="running"))
+    with pytest.raises(BadRecordError, match=r"abc\.json: unknown status 'running'"):
+        read_record(tmp_path, "abc")
+    write_record(tmp_path, stub("other"), record_path(tmp_path, "abc"))
+    with pytest.raises(BadRecordError, match=r"abc\.json: the record of run other"):
+        read_record(tmp_path, "abc")
+
+
+def test_temporary_files_of_writers_that_are_gone_are_removed(make_cfg, tmp_path):
+    cfg = make_cfg(*SMALL)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    ours = temp_path(runs / "mine.json")  # this process is alive: still being written
+    ours.write_text("{")
+    dead = runs / ".abc.json.999999999.0a1b2c3d.tmp"  # no such process
+    dead.write_text("{")
+    old, new = runs / ".abc.Xy12ab_q.tmp", runs / ".def.Zz98yx_w.tmp"  # named by older versions
+    for path in (old, new):
+        path.write_text("{")
+    stale = time.time() - STALE_AFTER_S - 60
+    os.utime(old, (stale, stale))
+    run(cfg)
+    assert sorted(p.name for p in runs.glob(".*.tmp")) == sorted([ours.name, new.name])
+
+
+def test_an_unwritable_results_folder_stops_the_run_before_any_data_is_read(make_cfg, monkeypatch):
+    monkeypatch.setattr(train_module, "load_task", lambda *a, **k: pytest.fail("data read"))
+    with pytest.raises(ConfigError, match=r"^paths\.results_dir=/proc/lipnorm_runs is not a "):
+        run(make_cfg(*SMALL, "paths.results_dir=/proc/lipnorm_runs"))
 
 
 def test_an_error_during_training_writes_a_failed_record_and_is_raised(make_cfg, monkeypatch):
@@ -143,7 +297,7 @@ def test_reusing_a_finished_record_adds_the_tags_it_lacks(make_cfg, monkeypatch)
 
 
 def test_add_tags_rereads_the_stored_record_so_no_tag_is_lost(tmp_path):
-    record = {"run_id": "abc", "status": COMPLETED, "config": {"tags": ["a"]}}
+    record = stub("abc", config={"tags": ["a"]})
     write_record(tmp_path, record)
     stale = json.loads(json.dumps(record))
     add_tags(tmp_path, record, ["b"])
@@ -161,7 +315,7 @@ def test_iter_records_reads_every_record_below_a_folder_in_path_order(tmp_path):
         ("a/deep", "r1", COMPLETED),
         ("c", "r3", FAILED),
     ):
-        write_record(tmp_path / folder, {"run_id": rid, "status": status, "config": {}})
+        write_record(tmp_path / folder, stub(rid, status))
     (tmp_path / "notes.json").write_text('{"hello": 1}')
     (tmp_path / "broken.json").write_text("{")
     with pytest.warns(UserWarning) as caught:

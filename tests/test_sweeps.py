@@ -8,90 +8,33 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from contextlib import suppress
 from pathlib import Path
 
 import pytest
-from omegaconf import OmegaConf
-
-from lipnorm_exp.data import load_task
+from cli_helpers import (
+    ERROR_PREFIX,
+    REPO,
+    TINY,
+    cli,
+    command,
+    environment,
+    prepared_data,
+    records,
+    start,
+    tally_line,
+)
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 MODEL_OPTIONS = sorted(path.stem for path in (REPO / "configs" / "model").glob("*.yaml"))
-TINY = ("model.depth=1", "model.hidden=8", "model.heads=1", "train.epochs=2")
-ERROR_PREFIX = "lipnorm_exp: error: "
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory) -> Path:
-    """A data folder with Cora copied in and processed, shared by the runs of this module.
-
-    Processed once beforehand, so runs started at the same moment only read it.
-    """
-    folder = tmp_path_factory.mktemp("data")
-    paths = OmegaConf.create({"data_dir": str(folder), "raw_dirs": [str(SHARED_DATASETS)]})
-    load_task(OmegaConf.create({"name": "cora"}), paths, seed=0)
-    return folder
-
-
-def command(tmp_path: Path, data_dir: Path, *arguments: str) -> list[str]:
-    """``python -m lipnorm_exp`` writing under ``tmp_path``; later overrides win, flags go first."""
-    flags = [argument for argument in arguments if argument.startswith("--")]
-    overrides = [argument for argument in arguments if not argument.startswith("--")]
-    return [
-        sys.executable,
-        "-m",
-        "lipnorm_exp",
-        *flags,
-        "train.progress=false",
-        "logger=none",
-        f"paths.results_dir={tmp_path / 'runs'}",
-        f"paths.log_dir={tmp_path / 'logs'}",
-        f"paths.data_dir={data_dir}",
-        f"paths.raw_dirs=[{SHARED_DATASETS}]",
-        *overrides,
-    ]
-
-
-def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LIPNORM_", "HYDRA_"))}
-    return {**env, "WANDB_MODE": "disabled", "WANDB_SILENT": "true"}
-
-
-def start(args: list[str], **kwargs) -> subprocess.Popen:
-    return subprocess.Popen(
-        args,
-        cwd=REPO,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        **kwargs,
-    )
-
-
-def cli(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        args, cwd=REPO, env=environment(), capture_output=True, text=True, timeout=timeout
-    )
-
-
-def records(tmp_path: Path) -> dict[str, dict]:
-    """Run id → record, for every record file of ``tmp_path``."""
-    return {path.stem: json.loads(path.read_text()) for path in (tmp_path / "runs").glob("*.json")}
-
-
-def tally_line(completed=0, diverged=0, skipped=0, failed=0) -> str:
-    total = completed + diverged + skipped + failed
-    return (
-        f"sweep finished: {completed} completed, {diverged} diverged, {skipped} skipped, "
-        f"{failed} failed (of {total})"
-    )
+    """Cora copied in and processed once, shared by the runs of this module."""
+    return prepared_data(tmp_path_factory.mktemp("data"))
 
 
 def assert_completed(found: dict[str, dict], seeds: set[int]) -> None:
@@ -206,7 +149,22 @@ ERROR_CASES = {
     "no_data": ("paths.raw_dirs=[]", "paths.data_dir={empty}", "dataset.download=false"),
     "unknown_option": ("model=foo",),
     "in_a_multirun": ("--multirun", "model.depth=0,1", "model.hidden=8"),
+    "unwritable_results": ("paths.results_dir=/proc/lipnorm_runs", "paths.data_dir={empty}/d"),
 }
+#: wrong types and unknown keys: case name → (override, the key its one line must name)
+WRONG_TYPES = {
+    "depth_abc": ("model.depth=abc", "model.depth"),
+    "seed_abc": ("seed=abc", "seed"),
+    "lr_abc": ("train.lr=abc", "train.lr"),
+    "missing_rate_abc": ("dataset.missing_rate=abc", "dataset.missing_rate"),
+    "residual_no": ("model.residual=no", "model.residual"),
+    "depth_true": ("model.depth=true", "model.depth"),
+    "unknown_key": ("+foo=1", "foo"),
+    "device_tpu": ("device=tpu", "device"),
+    "alpha_abc": ("norm.alpha=abc", "norm.alpha"),
+    "epochs_fraction": ("train.epochs=1.5", "train.epochs"),
+}
+ERROR_CASES.update({name: (override,) for name, (override, _) in WRONG_TYPES.items()})
 
 
 @pytest.fixture(scope="module")
@@ -219,7 +177,7 @@ def error_runs(tmp_path_factory, data_dir):
         filled = [override.format(empty=root / "empty") for override in overrides]
         processes[name] = start(command(root / name, data_dir, "train.epochs=2", *filled))
     try:
-        results = {name: process.communicate(timeout=180) for name, process in processes.items()}
+        results = {name: process.communicate(timeout=300) for name, process in processes.items()}
     finally:
         for process in processes.values():
             if process.poll() is None:
@@ -244,6 +202,38 @@ def test_a_bad_value_ends_a_run_with_one_line_naming_the_key(error_runs, case, k
     assert lines[0].startswith(ERROR_PREFIX)
     assert key in lines[0]
     assert not (root / case / "runs").exists()
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_TYPES))
+def test_a_wrong_type_or_unknown_key_ends_in_one_line_without_a_traceback(error_runs, case):
+    root, results = error_runs
+    code, stdout, stderr = results[case]
+    override, key = WRONG_TYPES[case]
+    assert code == 2
+    assert "Traceback" not in stdout + stderr
+    (line,) = stderr.strip().splitlines()
+    assert line.startswith(f"{ERROR_PREFIX}{key}")
+    assert override.split("=", 1)[1] in line  # the value
+    assert "must be" in line or "allowed: " in line  # what is allowed
+    assert not (root / case / "runs").exists() and not (root / case / "logs").exists()
+
+
+def test_an_unwritable_results_folder_fails_before_any_data_is_read(error_runs):
+    root, results = error_runs
+    code, _, stderr = results["unwritable_results"]
+    assert code == 2
+    (line,) = stderr.strip().splitlines()
+    assert line.startswith(f"{ERROR_PREFIX}paths.results_dir=/proc/lipnorm_runs is not a writable")
+    assert not (root / "empty" / "d").exists()
+
+
+def test_hydra_full_error_shows_the_traceback(tmp_path, data_dir):
+    args = command(tmp_path, data_dir, "model.depth=abc")
+    out = subprocess.run(
+        args, cwd=REPO, env=environment(HYDRA_FULL_ERROR="1"), capture_output=True, text=True
+    )
+    assert out.returncode != 0
+    assert "Traceback" in out.stderr and "ConfigError: model.depth must be" in out.stderr
 
 
 def test_absent_data_ends_a_run_with_one_line_naming_the_folder(error_runs):
@@ -271,6 +261,7 @@ def test_a_bad_value_in_a_multirun_fails_that_job_only(error_runs):
     code, stdout, stderr = results["in_a_multirun"]
     assert code == 1
     assert f"{ERROR_PREFIX}model.depth must be an integer >= 1, got 0" in stderr.splitlines()
+    assert "Traceback" not in stdout + stderr
     assert tally_line(completed=1, failed=1) in stdout + stderr
     found = records(root / "in_a_multirun")
     assert len(found) == 1

@@ -1,13 +1,14 @@
 """The W&B tracker: offline runs read back from their transaction log, fallbacks, grouping.
 
-W&B 0.31 writes an offline run as ``wandb/offline-run-*/run-<id>.wandb``: a LevelDB-style log
-(a 7-byte header, then 32 KiB blocks of chunks with a 7-byte header each) of protobuf
-``Record`` messages. :func:`read_run` decodes it with W&B's own protobuf classes.
+W&B writes an offline run as ``wandb/offline-run-*/run-<id>.wandb``, a log of records;
+:func:`read_run` reads it through W&B's own reader (``wandb leet inspect --json``) and the
+files W&B documents in the run's ``files/`` folder.
 """
 
 import json
 import logging
-import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,14 +18,12 @@ from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import open_dict
-from wandb.proto import wandb_internal_pb2
 
 from lipnorm_exp import tracking
 from lipnorm_exp.tracking import WandbTracker, default_mode, make_tracker, sweep_group
 from lipnorm_exp.train import run
 
 SMALL = ("model.depth=2", "model.hidden=8", "model.heads=2", "model.dropout=0.5")
-BLOCK = 32 * 1024
 
 
 @pytest.fixture
@@ -43,50 +42,32 @@ def offline_wandb(tmp_path, monkeypatch):
     wandb.teardown()
 
 
-def log_records(path: Path):
-    """The protobuf records of a ``.wandb`` transaction log."""
-    data, pos, chunks = path.read_bytes(), 7, []
-    assert data[:4] == b":W&B"
-    while pos + 7 <= len(data):
-        if BLOCK - pos % BLOCK < 7:  # a block's tail too short for a header is padding
-            pos += BLOCK - pos % BLOCK
-            continue
-        _, length, kind = struct.unpack("<IHB", data[pos : pos + 7])
-        chunks.append(data[pos + 7 : pos + 7 + length])
-        pos += 7 + length
-        if kind in (1, 4):  # a full record, or the last chunk of one
-            record = wandb_internal_pb2.Record()
-            record.ParseFromString(b"".join(chunks))
-            chunks = []
-            yield record
-
-
-def items(updates) -> dict:
-    return {item.key or "/".join(item.nested_key): json.loads(item.value_json) for item in updates}
-
-
 def read_run(wandb_dir: Path) -> dict:
-    """The single offline run under ``wandb_dir``: run, history by step, summary, exit code.
+    """The single offline run under ``wandb_dir``: run, config, history by step, summary, exit code.
 
+    Read by W&B's own reader of its transaction log (``wandb leet inspect --json``: one JSON
+    object per record; a summary value that is an object comes as ``<key>.<field>`` entries).
     ``run.finish`` returns before W&B's service process has written the last records of an
-    offline run (under CPU load the summary can be missing); ``wandb.teardown`` waits for
-    that process to exit, so the log is complete when it is read.
+    offline run; ``wandb.teardown`` waits for that process to exit, so the log is complete when
+    it is read.
     """
     wandb.teardown()
     (path,) = wandb_dir.glob("offline-run-*/run-*.wandb")
+    inspect = [sys.executable, "-m", "wandb", "leet", "inspect", str(path), "--json"]
+    lines = subprocess.run(inspect, capture_output=True, text=True, check=True).stdout
     out = {"dir": path.parent, "history": {}, "summary": {}, "exit_code": None}
-    for record in log_records(path):
-        kind = record.WhichOneof("record_type")
+    for record in map(json.loads, lines.splitlines()):
+        kind = record["type"]
         if kind == "run":
-            out["run"] = record.run
-            out["config"] = items(record.run.config.update)
+            out["run"] = record["run"]
+            out["config"] = record["run"]["config"]["update"]
         elif kind == "history":
-            row = items(record.history.item)
+            row = record["history"]["item"]
             out["history"].setdefault(row["_step"], {}).update(row)
         elif kind == "summary":
-            out["summary"].update(items(record.summary.update))
+            out["summary"].update(record["summary"]["update"])
         elif kind == "exit":
-            out["exit_code"] = record.exit.exit_code
+            out["exit_code"] = record["exit"].get("exit_code", 0)
     return out
 
 
@@ -109,9 +90,9 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
     record = run(cfg)
     logged = read_run(offline_wandb)
 
-    assert logged["run"].display_name == record["run_id"]
-    assert logged["run"].run_group == in_multirun
-    assert list(logged["run"].tags) == ["t1"]
+    assert logged["run"]["display_name"] == record["run_id"]
+    assert logged["run"]["run_group"] == in_multirun
+    assert logged["run"]["tags"] == ["t1"]
     assert logged["config"]["model"]["depth"] == 2 and logged["config"]["train"]["epochs"] == 2
     history = logged["history"]
     for row in record["history"]:
@@ -126,9 +107,9 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
     assert summary["status"] == "completed" and logged["exit_code"] == 0
     assert summary["best_val_acc"] == pytest.approx(record["summary"]["best_val_acc"])
     assert summary["timing/total_s"] == pytest.approx(record["timing"]["total_s"])
-    heatmap = logged["dir"] / "files" / summary["grad_attn/heatmap/path"]
+    heatmap = logged["dir"] / "files" / summary["grad_attn/heatmap.path"]
     assert heatmap.read_bytes().startswith(b"\x89PNG")
-    assert summary["accuracy_table/nrows"] == 2 * 3  # two epochs × train/val/test
+    assert summary["accuracy_table.nrows"] == 2 * 3  # two epochs × train/val/test
 
     plain = run(make_cfg(*SMALL, "force=true", f"paths.results_dir={tmp_path / 'plain'}"))
     for key in ("train_loss", "val_loss", "train_acc", "val_acc", "test_acc"):
@@ -138,9 +119,9 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
 def test_no_gradient_heatmap_without_tracked_gradients(make_cfg, offline_wandb):
     run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"))
     logged = read_run(offline_wandb)
-    assert "accuracy_table/path" in logged["summary"]
+    assert "accuracy_table.path" in logged["summary"]
     assert not any(key.startswith("grad_attn") for key in logged["summary"])
-    assert logged["run"].run_group == ""  # no sweep, no logger.group
+    assert "run_group" not in logged["run"]  # no sweep, no logger.group
 
 
 def test_failed_online_start_falls_back_to_offline_and_training_completes(
@@ -201,7 +182,7 @@ def test_an_offline_start_failure_leaves_a_tracker_that_does_nothing(
 def test_explicit_group_wins_over_the_sweep_folder(make_cfg, offline_wandb, in_multirun):
     tracker = make_tracker(make_cfg("logger=wandb", "logger.group=mine"), "abc")
     tracker.finish({"status": "completed"})
-    assert read_run(offline_wandb)["run"].run_group == "mine"
+    assert read_run(offline_wandb)["run"]["run_group"] == "mine"
 
 
 def test_sweep_group_is_none_outside_a_multirun(monkeypatch, tmp_path):

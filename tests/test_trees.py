@@ -1,9 +1,12 @@
 import math
+from pathlib import Path
 
 import pytest
 import torch
+from conftest import compose_config
 from omegaconf import OmegaConf
 
+from lipnorm_exp.config import validate
 from lipnorm_exp.data import load_task, trees
 from lipnorm_exp.data.trees import (
     TreeNeighborsMatch,
@@ -18,8 +21,10 @@ from lipnorm_exp.models import build_model
 
 
 def trees_cfg(depth: int, **overrides):
-    keys = {"name": "trees", "depth": depth, "num_trees": 5000, "batch_size": 16}
-    return OmegaConf.create({**keys, **overrides})
+    """``configs/dataset/trees.yaml`` as composed; by default 5000 trees, 16 a batch, one pass."""
+    keys = {"depth": depth, "num_trees": 5000, "batch_size": 16, "passes_per_epoch": 1, **overrides}
+    changes = [f"dataset.{key}={value}" for key, value in keys.items()]
+    return compose_config(Path("unused"), ["dataset=trees", *changes]).dataset
 
 
 @pytest.fixture
@@ -188,6 +193,6 @@ def test_models_read_sparse_batches_as_their_dense_matrices(make_cfg, paths):
         assert torch.allclose(sparse_grad, dense_grad, atol=1e-6)
 
 
-def test_invalid_depth(paths):
+def test_invalid_depth(make_cfg):
     with pytest.raises(ConfigError, match=r"dataset\.depth must be an integer in \[1, 14\], got 0"):
-        load_task(trees_cfg(0), paths, seed=0)
+        validate(make_cfg("dataset=trees", "dataset.depth=0"))

@@ -1,19 +1,21 @@
 """Offline-first raw files: use what is on disk, copy from a local mirror, download last.
 
 A dataset's files live in ``<data_dir>/<relative>``. When some are absent, the first folder of
-``raw_dirs`` laid out like ``data_dir`` that holds them all is copied in; failing that, a
+``raw_dirs`` laid out like ``data_dir`` that holds them all is copied in (each file under a
+temporary name, then renamed: a kill never leaves a partial copy); failing that, a
 download is left to the dataset's own loader, but only when it is allowed and the host answers
 within seconds. Otherwise :class:`~lipnorm_exp.errors.DataNotFoundError` says in one line which
 files are expected where.
 """
 
-import shutil
 import socket
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from lipnorm_exp.atomic import remove_stale_temps
+from lipnorm_exp.data.prepare import copy_file
 from lipnorm_exp.errors import DataNotFoundError
 
 __all__ = ["ensure_files", "host_reachable"]
@@ -77,6 +79,8 @@ def ensure_files(
         DataNotFoundError: files absent, no mirror holds them and no download can be made.
     """
     folder = Path(data_dir) / relative
+    for parent in sorted({(folder / file).parent for file in files}):
+        remove_stale_temps(parent)  # copies a kill cut short
     missing = _missing(folder, files)
     if not missing:
         return True
@@ -84,8 +88,7 @@ def ensure_files(
         mirror = Path(root) / relative
         if mirror.resolve() != folder.resolve() and not _missing(mirror, files):
             for file in missing:
-                (folder / file).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(mirror / file, folder / file)
+                copy_file(mirror / file, folder / file)
             return True
     where = f"{name}: raw files not found in {folder} (expected {', '.join(missing)})"
     if url is None:

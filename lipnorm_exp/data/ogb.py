@@ -7,10 +7,11 @@ Both go through ``ogb``'s own ``PygNodePropPredDataset`` and are scored with ``o
 is ``ogb`` left to download (``dataset.download``, and only when its host answers within
 seconds); otherwise :class:`~lipnorm_exp.errors.DataNotFoundError` names the folder.
 
-``dataset.meta_dict`` (default ``null``) points at a dataset of one's own in OGB's on-disk CSV
-format instead: it is ``ogb``'s ``meta_dict`` (``dir_path``, ``version``, ``"num tasks"``,
-``"num classes"``, ``split``, ``add_inverse_edge``, ``has_node_attr``, ...; flags may be YAML
-booleans). Such a dataset is never downloaded.
+``dataset.meta_dict`` (``null`` in the YAML files) points at a dataset of one's own in OGB's
+on-disk CSV format instead: it is ``ogb``'s ``meta_dict`` (``dir_path``, ``version``,
+``"num tasks"``, ``"num classes"``, ``split``, ``add_inverse_edge``, ``has_node_attr``, ...;
+flags may be YAML booleans; a heterogeneous or binary graph is refused by
+:mod:`lipnorm_exp.config.rules`). Such a dataset is never downloaded.
 
 ``ogb`` is imported only when one of these datasets is asked for (it is the ``ogb`` extra),
 without its update check against PyPI, with the safe globals ``torch.load`` needs to read
@@ -38,6 +39,7 @@ from torch_geometric.utils import index_to_mask, scatter, to_undirected
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.data.download import ensure_files
 from lipnorm_exp.data.missing import MissingVectors
+from lipnorm_exp.data.prepare import load_prepared, read_gzip
 from lipnorm_exp.data.task import Task
 from lipnorm_exp.errors import ConfigError, DataNotFoundError
 
@@ -78,10 +80,7 @@ def _meta_info(ogbn: ModuleType, name: str, meta_dict: DictConfig | None) -> dic
         master = Path(ogbn.__file__).parent / "master.csv"
         return pd.read_csv(master, index_col=0, keep_default_na=False)[name].to_dict()
     meta = OmegaConf.to_container(meta_dict, resolve=True)
-    meta = {key: str(value) if isinstance(value, bool) else value for key, value in meta.items()}
-    if meta.get("binary") == "True" or meta.get("is hetero") == "True":
-        raise ConfigError("dataset.meta_dict: only homogeneous graphs in CSV files are supported")
-    return meta
+    return {key: str(value) if isinstance(value, bool) else value for key, value in meta.items()}
 
 
 def _required_files(meta: dict) -> list[str]:
@@ -109,8 +108,8 @@ def _socket_timeout(seconds: float) -> Iterator[None]:
 def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType, object]:
     """``ogb.nodeproppred`` and ``ogb``'s dataset ``name``, after making its files present."""
     ogbn = _import_ogb(name)
-    custom = dataset.get("meta_dict") is not None
-    meta = _meta_info(ogbn, name, dataset.get("meta_dict"))
+    custom = dataset.meta_dict is not None
+    meta = _meta_info(ogbn, name, dataset.meta_dict)
     if custom:
         data_dir, relative, raw_dirs, url = meta["dir_path"], Path(), (), None
     else:
@@ -118,19 +117,24 @@ def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType
         if (Path(paths.data_dir) / "ogb" / f"{dir_name}_pyg").is_dir():  # as ogb looks it up
             dir_name += "_pyg"
         data_dir, relative, url = paths.data_dir, Path("ogb") / dir_name, meta["url"]
-        raw_dirs = paths.get("raw_dirs") or ()
+        raw_dirs = paths.raw_dirs
     folder = Path(data_dir) / relative
     files = _required_files(meta)
-    if ensure_files(name, data_dir, relative, files, raw_dirs, url, dataset.get("download", True)):
+    if ensure_files(name, data_dir, relative, files, raw_dirs, url, dataset.download):
         (folder / f"RELEASE_v{meta['version']}.txt").touch()  # ogb asks on stdin without it
     elif folder.exists():  # ogb would ask on stdin, then replace the folder
         raise DataNotFoundError(
             f"{name}: {folder} is incomplete; add the missing files or remove it to download anew"
         )
+    build = partial(
+        ogbn.PygNodePropPredDataset,
+        name,
+        root=str(Path(paths.data_dir) / "ogb"),
+        meta_dict=meta if custom else None,
+    )
     with _socket_timeout(_DOWNLOAD_TIMEOUT_S):
-        loaded = ogbn.PygNodePropPredDataset(
-            name, root=str(Path(paths.data_dir) / "ogb"), meta_dict=meta if custom else None
-        )
+        raw = [folder / file for file in files]
+        loaded = load_prepared(build, folder / "processed", raw, read_gzip)
     return ogbn, loaded
 
 
@@ -163,26 +167,26 @@ def load_ogbn_arxiv(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
 
     The 128-d title/abstract embeddings are the features and the 40 subject areas the
     classes. Citations point from a paper to the papers it cites; with
-    ``dataset.to_undirected`` (true by default, as in OGB's baselines) every edge is added
+    ``dataset.to_undirected`` (true in the YAML file, as in OGB's baselines) every edge is added
     in both directions, so a paper also hears from the papers citing it. Features of a
     fraction ``dataset.missing_rate`` of the non-training nodes are zeroed (SPEC §3).
     Accuracy is ``ogb``'s ``Evaluator("ogbn-arxiv")``.
 
     Args:
-        dataset (DictConfig): ``name``; ``download`` (default true); ``meta_dict`` (default
-            null); ``to_undirected`` (default true); ``missing_rate`` (default 0).
+        dataset (DictConfig): ``name``, ``download``, ``meta_dict``, ``to_undirected`` and
+            ``missing_rate`` (``configs/dataset/ogbn_arxiv.yaml``).
         paths (DictConfig): ``data_dir`` and ``raw_dirs``.
         seed (int): seeds the draw of the nodes losing their features.
 
     Raises:
-        ConfigError: ``missing_rate`` outside :math:`[0, 1]`, or ``ogb`` not installed.
+        ConfigError: ``ogb`` not installed.
         DataNotFoundError: files absent and no download possible.
     """
-    missing = MissingVectors(dataset.get("missing_rate", 0.0), seed)
+    missing = MissingVectors(dataset.missing_rate, seed)
     ogbn, loaded = _load("ogbn-arxiv", dataset, paths)
     graph = loaded[0]
     edge_index = graph.edge_index
-    if dataset.get("to_undirected", True):
+    if dataset.to_undirected:
         edge_index = to_undirected(edge_index, num_nodes=graph.num_nodes)
     masks = _masks(loaded.get_idx_split(), graph.num_nodes)
     data = Data(x=graph.x, edge_index=edge_index, y=graph.y.view(-1), **masks)
@@ -215,23 +219,11 @@ def _seed_masks(batch: Data) -> Data:
     return batch
 
 
-def _batching(dataset: DictConfig) -> tuple[str, str]:
-    """``dataset.loader`` (``auto`` resolved) and ``dataset.eval_batches``, checked."""
-    loader, eval_batches = dataset.get("loader", "auto"), dataset.get("eval_batches", "batched")
-    for key, value, allowed in (
-        ("loader", loader, ("auto", "neighbor", "random_nodes")),
-        ("eval_batches", eval_batches, ("batched", "full")),
-    ):
-        if value not in allowed:
-            raise ConfigError(
-                f"dataset.{key}: unknown value '{value}'; allowed: {', '.join(allowed)}"
-            )
-    with_pyg_lib = torch_geometric.typing.WITH_PYG_LIB
-    if loader == "neighbor" and not with_pyg_lib:
-        raise ConfigError("dataset.loader=neighbor needs pyg-lib; allowed here: random_nodes")
-    if loader == "auto":
-        loader = "neighbor" if with_pyg_lib else "random_nodes"
-    return loader, eval_batches
+def _loader(dataset: DictConfig) -> str:
+    """``dataset.loader``, ``auto`` resolved to ``neighbor`` where pyg-lib is installed."""
+    if dataset.loader == "auto":
+        return "neighbor" if torch_geometric.typing.WITH_PYG_LIB else "random_nodes"
+    return dataset.loader
 
 
 @DATASETS.register("ogbn_proteins")
@@ -245,44 +237,43 @@ def load_ogbn_proteins(dataset: DictConfig, paths: DictConfig, seed: int) -> Tas
     edges between its own nodes only.
 
     Args:
-        dataset (DictConfig): ``name``; ``download`` (default true); ``meta_dict`` (default
-            null); ``loader``, the training batches: ``random_nodes`` (the subgraphs induced
-            by ``num_parts`` random parts of all nodes, default 40, PyG ``RandomNodeLoader``:
-            every node once per epoch), ``neighbor`` (``batch_size`` training nodes, default
-            1024, with ``num_neighbors`` sampled neighbours per hop, default ``[10, 10]``,
+        dataset (DictConfig): ``name``; ``download``; ``meta_dict``; ``loader``, the training
+            batches: ``random_nodes`` (the subgraphs induced by ``num_parts`` random parts of
+            all nodes, PyG ``RandomNodeLoader``: every node once per epoch), ``neighbor``
+            (``batch_size`` training nodes with ``num_neighbors`` sampled neighbours per hop,
             PyG ``NeighborLoader``, needs pyg-lib; only these seed nodes count) or ``auto``
-            (default: ``neighbor`` when pyg-lib is installed, else ``random_nodes``);
-            ``eval_batches``: ``full`` (the whole graph at once) or ``batched`` (default: the
-            subgraphs of ``eval_num_parts`` fixed parts of the nodes, default 5).
+            (``neighbor`` when pyg-lib is installed, else ``random_nodes``); ``eval_batches``:
+            ``full`` (the whole graph at once) or ``batched`` (the subgraphs of
+            ``eval_num_parts`` fixed parts of the nodes). Values: ``configs/dataset/
+            ogbn_proteins.yaml``.
         paths (DictConfig): ``data_dir`` and ``raw_dirs``.
         seed (int): seeds the order of the training batches.
 
     Raises:
-        ConfigError: an unknown ``loader`` or ``eval_batches``, ``neighbor`` without pyg-lib,
-            or ``ogb`` not installed.
+        ConfigError: ``ogb`` not installed.
         DataNotFoundError: files absent and no download possible.
     """
-    loader, evaluation = _batching(dataset)
+    loader = _loader(dataset)
     ogbn, loaded = _load("ogbn-proteins", dataset, paths)
     graph = loaded[0]
     masks = _masks(loaded.get_idx_split(), graph.num_nodes)
     data = Data(x=_protein_features(graph), edge_index=graph.edge_index, y=graph.y.float(), **masks)
     order = {"shuffle": True, "generator": torch.Generator().manual_seed(seed)}
     if loader == "random_nodes":
-        train_batches = RandomNodeLoader(data, dataset.get("num_parts", 40), **order)
+        train_batches = RandomNodeLoader(data, dataset.num_parts, **order)
     else:
         train_batches = NeighborLoader(
             data,
-            num_neighbors=list(dataset.get("num_neighbors", [10, 10])),
-            batch_size=dataset.get("batch_size", 1024),
+            num_neighbors=list(dataset.num_neighbors),
+            batch_size=dataset.batch_size,
             input_nodes=data.train_mask,
             transform=_seed_masks,
             **order,
         )
-    if evaluation == "full":
+    if dataset.eval_batches == "full":
         eval_batches = [data]
     else:
-        eval_batches = RandomNodeLoader(data, dataset.get("eval_num_parts", 5))
+        eval_batches = RandomNodeLoader(data, dataset.eval_num_parts)
     evaluator = ogbn.Evaluator("ogbn-proteins")
     evaluator.num_tasks = loaded.num_tasks  # a dataset in this format may have other counts
     return Task(

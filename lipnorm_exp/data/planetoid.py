@@ -1,24 +1,40 @@
 """Cora, CiteSeer and PubMed with the public split of Kipf & Welling, offline-first."""
 
+from functools import partial
+from pathlib import Path
+
 from omegaconf import DictConfig
 from torch_geometric.datasets import Planetoid
+from torch_geometric.io.planetoid import read_file
 from torch_geometric.transforms import NormalizeFeatures
 
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.data.download import ensure_files
 from lipnorm_exp.data.missing import MissingVectors
+from lipnorm_exp.data.prepare import AtomicSave, load_prepared
 from lipnorm_exp.data.task import Task
 
-__all__ = ["PLANETOID_NAMES", "load_planetoid", "raw_file_names"]
+__all__ = ["PLANETOID_NAMES", "SafePlanetoid", "load_planetoid", "raw_file_names"]
 
 #: Config name → PyG dataset name.
 PLANETOID_NAMES = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
+#: the parts of a Planetoid dataset, one raw file each
+RAW_PARTS = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
 
 
 def raw_file_names(name: str) -> list[str]:
     """The raw files PyG's :class:`Planetoid` reads for ``name`` (``"Cora"``...)."""
-    parts = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
-    return [f"ind.{name.lower()}.{part}" for part in parts]
+    return [f"ind.{name.lower()}.{part}" for part in RAW_PARTS]
+
+
+class SafePlanetoid(AtomicSave, Planetoid):
+    """PyG's :class:`Planetoid`, its processed file saved whole or not at all."""
+
+
+def read_raw_file(path: Path) -> object:
+    """One raw Planetoid file read as PyG reads it (raises when it cannot be)."""
+    prefix, part = path.name.removeprefix("ind.").split(".", 1)
+    return read_file(str(path.parent), prefix, part)
 
 
 @DATASETS.register("pubmed")
@@ -29,9 +45,10 @@ def load_planetoid(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
 
     Raw files are taken from ``<paths.data_dir>/Planetoid/<Name>/raw``, copied there from the
     first of ``paths.raw_dirs`` that has them, or downloaded by PyG when ``dataset.download``
-    allows it and the host answers. Features are row-normalised (``dataset.normalize_features``,
-    default true; zero rows stay zero), then the missing-vector setting blanks the rows of a
-    fraction ``dataset.missing_rate`` (default 0) of the non-training nodes, drawn with ``seed``.
+    allows it and the host answers. Features are row-normalised when
+    ``dataset.normalize_features`` says so (zero rows stay zero), then the missing-vector setting
+    blanks the rows of a fraction ``dataset.missing_rate`` of the non-training nodes, drawn with
+    ``seed``.
 
     Args:
         dataset (DictConfig): ``name`` (``cora``, ``citeseer`` or ``pubmed``), ``missing_rate``,
@@ -43,22 +60,29 @@ def load_planetoid(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
         Task: the graph with ``train_mask``, ``val_mask``, ``test_mask`` and ``missing_mask``.
 
     Raises:
-        ConfigError: ``missing_rate`` outside :math:`[0, 1]`.
         DataNotFoundError: raw files absent and no download possible.
+        DataError: a raw file that cannot be read (truncated, say), named.
     """
-    missing = MissingVectors(dataset.get("missing_rate", 0.0), seed)
+    missing = MissingVectors(dataset.missing_rate, seed)
     name = PLANETOID_NAMES[dataset.name]
     ensure_files(
         name,
         paths.data_dir,
         f"Planetoid/{name}/raw",
         raw_file_names(name),
-        raw_dirs=paths.get("raw_dirs") or (),
+        raw_dirs=paths.raw_dirs,
         url=Planetoid.url,
-        download=dataset.get("download", True),
+        download=dataset.download,
     )
-    graphs = Planetoid(f"{paths.data_dir}/Planetoid", name, split="public")
+    root = Path(paths.data_dir) / "Planetoid"
+    raw = root / name / "raw"
+    graphs = load_prepared(
+        partial(SafePlanetoid, str(root), name, split="public"),
+        root / name / "processed",
+        [raw / file for file in raw_file_names(name)],
+        read_raw_file,
+    )
     data = graphs[0]
-    if dataset.get("normalize_features", True):
+    if dataset.normalize_features:
         data = NormalizeFeatures()(data)
     return Task.full_batch(dataset.name, missing(data), graphs.num_classes)

@@ -28,16 +28,19 @@ dense matrix it stands for), the edges, per-node labels and the root masks.
 import itertools
 import math
 from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
 
 import torch
 from omegaconf import DictConfig
 from torch_geometric.data import Data, InMemoryDataset
 
 from lipnorm_exp.data import DATASETS
+from lipnorm_exp.data.prepare import AtomicSave, load_prepared
 from lipnorm_exp.data.task import Task
-from lipnorm_exp.errors import ConfigError
 
 __all__ = [
+    "MAX_DEPTH",
     "SPLITS",
     "TreeBatches",
     "TreeNeighborsMatch",
@@ -52,7 +55,8 @@ __all__ = [
 
 #: Split names in the order of their codes in :func:`split_codes`.
 SPLITS = ("train", "val", "test")
-_MAX_DEPTH = 14  # keys and values are stored as int16
+#: the deepest trees (keys and values are stored as ``int16``)
+MAX_DEPTH = 14
 
 
 def num_distinct_trees(depth: int) -> int:
@@ -129,13 +133,14 @@ def compact_tree(depth: int, key: int, values: torch.Tensor) -> Data:
     )
 
 
-class TreeNeighborsMatch(InMemoryDataset):
+class TreeNeighborsMatch(AtomicSave, InMemoryDataset):
     r"""Distinct TREES of one depth, generated once and cached in compact form.
 
     Graph ``i`` holds ``node_key`` and ``node_value`` (``int16`` per node, ``-1`` for none),
     and ``label`` (the class :math:`\pi(t)`); :class:`TreeBatches`
     turns batches of them into model input. Trees come in random order, so a split by position
-    is random.
+    is random. The cache is saved whole or not at all (:class:`~lipnorm_exp.data.prepare.
+    AtomicSave`).
 
     Args:
         data_dir (str): data root; the cache is ``<data_dir>/TREES/depth<d>_n<count>_seed<seed>``.
@@ -148,8 +153,14 @@ class TreeNeighborsMatch(InMemoryDataset):
         self.depth = depth
         self.count = min(num_trees, num_distinct_trees(depth))
         self.seed = seed
-        super().__init__(f"{data_dir}/TREES/depth{depth}_n{self.count}_seed{seed}", log=False)
+        super().__init__(self.folder(data_dir, depth, num_trees, seed), log=False)
         self.load(self.processed_paths[0])
+
+    @staticmethod
+    def folder(data_dir: str, depth: int, num_trees: int, seed: int) -> str:
+        """Where the trees of these arguments are cached (``processed/`` below it)."""
+        count = min(num_trees, num_distinct_trees(depth))
+        return f"{data_dir}/TREES/depth{depth}_n{count}_seed{seed}"
 
     @property
     def processed_file_names(self) -> str:
@@ -267,51 +278,32 @@ class TreeBatches:
                 )
 
 
-def _require(key: str, value: object, valid: bool, allowed: str) -> None:
-    if not valid:
-        raise ConfigError(f"dataset.{key} must be {allowed}, got {value}")
-
-
 @DATASETS.register("trees")
 def load_trees(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     r"""TREES of depth ``dataset.depth``, mini-batched, accuracy at the roots.
 
-    The trees depend on ``dataset.seed`` (default 0) only, never on the run's ``seed``, which
+    The trees depend on ``dataset.seed`` only, never on the run's ``seed``, which
     reaches the batches through torch's global RNG (training batches are reshuffled each epoch).
 
     Args:
-        dataset (DictConfig): ``depth`` (:math:`d \ge 1`), ``num_trees`` (default 5000),
-            ``train_fraction`` (default 0.8; the rest is halved into val and test),
-            ``batch_size`` (default 64), ``passes_per_epoch`` (default 1: passes over the
-            training trees per epoch), ``seed`` (default 0). ``download`` is ignored.
+        dataset (DictConfig): ``depth`` (:math:`d`), ``num_trees``, ``train_fraction`` (the
+            rest is halved into val and test), ``batch_size``, ``passes_per_epoch`` (passes over
+            the training trees per epoch) and ``seed``, as ``configs/dataset/trees.yaml`` and
+            :class:`lipnorm_exp.config.schema.Trees` say. ``download`` is ignored.
         paths (DictConfig): ``data_dir``, where the trees are cached.
         seed (int): the run's seed; unused here.
 
     Returns:
         Task: training batches over the training trees (shuffled), evaluation batches over all
         trees in order; :math:`2^{d+1}` features, :math:`2^d` classes.
-
-    Raises:
-        ConfigError: a key outside its range.
     """
-    depth = dataset.depth
-    num_trees = dataset.get("num_trees", 5000)
-    train_fraction = dataset.get("train_fraction", 0.8)
-    batch_size = dataset.get("batch_size", 64)
-    passes = dataset.get("passes_per_epoch", 1)
-    _require(
-        "depth",
-        depth,
-        isinstance(depth, int) and 1 <= depth <= _MAX_DEPTH,
-        f"an integer in [1, {_MAX_DEPTH}]",
-    )
-    _require("num_trees", num_trees, num_trees >= 1, "at least 1")
-    _require("train_fraction", train_fraction, 0 < train_fraction <= 1, "in (0, 1]")
-    _require("batch_size", batch_size, batch_size >= 1, "at least 1")
-    _require("passes_per_epoch", passes, isinstance(passes, int) and passes >= 1, "an integer >= 1")
-    trees = TreeNeighborsMatch(paths.data_dir, depth, num_trees, dataset.get("seed", 0))
-    split = split_codes(len(trees), train_fraction)
+    depth, batch_size = dataset.depth, dataset.batch_size
+    arguments = (paths.data_dir, depth, dataset.num_trees, dataset.seed)
+    processed = Path(TreeNeighborsMatch.folder(*arguments)) / "processed"
+    trees = load_prepared(partial(TreeNeighborsMatch, *arguments), processed)
+    split = split_codes(len(trees), dataset.train_fraction)
     train = (split == 0).nonzero().view(-1)
+    passes = dataset.passes_per_epoch
     return Task(
         dataset.name,
         TreeBatches(trees, train, split, batch_size, shuffle=True, passes=passes),

@@ -3,7 +3,6 @@
 from omegaconf import DictConfig
 from torch import nn
 
-from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models.base import DepthwiseGNN
 
 
@@ -24,21 +23,6 @@ class AttentionGNN(DepthwiseGNN):
     layer_class: type[nn.Module]
     #: the LipschitzNorm module for this layer's score (set by each model)
     lip_norm_class: type[nn.Module]
-
-    @classmethod
-    def check_config(cls, model: DictConfig, norm: DictConfig) -> None:
-        super().check_config(model, norm)
-        if model.head_channels is not None:
-            if not isinstance(model.head_channels, int) or model.head_channels < 1:
-                raise ConfigError(
-                    f"model.head_channels must be null or an integer >= 1, "
-                    f"got {model.head_channels}"
-                )
-        elif model.concat and model.hidden % model.heads:
-            raise ConfigError(
-                f"model.hidden={model.hidden} must be a multiple of model.heads={model.heads} "
-                "when heads are concatenated (model.concat=true)"
-            )
 
     @staticmethod
     def head_channels(model: DictConfig) -> int:

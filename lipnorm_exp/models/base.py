@@ -5,8 +5,7 @@ import torch.nn.functional as F
 from omegaconf import DictConfig
 from torch import nn
 
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.norms import ATTENTION_NORMS, NORMS
+from lipnorm_exp.norms import NORMS
 from lipnorm_exp.registry import Registry
 
 
@@ -33,8 +32,8 @@ class DepthwiseGNN(nn.Module):
     the identity, except around a first layer that widens, where it is a bias-free Linear
     (as in PyG's ``GATConv(residual=True)``). ``model.last_activation=false`` leaves out the
     activation after the last graph layer (the authors' DeepGAT). A subclass is one model: it says
-    how to build a graph layer (:meth:`make_conv`), which of its parameters are attention
-    parameters, and which configs it refuses.
+    how to build a graph layer (:meth:`make_conv`) and which of its parameters are attention
+    parameters; the configs a model refuses are rules of :mod:`lipnorm_exp.config.rules`.
 
     Args:
         in_channels (int): input feature width.
@@ -86,16 +85,6 @@ class DepthwiseGNN(nn.Module):
     ) -> torch.Tensor:
         """Apply one graph layer; ``x0`` is the output of the input Linear (used by GCNII)."""
         return conv(x, edge_index)
-
-    @classmethod
-    def check_config(cls, model: DictConfig, norm: DictConfig) -> None:
-        """Raise :class:`ConfigError` for options this model cannot take."""
-        if norm.name in ATTENTION_NORMS and not cls.attention:
-            allowed = ", ".join(name for name in MODELS if MODELS.get(name).attention)
-            raise ConfigError(
-                f"norm={norm.name} needs an attention model; model.name={model.name} is not one "
-                f"(allowed with {norm.name}: {allowed})"
-            )
 
     def reset_parameters(self) -> None:
         """Re-initialise every weight."""

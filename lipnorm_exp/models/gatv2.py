@@ -3,7 +3,6 @@
 from omegaconf import DictConfig
 from torch import nn
 
-from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models.attention import AttentionGNN
 from lipnorm_exp.models.base import MODELS
 from lipnorm_exp.nn import GATv2Layer, ScoreLipschitzNorm
@@ -16,14 +15,6 @@ class GATv2(AttentionGNN):
     layer_class = GATv2Layer
     lip_norm_class = ScoreLipschitzNorm
     attention_parameter_names = ("att",)
-
-    @classmethod
-    def check_config(cls, model: DictConfig, norm: DictConfig) -> None:
-        super().check_config(model, norm)
-        if norm.name == "lip" and norm.variant != "paper":
-            raise ConfigError(
-                f"norm.variant={norm.variant} exists for gat and gt only; allowed for gatv2: paper"
-            )
 
     def score_norm(self, norm: DictConfig) -> nn.Module | None:
         if norm.name != "lip":

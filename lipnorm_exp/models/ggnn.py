@@ -4,7 +4,6 @@ from omegaconf import DictConfig
 from torch import nn
 from torch_geometric.nn import GatedGraphConv
 
-from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models.base import MODELS, DepthwiseGNN
 
 
@@ -15,15 +14,6 @@ class GGNN(DepthwiseGNN):
     A narrower input (``model.input_width`` < ``model.hidden``) is zero-padded by
     ``GatedGraphConv``; a wider one is refused.
     """
-
-    @classmethod
-    def check_config(cls, model: DictConfig, norm: DictConfig) -> None:
-        super().check_config(model, norm)
-        if model.input_width and model.input_width > model.hidden:
-            raise ConfigError(
-                f"model.input_width={model.input_width} must be <= model.hidden={model.hidden} "
-                "for ggnn (GatedGraphConv only pads a narrower input)"
-            )
 
     def make_conv(
         self, model: DictConfig, norm: DictConfig, index: int, in_channels: int

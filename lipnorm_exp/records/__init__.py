@@ -2,11 +2,13 @@
 
 A record holds the whole resolved config (its ``paths`` relative to ``paths.root_dir`` where
 they lie under it, so a record reads the same on every machine; ``config.tags`` names every
-preset the run serves), the status (``completed``, ``diverged`` or ``failed`` with its error),
-summary metrics, the per-epoch history, timings, versions, the git commit and the machine.
+preset the run serves), the status (``completed``, ``diverged``, ``failed`` with its error, or
+``interrupted``), summary metrics, the per-epoch history, timings, versions, the git commit and
+the machine.
 
 - :mod:`~lipnorm_exp.records.identity`: what defines a run, its ``run_id`` and its setting.
-- :mod:`~lipnorm_exp.records.store`: statuses; writing, reading and re-tagging records.
+- :mod:`~lipnorm_exp.records.store`: statuses; writing, reading, setting aside and re-tagging
+  records.
 - :mod:`~lipnorm_exp.records.provenance`: paths, versions, commit and machine of a record.
 """
 
@@ -24,12 +26,20 @@ from lipnorm_exp.records.store import (
     DIVERGED,
     FAILED,
     FINISHED,
+    INTERRUPTED,
     RECORD_KEYS,
+    RERUN_SUFFIX,
+    SET_ASIDE,
     STATUSES,
+    BadRecordError,
     add_tags,
     iter_records,
     read_record,
     record_path,
+    record_problem,
+    save_record,
+    set_aside,
+    take_record,
     write_record,
 )
 
@@ -38,11 +48,15 @@ __all__ = [
     "DIVERGED",
     "FAILED",
     "FINISHED",
+    "INTERRUPTED",
     "NON_DEFINING_KEYS",
     "NON_DEFINING_TRAIN_KEYS",
     "RECORD_KEYS",
+    "RERUN_SUFFIX",
     "SEED_KEY",
+    "SET_ASIDE",
     "STATUSES",
+    "BadRecordError",
     "add_tags",
     "defining_config",
     "git_commit",
@@ -51,8 +65,12 @@ __all__ = [
     "portable_paths",
     "read_record",
     "record_path",
+    "record_problem",
     "run_id",
+    "save_record",
+    "set_aside",
     "setting_key",
+    "take_record",
     "versions",
     "write_record",
 ]

@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from lipnorm_exp.records import FAILED
+from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.report.aggregate import report_groups, usable_runs
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.records import load_records
@@ -53,7 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     frame = load_records(args.runs)
     failed = int((frame["status"] == FAILED).sum())
-    print(f"{len(frame)} records in {args.runs}; {failed} failed ignored")
+    interrupted = int((frame["status"] == INTERRUPTED).sum())
+    print(
+        f"{len(frame)} records in {args.runs}; {failed} failed ignored"
+        + (f", {interrupted} interrupted ignored" if interrupted else "")
+    )
     for scale, protocol in report_groups(frame, args.scale):
         records = frame[(frame["scale"] == scale) & (frame["protocol"] == protocol)]
         runs = usable_runs(frame, scale, protocol)

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lipnorm_exp.records import STATUSES
+from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, STATUSES
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.ablation import ABLATION_PRESET, ablation_table
 from lipnorm_exp.report.aggregate import MISSING, cell_numbers, preset_runs, select
@@ -214,6 +214,10 @@ def build_table(runs: pd.DataFrame, grid: PresetGrid, spec: TableSpec) -> Table 
     )
 
 
+#: statuses the summary always has a column for; ``interrupted`` has one where records have it
+SUMMARY_STATUSES = (COMPLETED, DIVERGED, FAILED)
+
+
 def summary_table(records: pd.DataFrame, presets: tuple[str, ...]) -> pd.DataFrame:
     """The records of ``presets`` counted by status, per preset, dataset and model label.
 
@@ -223,9 +227,10 @@ def summary_table(records: pd.DataFrame, presets: tuple[str, ...]) -> pd.DataFra
     rows = rows[rows["preset"].isin(presets)]
     keys = ["preset", "dataset", "label"]
     if rows.empty:
-        return pd.DataFrame(columns=[*keys, *STATUSES, "total"])
+        return pd.DataFrame(columns=[*keys, *SUMMARY_STATUSES, "total"])
     counts = rows.groupby([*keys, "status"], dropna=False).size().unstack(fill_value=0)
-    counts = counts.reindex(columns=list(STATUSES), fill_value=0)
+    shown = [s for s in STATUSES if s in SUMMARY_STATUSES or s in counts.columns]
+    counts = counts.reindex(columns=shown, fill_value=0)
     counts["total"] = counts.sum(axis=1)
     return counts.reset_index()
 

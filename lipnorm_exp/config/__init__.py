@@ -1,0 +1,15 @@
+"""The config: its resolvers, its schema and the check of a composed config before a run.
+
+- :mod:`~lipnorm_exp.config.resolvers`: ``${lipnorm_root:}`` and ``${lipnorm_add:a,b}``.
+- :mod:`~lipnorm_exp.config.constraints`: types and limits of values, checked unconverted.
+- :mod:`~lipnorm_exp.config.schema`: the keys of every group option, typed.
+- :mod:`~lipnorm_exp.config.rules`: rules between keys.
+- :mod:`~lipnorm_exp.config.validate`: ``validate(cfg)``, all of the above on one config.
+
+What defines a run, and the hash that names it, are in :mod:`lipnorm_exp.records.identity`.
+"""
+
+from lipnorm_exp.config.resolvers import project_root, register_resolvers
+from lipnorm_exp.config.validate import validate
+
+__all__ = ["project_root", "register_resolvers", "validate"]

@@ -1,0 +1,115 @@
+"""Rules between keys of a config whose every key is valid on its own.
+
+Each rule takes the resolved config (plain containers, as
+:func:`lipnorm_exp.config.validate` builds it) and raises a one-line
+:class:`~lipnorm_exp.errors.ConfigError` naming the keys and what is allowed.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+import torch_geometric.typing
+
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.models import MODELS
+from lipnorm_exp.norms import ATTENTION_NORMS
+
+__all__ = ["RULES", "check_rules"]
+
+Rule = Callable[[dict[str, Any]], None]
+
+
+def _is_attention(model: dict[str, Any]) -> bool:
+    return MODELS.get(model["name"]).attention
+
+
+def attention_norm_needs_attention(config: dict[str, Any]) -> None:
+    """``norm=lip`` acts on attention scores: attention models only."""
+    norm, model = config["norm"]["name"], config["model"]
+    if norm in ATTENTION_NORMS and not _is_attention(model):
+        allowed = ", ".join(name for name in MODELS if MODELS.get(name).attention)
+        raise ConfigError(
+            f"norm={norm} needs an attention model; model.name={model['name']} is not one "
+            f"(allowed with {norm}: {allowed})"
+        )
+
+
+def heads_divide_the_width(config: dict[str, Any]) -> None:
+    """Concatenated heads split ``model.hidden`` evenly unless ``head_channels`` is set."""
+    model = config["model"]
+    if not _is_attention(model) or model["head_channels"] is not None or not model["concat"]:
+        return
+    if model["hidden"] % model["heads"]:
+        raise ConfigError(
+            f"model.hidden={model['hidden']} must be a multiple of model.heads={model['heads']} "
+            "when heads are concatenated (model.concat=true)"
+        )
+
+
+def gatv2_has_the_paper_variant_only(config: dict[str, Any]) -> None:
+    """GATv2's LipschitzNorm is the general rule of the paper; no published code exists."""
+    model, norm = config["model"], config["norm"]
+    if model["name"] == "gatv2" and norm["name"] == "lip" and norm["variant"] != "paper":
+        raise ConfigError(
+            f"norm.variant={norm['variant']} exists for gat and gt only; allowed for gatv2: paper"
+        )
+
+
+def gcnii_mixes_in_its_input(config: dict[str, Any]) -> None:
+    """GCNII has its own initial residual, at the layer width."""
+    model = config["model"]
+    if model["name"] != "gcnii":
+        return
+    if model["residual"]:
+        raise ConfigError(
+            "model.residual=true is not allowed for gcnii (it has its own initial residual); "
+            "allowed: false"
+        )
+    if model["input_width"] not in (None, model["hidden"]):
+        raise ConfigError(
+            f"model.input_width={model['input_width']} is not allowed for gcnii (every layer "
+            f"mixes in the input at width model.hidden={model['hidden']}); allowed: null, "
+            f"{model['hidden']}"
+        )
+
+
+def ggnn_only_pads_its_input(config: dict[str, Any]) -> None:
+    """``GatedGraphConv`` zero-pads a narrower input and cannot take a wider one."""
+    model = config["model"]
+    if model["name"] == "ggnn" and (model["input_width"] or 0) > model["hidden"]:
+        raise ConfigError(
+            f"model.input_width={model['input_width']} must be <= model.hidden={model['hidden']} "
+            "for ggnn (GatedGraphConv only pads a narrower input)"
+        )
+
+
+def neighbour_sampling_needs_pyg_lib(config: dict[str, Any]) -> None:
+    """``dataset.loader=neighbor`` samples with pyg-lib."""
+    loader = config["dataset"].get("loader")
+    if loader == "neighbor" and not torch_geometric.typing.WITH_PYG_LIB:
+        raise ConfigError("dataset.loader=neighbor needs pyg-lib; allowed here: random_nodes")
+
+
+def meta_dict_is_a_homogeneous_csv_graph(config: dict[str, Any]) -> None:
+    """A dataset of one's own is read from OGB's CSV files of one homogeneous graph."""
+    meta = config["dataset"].get("meta_dict") or {}
+    if any(str(meta.get(key)) == "True" for key in ("binary", "is hetero")):
+        raise ConfigError("dataset.meta_dict: only homogeneous graphs in CSV files are supported")
+
+
+#: every rule, in the order they are checked
+RULES: tuple[Rule, ...] = (
+    attention_norm_needs_attention,
+    heads_divide_the_width,
+    gatv2_has_the_paper_variant_only,
+    gcnii_mixes_in_its_input,
+    ggnn_only_pads_its_input,
+    neighbour_sampling_needs_pyg_lib,
+    meta_dict_is_a_homogeneous_csv_graph,
+)
+
+
+def check_rules(config: dict[str, Any]) -> None:
+    """Run every rule of :data:`RULES` on the resolved ``config``."""
+    for rule in RULES:
+        rule(config)

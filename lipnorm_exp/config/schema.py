@@ -1,0 +1,312 @@
+"""The keys of every config group, their types and their limits: the schema of ``configs/``.
+
+One dataclass per group option (``configs/<group>/<option>.yaml``), its fields the keys that
+option has once composed. Values come from the YAML files alone (the schema holds no default):
+:func:`lipnorm_exp.config.validate` checks a composed config against :class:`Config`, key by
+key and in field order, so a key whose value another one interpolates (``scale`` for
+``train.epochs``, ``dataset.depth`` for the TREES model's depth) is checked first.
+
+Groups whose keys depend on the option (``dataset``, ``model``, ``norm``, ``logger``) map each
+``name`` to its dataclass through :class:`~lipnorm_exp.config.constraints.ByName`. Keys marked
+:data:`~lipnorm_exp.config.constraints.MAY_BE_ABSENT` are set by some compositions only (a
+protocol's tables, a preset's grid, an ablation).
+"""
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from lipnorm_exp.config.constraints import (
+    MAY_BE_ABSENT,
+    AtLeast,
+    Between,
+    ByName,
+    Folder,
+    Matches,
+    OneOf,
+)
+from lipnorm_exp.data.trees import MAX_DEPTH as TREES_MAX_DEPTH
+from lipnorm_exp.loop import MONITORED
+from lipnorm_exp.models.base import ACTIVATIONS
+from lipnorm_exp.nn.lipschitz_norm import VARIANTS
+
+__all__ = [
+    "DATASETS",
+    "LOGGERS",
+    "MODELS",
+    "NORMS",
+    "AttentionModel",
+    "Config",
+    "Model",
+    "Paths",
+    "Protocol",
+    "Train",
+]
+
+Positive = Annotated[int, AtLeast(1)]
+NonNegative = Annotated[int, AtLeast(0)]
+PositiveNumber = Annotated[float, AtLeast(0, strict=True)]
+NonNegativeNumber = Annotated[float, AtLeast(0)]
+Fraction = Annotated[float, Between(0, 1)]
+Dropout = Annotated[float, Between(0, 1, open_high=True)]
+Absent = MAY_BE_ABSENT
+#: the monitored columns an early stop may watch (it stops once one reaches 1)
+ACCURACIES = tuple(name for name, higher in MONITORED.items() if higher)
+
+
+@dataclass
+class Planetoid:
+    """``configs/dataset/{cora,citeseer,pubmed}.yaml``."""
+
+    name: str
+    missing_rate: Fraction
+    normalize_features: bool
+    download: bool
+
+
+@dataclass
+class Trees:
+    """``configs/dataset/trees.yaml``."""
+
+    name: str
+    depth: Annotated[int, Between(1, TREES_MAX_DEPTH)]
+    num_trees: Positive
+    train_fraction: Annotated[float, Between(0, 1, open_low=True)]
+    batch_size: Positive
+    passes_per_epoch: Positive
+    seed: NonNegative
+    download: bool
+
+
+@dataclass
+class OgbnArxiv:
+    """``configs/dataset/ogbn_arxiv.yaml``."""
+
+    name: str
+    to_undirected: bool
+    missing_rate: Fraction
+    download: bool
+    meta_dict: dict | None
+
+
+@dataclass
+class OgbnProteins:
+    """``configs/dataset/ogbn_proteins.yaml``."""
+
+    name: str
+    loader: Annotated[str, OneOf(("auto", "neighbor", "random_nodes"))]
+    num_parts: Positive
+    batch_size: Positive
+    num_neighbors: list[Annotated[int, AtLeast(-1)]]
+    eval_batches: Annotated[str, OneOf(("batched", "full"))]
+    eval_num_parts: Positive
+    download: bool
+    meta_dict: dict | None
+
+
+DATASETS = {
+    "cora": Planetoid,
+    "citeseer": Planetoid,
+    "pubmed": Planetoid,
+    "trees": Trees,
+    "ogbn_arxiv": OgbnArxiv,
+    "ogbn_proteins": OgbnProteins,
+}
+
+
+@dataclass
+class Model:
+    """``configs/model/{gcn,ggnn}.yaml``: the keys every model has.
+
+    The attention keys may be present too: the published protocol sets them for every model
+    and the supplementary search sweeps ``model.heads``; models without attention ignore them.
+    """
+
+    name: str
+    depth: Positive
+    hidden: Positive
+    dropout: Dropout
+    residual: bool
+    input_width: Positive | None
+    activation: Annotated[str, OneOf(tuple(ACTIVATIONS))]
+    last_activation: bool
+    post_layernorm: bool
+    head_channels: Annotated[Positive | None, Absent]
+    heads: Annotated[Positive, Absent]
+    concat: Annotated[bool, Absent]
+    attn_dropout: Annotated[Dropout, Absent]
+
+
+@dataclass
+class AttentionModel(Model):
+    """``configs/model/{gat,gatv2}.yaml``: heads and attention dropout are required."""
+
+    head_channels: Positive | None
+    heads: Positive
+    concat: bool
+    attn_dropout: Dropout
+
+
+@dataclass
+class GT(AttentionModel):
+    """``configs/model/gt.yaml``."""
+
+    beta: bool
+
+
+@dataclass
+class GIN(Model):
+    """``configs/model/gin.yaml``."""
+
+    train_eps: bool
+    batch_norm: bool
+
+
+@dataclass
+class GCNII(Model):
+    """``configs/model/gcnii.yaml``."""
+
+    alpha: Fraction
+    theta: PositiveNumber
+
+
+MODELS = {
+    "gat": AttentionModel,
+    "gatv2": AttentionModel,
+    "gt": GT,
+    "gcn": Model,
+    "ggnn": Model,
+    "gin": GIN,
+    "gcnii": GCNII,
+}
+
+
+@dataclass
+class NoNorm:
+    """``configs/norm/none.yaml``."""
+
+    name: str
+
+
+@dataclass
+class LipNorm:
+    """``configs/norm/lip.yaml``."""
+
+    name: str
+    alpha: NonNegativeNumber
+    eps: NonNegativeNumber
+    variant: Annotated[str, OneOf(VARIANTS)]
+
+
+@dataclass
+class PairNorm:
+    """``configs/norm/pairnorm.yaml``."""
+
+    name: str
+    scale: PositiveNumber
+    scale_individually: bool
+
+
+@dataclass
+class LayerNorm:
+    """``configs/norm/layernorm.yaml``."""
+
+    name: str
+    affine: bool
+
+
+NORMS = {"none": NoNorm, "lip": LipNorm, "pairnorm": PairNorm, "layernorm": LayerNorm}
+
+
+@dataclass
+class Train:
+    """``configs/train/default.yaml``."""
+
+    epochs: Positive
+    lr: PositiveNumber
+    weight_decay: NonNegativeNumber
+    scheduler: Annotated[str, OneOf(("none", "plateau"))]
+    scheduler_metric: Annotated[str, OneOf(tuple(MONITORED))]
+    scheduler_factor: Annotated[float, Between(0, 1, open_low=True, open_high=True)]
+    scheduler_patience: NonNegative
+    patience: NonNegative
+    patience_metric: Annotated[str, OneOf(ACCURACIES)]
+    track_gradients: bool
+    estimate_lipschitz: bool
+    lipschitz_every: Positive
+    progress: bool
+
+
+@dataclass
+class Protocol:
+    """``configs/protocol/*.yaml``: a protocol's name and the tables other groups read."""
+
+    name: str
+    heads: Annotated[Positive, Absent]
+    gin_batch_norm: Annotated[bool, Absent]
+    normalize_features: Annotated[bool, Absent]
+    feature_dropout: Annotated[dict[str, Dropout], Absent]
+    trees_per_depth: Annotated[dict[str, Positive], Absent]
+    batch_size_per_depth: Annotated[dict[str, Positive], Absent]
+    passes_per_depth: Annotated[dict[str, Positive], Absent]
+
+
+@dataclass
+class NoLogger:
+    """``configs/logger/none.yaml``."""
+
+    name: str
+
+
+@dataclass
+class Wandb:
+    """``configs/logger/wandb.yaml``."""
+
+    name: str
+    project: str
+    entity: str | None
+    mode: Annotated[str, OneOf(("online", "offline", "disabled"))] | None
+    group: str | None
+
+
+LOGGERS = {"none": NoLogger, "wandb": Wandb}
+
+FolderPath = Annotated[str, Folder()]
+
+
+@dataclass
+class Paths:
+    """``configs/paths/default.yaml``."""
+
+    root_dir: FolderPath
+    data_dir: FolderPath
+    raw_dirs: list[str]
+    results_dir: FolderPath
+    log_dir: FolderPath
+
+
+@dataclass
+class Ablation:
+    """``configs/ablation/*.yaml``: which factor of the protocol a run changes."""
+
+    name: str
+    factor: str
+
+
+@dataclass
+class Config:
+    """``configs/config.yaml`` composed: top-level keys, then the groups in dependency order."""
+
+    seed: Annotated[int, Between(0, 2**32 - 1)]
+    scale: Annotated[str, OneOf(("quick", "paper"))]
+    force: bool
+    device: Annotated[str, Matches(r"auto|cpu|cuda(:\d+)?", "auto, cpu, cuda or cuda:<index>")]
+    tags: list[str]
+    protocol: Protocol
+    dataset: Annotated[Any, ByName(DATASETS)]
+    model: Annotated[Model, ByName(MODELS)]
+    norm: Annotated[Any, ByName(NORMS)]
+    train: Train
+    logger: Annotated[Any, ByName(LOGGERS)]
+    paths: Paths
+    ablation: Annotated[Ablation, Absent]
+    grid: Annotated[dict, Absent]

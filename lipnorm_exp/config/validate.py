@@ -1,0 +1,100 @@
+"""``validate(cfg)``: a composed config checked against the schema before anything runs.
+
+Every key is resolved on its own (so an interpolation that fails names its key), checked
+against its field of :mod:`lipnorm_exp.config.schema` without being converted, and refused when
+the group has no such field; then the rules between keys (:mod:`lipnorm_exp.config.rules`) run.
+The first problem raises a :class:`~lipnorm_exp.errors.ConfigError` whose one line names the
+key, the value and what is allowed.
+"""
+
+from dataclasses import fields, is_dataclass
+from typing import Any, get_type_hints
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from lipnorm_exp.config.constraints import ByName, describe, fits, may_be_absent, show, split
+from lipnorm_exp.config.rules import check_rules
+from lipnorm_exp.config.schema import Config
+from lipnorm_exp.errors import ConfigError
+
+__all__ = ["validate"]
+
+
+def validate(cfg: DictConfig) -> dict[str, Any]:
+    """Check ``cfg`` (a composed config without Hydra's own keys) key by key, then its rules.
+
+    Returns:
+        dict: the config resolved into plain containers.
+
+    Raises:
+        ConfigError: the first key that is unknown, missing, unresolvable, of the wrong type or
+            out of its limits, or the first rule between keys that fails.
+    """
+    resolved = _check_group(cfg, Config, "", "the config")
+    check_rules(resolved)
+    return resolved
+
+
+def _resolve(node: DictConfig, name: str, key: str) -> Any:
+    """``node[name]`` resolved into plain Python values."""
+    try:
+        value = node[name]
+        if isinstance(value, DictConfig | ListConfig):
+            return OmegaConf.to_container(value, resolve=True)
+        return value
+    except OmegaConfBaseException as error:
+        first_line = str(error).strip().splitlines()[0]
+        raise ConfigError(f"{key} cannot be resolved: {first_line}") from None
+
+
+def _group_schema(node: DictConfig, key: str, annotation: Any) -> tuple[type, str]:
+    """The dataclass a group's keys are checked against, and how the group is named."""
+    base, extras = split(annotation)
+    by_name = next((extra for extra in extras if isinstance(extra, ByName)), None)
+    if by_name is None:
+        return base, key
+    name = _resolve(node, "name", f"{key}.name") if "name" in node else None
+    if name not in by_name.schemas:
+        options = ", ".join(sorted(by_name.schemas))
+        raise ConfigError(f"{key}.name must be one of {options}, got {show(name, str)}")
+    return by_name.schemas[name], f"{key} {name}"
+
+
+def _is_group(annotation: Any) -> bool:
+    base, extras = split(annotation)
+    return is_dataclass(base) or any(isinstance(extra, ByName) for extra in extras)
+
+
+def _check_group(node: DictConfig, schema: type, prefix: str, what: str) -> dict[str, Any]:
+    """The keys of ``node`` checked against the fields of ``schema``, resolved."""
+    hints = get_type_hints(schema, include_extras=True)
+    names = [field.name for field in fields(schema)]
+    unknown = [key for key in node.keys() if key not in hints]
+    if unknown:
+        value = OmegaConf.to_container(node, resolve=False)[unknown[0]]
+        raise ConfigError(
+            f"{prefix}{unknown[0]}={show(value)} is not a key of {what}; "
+            f"allowed: {', '.join(sorted(names))}"
+        )
+    resolved: dict[str, Any] = {}
+    for name in names:
+        key, annotation = f"{prefix}{name}", hints[name]
+        if name not in node:
+            if may_be_absent(annotation):
+                continue
+            raise ConfigError(f"{key} is missing; it must be {describe(annotation)}")
+        if _is_group(annotation):
+            group = node[name]
+            if not isinstance(group, DictConfig):
+                raise ConfigError(f"{key} must be a group of keys, got {show(group)}")
+            group_schema, group_name = _group_schema(group, key, annotation)
+            resolved[name] = _check_group(group, group_schema, f"{key}.", group_name)
+            continue
+        value = _resolve(node, name, key)
+        if not fits(annotation, value):
+            raise ConfigError(
+                f"{key} must be {describe(annotation)}, got {show(value, annotation)}"
+            )
+        resolved[name] = value
+    return resolved

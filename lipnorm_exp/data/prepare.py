@@ -1,0 +1,117 @@
+"""Crash-safe data preparation: files written whole, half-prepared folders rebuilt, bad files named.
+
+A kill at any moment of preparing a dataset leaves a folder the next run uses or repairs:
+
+- raw files are copied under a temporary name and renamed (:func:`copy_file`), so a copy is
+  there whole or not at all;
+- processed files of the datasets built here are saved the same way (:class:`AtomicSave`);
+- a processed folder that cannot be read back (a kill while a library wrote it, a file
+  truncated since) is removed and built again from the raw files (:func:`load_prepared`),
+  after those have been read through, so that one that is truncated or unreadable is named in
+  one line instead of failing deep inside the library that parses it.
+
+Temporary files that a killed writer left behind are removed on the next preparation.
+"""
+
+import gzip
+import logging
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lipnorm_exp.atomic import remove_stale_temps, replacing
+from lipnorm_exp.errors import DataError, UserError
+
+__all__ = ["AtomicSave", "copy_file", "load_prepared", "read_gzip", "read_raw_files"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def _first_line(error: BaseException) -> str:
+    """``Type: first line of the message``."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+
+
+def copy_file(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` (metadata too) through a temporary name and a rename."""
+    with replacing(target) as temporary:
+        shutil.copy2(source, temporary)
+
+
+class AtomicSave:
+    """Mixin for a PyG ``InMemoryDataset``: its processed file is saved whole or not at all."""
+
+    @classmethod
+    def save(cls, data_list: Sequence[Any], path: str) -> None:
+        """``InMemoryDataset.save`` to a temporary name, then a rename to ``path``."""
+        with replacing(path) as temporary:
+            super().save(data_list, str(temporary))
+
+
+def read_gzip(path: Path) -> None:
+    """Read a gzip file to its end (a truncated one raises)."""
+    with gzip.open(path, "rb") as handle:
+        while handle.read(1 << 20):
+            pass
+
+
+def read_raw_files(files: Sequence[Path], read: Callable[[Path], Any]) -> None:
+    """Read every file of ``files`` that exists with ``read``.
+
+    Raises:
+        DataError: the first file that cannot be read, named with the reason, in one line.
+    """
+    for path in files:
+        if not path.exists():
+            continue
+        try:
+            read(path)
+        except Exception as error:  # whatever the parser raises, the file is what is wrong
+            raise DataError(
+                f"{path} cannot be read ({_first_line(error)}); it may be truncated: delete it "
+                "so that it is copied or downloaded again"
+            ) from error
+
+
+def load_prepared(
+    build: Callable[[], T],
+    processed_dir: Path,
+    raw_files: Sequence[Path] = (),
+    read_raw: Callable[[Path], Any] = Path.read_bytes,
+) -> T:
+    """``build()`` the dataset, rebuilding its processed folder once where it cannot be read.
+
+    Args:
+        build: makes the dataset (processing the raw files when ``processed_dir`` lacks them).
+        processed_dir: the folder ``build`` writes its processed files to.
+        raw_files: the raw files ``build`` processes; read through with ``read_raw`` when
+            building fails, so that a bad one is named.
+        read_raw: reads one raw file, raising when it cannot. (default: read its bytes)
+
+    Raises:
+        DataError: a raw file cannot be read, or building fails again after a rebuild.
+    """
+    if processed_dir.is_dir():
+        remove_stale_temps(processed_dir)
+    try:
+        return build()
+    except UserError:
+        raise
+    except Exception as error:  # a library's reader failing on a file a kill cut short
+        failure = error
+    read_raw_files(raw_files, read_raw)
+    if processed_dir.exists():
+        reason = _first_line(failure)
+        log.warning("%s cannot be read (%s); preparing it again", processed_dir, reason)
+        shutil.rmtree(processed_dir)
+        try:
+            return build()
+        except UserError:
+            raise
+        except Exception as error:
+            failure = error
+    raise DataError(f"preparing {processed_dir} failed ({_first_line(failure)})") from failure

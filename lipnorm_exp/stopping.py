@@ -1,0 +1,107 @@
+"""Stopping cleanly: SIGTERM and SIGHUP as Ctrl-C, and sweep workers that stop with their sweep.
+
+Inside :func:`stop_requests`, SIGTERM and SIGHUP raise :class:`Stopped` (a
+``KeyboardInterrupt``) in the main thread as Ctrl-C raises ``KeyboardInterrupt``, so that a run
+ends as ``interrupted`` (:func:`lipnorm_exp.train.run`) instead of vanishing. A run in a worker
+process of a sweep (joblib or submitit-local launchers) also watches the sweep's own process,
+named by :data:`SWEEP_PID_ENV`: once that process has ended, however it ended (``kill -9``
+included), the worker stops itself the same way, within :data:`WATCH_INTERVAL_S` seconds.
+"""
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from lipnorm_exp.processes import process_alive
+
+__all__ = [
+    "STOP_SIGNALS",
+    "SWEEP_PID_ENV",
+    "WATCH_INTERVAL_S",
+    "Stopped",
+    "in_sweep_worker",
+    "install_stop_handlers",
+    "stop_requests",
+]
+
+#: the environment variable holding the id of the process that runs a sweep
+SWEEP_PID_ENV = "LIPNORM_SWEEP_PID"
+#: signals that stop a run as Ctrl-C does
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+#: seconds between two looks of a worker at its sweep's process
+WATCH_INTERVAL_S = 0.5
+
+_reasons: dict[int, str] = {}
+
+
+class Stopped(KeyboardInterrupt):
+    """A request to stop other than Ctrl-C; the message says where it came from."""
+
+
+def _raise_stopped(signum: int, frame: Any) -> None:
+    raise Stopped(_reasons.pop(signum, f"stopped by {signal.Signals(signum).name}"))
+
+
+def install_stop_handlers() -> dict[int, Any]:
+    """Make the :data:`STOP_SIGNALS` raise :class:`Stopped`, and Ctrl-C ``KeyboardInterrupt``.
+
+    Call from the main thread. Returns the handlers replaced, by signal.
+    """
+    previous = {number: signal.getsignal(number) for number in (*STOP_SIGNALS, signal.SIGINT)}
+    for number in STOP_SIGNALS:
+        signal.signal(number, _raise_stopped)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return previous
+
+
+def _sweep_pid() -> int | None:
+    value = os.environ.get(SWEEP_PID_ENV, "")
+    return int(value) if value.isdigit() else None
+
+
+def in_sweep_worker() -> bool:
+    """Whether this process runs a job for a sweep running in another process."""
+    pid = _sweep_pid()
+    return pid is not None and pid != os.getpid()
+
+
+class _SweepWatch(threading.Thread):
+    """Stops this process's run (SIGTERM to itself) once process ``pid`` has ended."""
+
+    def __init__(self, pid: int):
+        super().__init__(name="sweep-watch", daemon=True)
+        self.pid = pid
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        """Look every :data:`WATCH_INTERVAL_S` seconds until the block ends or the sweep has."""
+        while not self.done.wait(WATCH_INTERVAL_S):
+            if not process_alive(self.pid):
+                _reasons[signal.SIGTERM] = f"stopped: its sweep (process {self.pid}) has ended"
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+
+@contextmanager
+def stop_requests() -> Iterator[None]:
+    """Within the block, stop requests raise ``KeyboardInterrupt`` (see the module docstring).
+
+    Outside the main thread (where no signal handler can be set) the block runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = install_stop_handlers()
+    watch = _SweepWatch(_sweep_pid()) if in_sweep_worker() else None
+    if watch is not None:
+        watch.start()
+    try:
+        yield
+    finally:
+        if watch is not None:
+            watch.done.set()
+        for number, handler in previous.items():
+            signal.signal(number, handler)

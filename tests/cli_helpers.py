@@ -1,0 +1,82 @@
+"""Helpers of the end-to-end tests: ``python -m lipnorm_exp`` in a subprocess, writing under a
+temporary folder, with Cora prepared once beforehand."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import compose_config
+
+from lipnorm_exp.data import load_task
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+TINY = ("model.depth=1", "model.hidden=8", "model.heads=1", "train.epochs=2")
+ERROR_PREFIX = "lipnorm_exp: error: "
+
+
+def prepared_data(folder: Path) -> Path:
+    """``folder/data`` with Cora copied in and processed: runs started at once only read it."""
+    cfg = compose_config(folder)
+    load_task(cfg.dataset, cfg.paths, seed=0)
+    return Path(cfg.paths.data_dir)
+
+
+def command(tmp_path: Path, data_dir: Path, *arguments: str, script: tuple = ()) -> list[str]:
+    """``python -m lipnorm_exp`` writing under ``tmp_path``; later overrides win, flags go first.
+
+    ``script`` replaces ``-m lipnorm_exp`` by a script and its first arguments.
+    """
+    flags = [argument for argument in arguments if argument.startswith("--")]
+    overrides = [argument for argument in arguments if not argument.startswith("--")]
+    return [
+        sys.executable,
+        *(script or ("-m", "lipnorm_exp")),
+        *flags,
+        "train.progress=false",
+        "logger=none",
+        f"paths.results_dir={tmp_path / 'runs'}",
+        f"paths.log_dir={tmp_path / 'logs'}",
+        f"paths.data_dir={data_dir}",
+        f"paths.raw_dirs=[{SHARED_DATASETS}]",
+        *overrides,
+    ]
+
+
+def environment(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LIPNORM_", "HYDRA_"))}
+    return {**env, "WANDB_MODE": "disabled", "WANDB_SILENT": "true", **extra}
+
+
+def start(args: list[str], env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(
+        args,
+        cwd=REPO,
+        env=env or environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
+
+
+def cli(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        args, cwd=REPO, env=environment(), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def records(tmp_path: Path) -> dict[str, dict]:
+    """Run id → record, for every record file of ``tmp_path``."""
+    return {path.stem: json.loads(path.read_text()) for path in (tmp_path / "runs").glob("*.json")}
+
+
+def tally_line(completed=0, diverged=0, skipped=0, failed=0, interrupted=0, total=None) -> str:
+    counts = (completed, diverged, skipped, failed, interrupted)
+    ended = "finished" if total is None and not interrupted else "stopped"
+    return (
+        f"sweep {ended}: {completed} completed, {diverged} diverged, {skipped} skipped, "
+        f"{failed} failed, {interrupted} interrupted (of {total or sum(counts)})"
+    )

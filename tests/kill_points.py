@@ -1,0 +1,88 @@
+"""``python -m lipnorm_exp`` that sends itself a signal at a chosen point of its work.
+
+    python tests/kill_points.py <point> <SIGNAL> [overrides...]
+
+Points where a file is being written first write half of it, as a process killed in the middle
+of the write would leave it:
+
+- ``raw_copy``: the first raw file copied in from a mirror;
+- ``processed_data``: PyG's processed ``data.pt``;
+- ``pre_transform``: PyG's ``pre_transform.pt``, written after ``data.pt``;
+- ``record_write``: the run record;
+- ``epoch_2``: the start of the second training epoch (nothing half-written).
+"""
+
+import json
+import os
+import runpy
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import torch_geometric.io.fs as pyg_fs
+
+import lipnorm_exp.records.store as store
+import lipnorm_exp.train as train
+
+point, name, *overrides = sys.argv[1:]
+number = signal.Signals[name]
+
+
+def send() -> None:
+    os.kill(os.getpid(), number)
+
+
+def write_half(path: str | Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data[: len(data) // 2])
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def copy_half(source, target, **kwargs):
+    write_half(target, Path(source).read_bytes())
+    send()
+
+
+real_torch_save = pyg_fs.torch_save
+
+
+def torch_save_half(data, path):
+    if Path(path).name.startswith(f".{point_file}") or Path(path).name == point_file:
+        real_torch_save(data, path)
+        write_half(path, Path(path).read_bytes())
+        send()
+    return real_torch_save(data, path)
+
+
+def dump_half(record, handle, **kwargs):
+    write_half(handle.name, json.dumps(record).encode())
+    send()
+
+
+real_train_epoch = train.train_epoch
+epochs = []
+
+
+def train_epoch_then_signal(*args, **kwargs):
+    epochs.append(1)
+    if len(epochs) == 2:
+        send()
+    return real_train_epoch(*args, **kwargs)
+
+
+point_file = {"processed_data": "data.pt", "pre_transform": "pre_transform.pt"}.get(point)
+if point == "raw_copy":
+    shutil.copy2 = copy_half
+elif point_file is not None:
+    pyg_fs.torch_save = torch_save_half
+elif point == "record_write":
+    store.json.dump = dump_half
+elif point == "epoch_2":
+    train.train_epoch = train_epoch_then_signal
+else:
+    raise SystemExit(f"unknown point {point}")
+
+sys.argv = ["lipnorm_exp", *overrides]
+runpy.run_module("lipnorm_exp", run_name="__main__", alter_sys=True)

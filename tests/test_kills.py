@@ -1,0 +1,180 @@
+"""Kills and stops at chosen moments: nothing finished is lost, nothing half-written breaks the
+next run, and a stopped sweep stops its workers.
+
+A run is killed at a chosen point by ``tests/kill_points.py``, which patches the writer at that
+point to write half of its file and then sends the process a signal; sweeps are stopped by
+signalling their process from here.
+"""
+
+import json
+import os
+import signal
+import time
+from contextlib import suppress
+from pathlib import Path
+
+import pytest
+import torch
+from cli_helpers import ERROR_PREFIX, TINY, cli, command, prepared_data, records, start
+
+from lipnorm_exp.records import COMPLETED, INTERRUPTED, RERUN_SUFFIX
+from lipnorm_exp.stopping import SWEEP_PID_ENV
+
+pytestmark = pytest.mark.slow
+
+KILL_POINTS = ("tests/kill_points.py",)
+#: the files of a prepared Cora that the next run reads
+PROCESSED = "Planetoid/Cora/processed"
+
+
+def killed_at(point: str, name: str, tmp_path: Path, data_dir: Path, *overrides: str):
+    """The command of a run that sends itself signal ``name`` at ``point``."""
+    return command(tmp_path, data_dir, *TINY, *overrides, script=(*KILL_POINTS, point, name))
+
+
+def temporary_files(folder: Path) -> list[Path]:
+    return sorted(folder.rglob(".*.tmp"))
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory) -> Path:
+    return prepared_data(tmp_path_factory.mktemp("data"))
+
+
+@pytest.mark.parametrize("point", ["raw_copy", "processed_data", "pre_transform"])
+def test_a_kill_during_data_preparation_leaves_a_folder_the_next_run_uses(tmp_path, point):
+    data = tmp_path / "data"
+    killed = cli(killed_at(point, "SIGKILL", tmp_path, data), timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    processed = data / PROCESSED
+    if point == "pre_transform":  # data.pt is whole, pre_transform.pt half-written
+        assert (processed / "data.pt").exists()
+        assert (processed / "pre_transform.pt").stat().st_size > 0
+        with pytest.raises(Exception):  # noqa: B017 - whatever torch raises on half a file
+            torch.load(processed / "pre_transform.pt", weights_only=False)
+    else:  # a half-written temporary file, the real one absent
+        assert temporary_files(data) and not (processed / "data.pt").exists()
+
+    again = cli(command(tmp_path, data, *TINY), timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert [r["status"] for r in records(tmp_path).values()] == [COMPLETED]
+    assert temporary_files(data) == []
+    assert torch.load(processed / "pre_transform.pt", weights_only=False)  # rebuilt whole
+
+
+def test_a_truncated_raw_file_is_named_in_one_line(tmp_path, data_dir):
+    raw = tmp_path / "data" / "Planetoid" / "Cora" / "raw"
+    raw.mkdir(parents=True)
+    for path in (data_dir / "Planetoid" / "Cora" / "raw").iterdir():
+        (raw / path.name).write_bytes(path.read_bytes())
+    truncated = raw / "ind.cora.graph"
+    truncated.write_bytes(truncated.read_bytes()[:1000])
+    out = cli(command(tmp_path, tmp_path / "data", *TINY), timeout=300)
+    assert out.returncode == 2
+    assert "Traceback" not in out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"{ERROR_PREFIX}{truncated} cannot be read (")
+
+
+def test_ctrl_c_during_a_forced_rerun_keeps_the_completed_record(tmp_path, data_dir):
+    first = cli(command(tmp_path, data_dir, *TINY))
+    assert first.returncode == 0, first.stderr
+    ((rid, completed),) = records(tmp_path).items()
+    path = tmp_path / "runs" / f"{rid}.json"
+    before = path.read_bytes()
+
+    rerun = cli(killed_at("epoch_2", "SIGINT", tmp_path, data_dir, "force=true"))
+    assert rerun.returncode == 130
+    assert "Traceback" not in rerun.stderr
+    assert rerun.stderr.strip().splitlines()[-1] == "lipnorm_exp: interrupted (Ctrl-C)"
+    assert path.read_bytes() == before
+    beside = json.loads(path.with_name(path.name + RERUN_SUFFIX).read_text())
+    assert beside["status"] == INTERRUPTED and beside["started_at"] != completed["started_at"]
+
+
+def test_sigterm_records_an_interrupted_run_that_the_next_launch_runs_again(tmp_path, data_dir):
+    stopped = cli(killed_at("epoch_2", "SIGTERM", tmp_path, data_dir))
+    assert stopped.returncode == 130 and "Traceback" not in stopped.stderr
+    assert "interrupted (stopped by SIGTERM)" in stopped.stderr
+    (record,) = records(tmp_path).values()
+    assert record["status"] == INTERRUPTED and record["error"] == "stopped by SIGTERM"
+    again = cli(command(tmp_path, data_dir, *TINY))
+    assert again.returncode == 0 and "skip run" not in again.stdout + again.stderr
+    assert [r["status"] for r in records(tmp_path).values()] == [COMPLETED]
+
+
+def test_a_kill_during_the_record_write_leaves_a_temporary_file_the_next_run_removes(
+    tmp_path, data_dir
+):
+    killed = cli(killed_at("record_write", "SIGKILL", tmp_path, data_dir))
+    assert killed.returncode == -signal.SIGKILL
+    runs = tmp_path / "runs"
+    assert records(tmp_path) == {} and len(temporary_files(runs)) == 1
+    again = cli(command(tmp_path, data_dir, *TINY))
+    assert again.returncode == 0, again.stderr
+    assert temporary_files(runs) == [] and len(records(tmp_path)) == 1
+
+
+def test_a_record_overwritten_with_random_bytes_is_redone_with_a_warning(tmp_path, data_dir):
+    assert cli(command(tmp_path, data_dir, *TINY)).returncode == 0
+    (path,) = (tmp_path / "runs").glob("*.json")
+    path.write_bytes(os.urandom(300))
+    again = cli(command(tmp_path, data_dir, *TINY))
+    assert again.returncode == 0, again.stderr
+    assert f"{path.name}: not readable as JSON" in again.stdout + again.stderr
+    assert json.loads(path.read_text())["status"] == COMPLETED
+    assert len(list(path.parent.glob(f"{path.name}.broken-*"))) == 1
+
+
+def sweep_processes(sweep_pid: int) -> list[int]:
+    """Processes other than the sweep's own that carry its id in their environment."""
+    marker = f"{SWEEP_PID_ENV}={sweep_pid}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == sweep_pid:
+            continue
+        with suppress(OSError):
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state != "Z" and marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+    return found
+
+
+def wait_for(condition, what: str, timeout: float = 240):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} within {timeout} s"
+        time.sleep(0.05)
+
+
+LAUNCHERS = {
+    "joblib": ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2"),
+    "submitit_local": ("hydra/launcher=submitit_local", "hydra.launcher.timeout_min=10"),
+}
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
+@pytest.mark.parametrize(
+    ("launcher", "name"),
+    [("joblib", "SIGTERM"), ("joblib", "SIGKILL"), ("submitit_local", "SIGKILL")],
+)
+def test_stopping_a_sweep_stops_its_workers(tmp_path, data_dir, launcher, name):
+    overrides = (*LAUNCHERS[launcher], "seed=0,1", *TINY, "train.epochs=100000")
+    sweep = start(command(tmp_path, data_dir, "--multirun", *overrides), start_new_session=True)
+    try:
+        jobs = tmp_path / "logs" / "multiruns"
+        wait_for(lambda: len(list(jobs.glob("*/[01]/.hydra"))) >= 1, "a job started")
+        workers = sweep_processes(sweep.pid)
+        assert workers, "the jobs run in other processes"
+        os.kill(sweep.pid, signal.Signals[name])
+        stdout, stderr = sweep.communicate(timeout=120)
+        wait_for(lambda: not sweep_processes(sweep.pid), "the workers stopped", timeout=60)
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(sweep.pid, signal.SIGKILL)
+    if name == "SIGTERM":
+        assert sweep.returncode == 130
+        assert "Traceback" not in stderr
+        assert "sweep stopped: 0 completed, " in stdout + stderr
+        assert "without an outcome" in stdout + stderr
+    assert all(r["status"] != COMPLETED for r in records(tmp_path).values())
