@@ -3,13 +3,15 @@
 Inside :func:`stop_requests`, SIGTERM and SIGHUP raise :class:`Stopped` (a
 ``KeyboardInterrupt``) in the main thread as Ctrl-C raises ``KeyboardInterrupt``, so that a run
 ends as ``interrupted`` (:func:`lipnorm_exp.train.run`) instead of vanishing. A run in a worker
-process of a sweep (joblib or submitit-local launchers) also watches the sweep's own process,
-named by :data:`SWEEP_PID_ENV`: once that process has ended, however it ended (``kill -9``
-included), the worker stops itself the same way, within :data:`WATCH_INTERVAL_S` seconds.
+process of a sweep on the sweep's machine (joblib or submitit-local launchers) also watches the
+sweep's own process, named by :data:`SWEEP_PID_ENV`: once that process has ended, however it
+ended (``kill -9`` included), the worker stops itself the same way, within
+:data:`WATCH_INTERVAL_S` seconds. Jobs on other machines (a SLURM cluster) run on.
 """
 
 import os
 import signal
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,9 +27,10 @@ __all__ = [
     "in_sweep_worker",
     "install_stop_handlers",
     "stop_requests",
+    "sweep_process",
 ]
 
-#: the environment variable holding the id of the process that runs a sweep
+#: the environment variable naming the process that runs a sweep, as ``<host>:<pid>``
 SWEEP_PID_ENV = "LIPNORM_SWEEP_PID"
 #: signals that stop a run as Ctrl-C does
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -57,13 +60,19 @@ def install_stop_handlers() -> dict[int, Any]:
     return previous
 
 
+def sweep_process() -> str:
+    """The value of :data:`SWEEP_PID_ENV` that names this process."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
 def _sweep_pid() -> int | None:
-    value = os.environ.get(SWEEP_PID_ENV, "")
-    return int(value) if value.isdigit() else None
+    """The id of the process running this job's sweep, when it runs on this machine."""
+    host, _, pid = os.environ.get(SWEEP_PID_ENV, "").rpartition(":")
+    return int(pid) if host == socket.gethostname() and pid.isdigit() else None
 
 
 def in_sweep_worker() -> bool:
-    """Whether this process runs a job for a sweep running in another process."""
+    """Whether this process runs a job for a sweep running in another process of this machine."""
     pid = _sweep_pid()
     return pid is not None and pid != os.getpid()
 

@@ -12,6 +12,7 @@ import atexit
 import json
 import logging
 import os
+import signal
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, INTERRUPTED
-from lipnorm_exp.stopping import SWEEP_PID_ENV, install_stop_handlers
+from lipnorm_exp.stopping import SWEEP_PID_ENV, install_stop_handlers, sweep_process
 
 __all__ = [
     "SweepProgress",
@@ -150,14 +151,15 @@ class SweepProgress(Callback):
     def __init__(self) -> None:
         self._sweep_dir: str | None = None
         self._total = 0
+        self._handlers: dict[int, Any] = {}
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Count the grid, hand the total and this process's id to the jobs, arm the tally."""
         self._total = grid_size(config.hydra)
         os.environ[TOTAL_ENV] = str(self._total)
-        os.environ[SWEEP_PID_ENV] = str(os.getpid())
+        os.environ[SWEEP_PID_ENV] = sweep_process()
         self._sweep_dir = str(config.hydra.sweep.dir)
-        install_stop_handlers()
+        self._handlers = install_stop_handlers()
         atexit.register(self._report)
         log.info("sweep of %d runs; records in %s", self._total, config.paths.results_dir)
 
@@ -167,7 +169,9 @@ class SweepProgress(Callback):
         self._report()
 
     def _report(self) -> None:
-        """Log :func:`tally_line` and forget the sweep's environment variables."""
+        """Log :func:`tally_line`; forget the sweep's environment variables and signal handlers."""
         log.info("%s", tally_line(tally(self._sweep_dir), self._total))
         os.environ.pop(TOTAL_ENV, None)
         os.environ.pop(SWEEP_PID_ENV, None)
+        for number, handler in self._handlers.items():
+            signal.signal(number, handler)

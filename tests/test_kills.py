@@ -9,6 +9,7 @@ signalling their process from here.
 import json
 import os
 import signal
+import socket
 import time
 from contextlib import suppress
 from pathlib import Path
@@ -128,7 +129,7 @@ def test_a_record_overwritten_with_random_bytes_is_redone_with_a_warning(tmp_pat
 
 def sweep_processes(sweep_pid: int) -> list[int]:
     """Processes other than the sweep's own that carry its id in their environment."""
-    marker = f"{SWEEP_PID_ENV}={sweep_pid}".encode()
+    marker = f"{SWEEP_PID_ENV}={socket.gethostname()}:{sweep_pid}".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == sweep_pid:

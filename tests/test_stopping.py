@@ -1,0 +1,104 @@
+"""Stop requests as exceptions, workers that stop with their sweep, the tally of a stopped sweep,
+and files written whole."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from lipnorm_exp.atomic import replacing
+from lipnorm_exp.processes import process_alive
+from lipnorm_exp.stopping import (
+    SWEEP_PID_ENV,
+    WATCH_INTERVAL_S,
+    Stopped,
+    in_sweep_worker,
+    stop_requests,
+    sweep_process,
+)
+from lipnorm_exp.sweep import tally_line
+
+
+def ended_process() -> int:
+    """The id of a process that has ended and been reaped."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_process_is_alive_until_it_ends_even_before_it_is_reaped():
+    assert process_alive(os.getpid())
+    assert not process_alive(ended_process())
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{child.pid}").exists() and process_alive(child.pid):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert not process_alive(child.pid)  # a zombie until waited for
+    child.wait()
+
+
+@pytest.mark.parametrize(
+    ("value", "worker"),
+    [
+        (lambda: sweep_process(), False),
+        (lambda: f"{socket.gethostname()}:{ended_process()}", True),
+        (lambda: f"another-host:{os.getpid() + 1}", False),
+        (lambda: "", False),
+    ],
+    ids=["the_sweep_itself", "a_local_worker", "a_job_elsewhere", "no_sweep"],
+)
+def test_a_worker_is_a_process_of_a_sweep_on_this_machine_but_not_the_sweep(
+    monkeypatch, value, worker
+):
+    monkeypatch.setenv(SWEEP_PID_ENV, value())
+    assert in_sweep_worker() is worker
+
+
+def test_sigterm_raises_stopped_inside_the_block_and_handlers_come_back():
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Stopped, match="^stopped by SIGTERM$"), stop_requests():
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # the handler runs between two bytecodes
+            pass
+    assert signal.getsignal(signal.SIGTERM) is before
+    assert issubclass(Stopped, KeyboardInterrupt)
+
+
+def test_a_worker_stops_itself_once_its_sweep_has_ended(monkeypatch):
+    monkeypatch.setenv(SWEEP_PID_ENV, f"{socket.gethostname()}:{ended_process()}")
+    deadline = time.monotonic() + 20 * WATCH_INTERVAL_S
+    with pytest.raises(Stopped, match=r"^stopped: its sweep \(process \d+\) has ended$"):
+        with stop_requests():
+            while time.monotonic() < deadline:
+                time.sleep(0.01)
+    assert time.monotonic() < deadline
+
+
+def test_the_tally_says_whether_the_sweep_finished_and_what_has_no_outcome():
+    done = Counter(completed=2, skipped=1)
+    assert tally_line(done, 3) == (
+        "sweep finished: 2 completed, 0 diverged, 1 skipped, 0 failed, 0 interrupted (of 3)"
+    )
+    stopped = Counter(completed=1, interrupted=1)
+    assert tally_line(stopped, 4) == (
+        "sweep stopped: 1 completed, 0 diverged, 0 skipped, 0 failed, 1 interrupted (of 4); "
+        "2 without an outcome"
+    )
+
+
+def test_a_file_replaced_whole_or_not_at_all(tmp_path):
+    target = tmp_path / "sub" / "file.txt"
+    with replacing(target) as temporary:
+        temporary.write_text("first")
+    with pytest.raises(KeyboardInterrupt), replacing(target) as temporary:
+        temporary.write_text("half")
+        raise KeyboardInterrupt
+    assert target.read_text() == "first"
+    assert [path.name for path in target.parent.iterdir()] == ["file.txt"]
