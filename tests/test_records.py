@@ -3,13 +3,16 @@ interruption recorded without losing a finished record, broken records set aside
 temporary files of killed writers removed, tags added on reuse, one reader for a folder."""
 
 import json
+import logging
 import math
 import os
+import re
 import time
 
 import pytest
 import torch
 
+import lipnorm_exp.records.store as store
 import lipnorm_exp.train as train_module
 from lipnorm_exp.atomic import STALE_AFTER_S, temp_path
 from lipnorm_exp.errors import ConfigError
@@ -225,8 +228,9 @@ def test_a_broken_record_is_set_aside_with_a_warning_and_its_run_redone(make_cfg
     path = record_path(cfg.paths.results_dir, first["run_id"])
     damage(path)
     broken = sorted(path.parent.iterdir())
-    with pytest.warns(UserWarning, match=rf"{path.name}.*set aside as {path.name}\.broken-"):
+    with caplog.at_level(logging.WARNING, logger=store.__name__):
         again = run(cfg)
+    assert re.search(rf"{path.name}: .*; set aside as {path.name}\.broken-", caplog.text)
     assert not again.get("skipped") and again["status"] == COMPLETED
     assert read_record(path.parent, first["run_id"])["started_at"] == again["started_at"]
     (aside,) = path.parent.glob(f"{path.name}.broken-*")

@@ -103,7 +103,7 @@ def set_aside(path: str | Path) -> Path:
 
 
 def take_record(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:
-    """:func:`read_record`, but a bad record is set aside with a warning and reads as none.
+    """:func:`read_record`, but a bad record is set aside, with a logged warning, and reads as none.
 
     So a run whose record was truncated, overwritten or replaced by something else is run
     again, and what was there is kept under another name.
@@ -115,9 +115,7 @@ def take_record(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:
             aside = set_aside(record_path(results_dir, run_id))
         except FileNotFoundError:  # another worker set it aside first
             return None
-        message = f"{error}; set aside as {aside.name}, the run is done again"
-        warnings.warn(message, stacklevel=2)
-        log.warning("%s", message)
+        log.warning("%s; set aside as %s, the run is done again", error, aside.name)
         return None
 
 
