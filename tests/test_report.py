@@ -13,7 +13,7 @@ import pytest
 from conftest import CONFIGS
 from matplotlib.image import imread
 
-from lipnorm_exp.records import run_id
+from lipnorm_exp.records import RERUN_SUFFIX, run_id
 from lipnorm_exp.report import paper, presets
 from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.aggregate import (
@@ -528,6 +528,31 @@ def test_fig6_marks_a_missing_point_instead_of_joining_across_it(frame):
     gt_lip_marks = [m for m in marks if m.get_color() == gt_lip.get_color()]
     assert [list(m.get_xdata()) for m in gt_lip_marks] == [[10]]
     assert "x: no records at that x" in lines
+
+
+def test_interrupted_runs_and_files_set_aside_are_never_results(tmp_path, capsys):
+    completed = make_record(depth=2, val=0.5, test=0.5)
+    interrupted = make_record(depth=3, status="interrupted", val=0.99, test=0.99)
+    runs = write_records(tmp_path / "runs", [completed, interrupted])
+    name = f"{completed['run_id']}.json"
+    (runs / f"{name}.broken-20240101T000000000000Z").write_bytes(b"\x00\xff" * 64)
+    (runs / f"{name}{RERUN_SUFFIX}").write_text(json.dumps({**completed, "status": "failed"}))
+    (runs / "folder.json").mkdir()
+    with pytest.warns(UserWarning, match="folder.json: not readable as JSON"):
+        frame = load_records(runs)
+    assert sorted(frame["status"]) == ["completed", "interrupted"]
+    assert usable_runs(frame, "paper", "standard")["run_id"].tolist() == [completed["run_id"]]
+    with pytest.warns(UserWarning):
+        assert main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--only", "tables"]) == 0
+    assert "0 failed ignored, 1 interrupted ignored" in capsys.readouterr().out
+    summary = pd.read_csv(tmp_path / "out" / "paper" / "standard" / "tables" / "summary.csv")
+    assert summary[["completed", "diverged", "failed", "interrupted", "total"]].values.tolist() == [
+        [1, 0, 0, 1, 2]
+    ]
+    table = pd.read_csv(
+        tmp_path / "out" / "paper" / "standard" / "tables" / "table1_missing_vector.csv"
+    )
+    assert table.dropna(subset=["mean"])["mean"].tolist() == [50.0]
 
 
 def test_cli_layout_summary_and_skips(runs_dir, tmp_path, capsys):
