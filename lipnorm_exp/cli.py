@@ -5,9 +5,9 @@ A bad value, absent or unreadable data, or a folder that cannot be written
 ends the process with :data:`EXIT_USER_ERROR`; a stop request (Ctrl-C, SIGTERM) with
 :data:`EXIT_INTERRUPTED`. ``HYDRA_FULL_ERROR=1`` raises the error instead, with its traceback.
 
-:class:`Preflight` is a Hydra callback (``configs/hydra/default.yaml``): it checks a single
-run's config and the folders of any run before Hydra makes its output folder, so that nothing
-is written for a command line that cannot run.
+:class:`Preflight` is a Hydra callback (``configs/hydra/default.yaml``): it checks the config
+and the folders before Hydra makes its output folder or expands a sweep, so that nothing is
+written for a command line that cannot run.
 """
 
 import copy
@@ -19,7 +19,7 @@ from hydra.errors import CompactHydraException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, open_dict, read_write
 
-from lipnorm_exp.config import validate
+from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.errors import UserError
 from lipnorm_exp.folders import writable_folder
 
@@ -97,8 +97,15 @@ class Preflight(Callback):
             stop(error)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """A sweep: the folders its jobs share (each job checks its own config)."""
+        """A sweep: every key on its own, then the folders its jobs share.
+
+        The config here is the sweep's, in which every swept key still holds its default: a
+        key that is wrong in it is wrong in every job. Rules between keys wait for each job's
+        own config (``model=gcn`` with ``norm`` swept over ``none,pairnorm`` holds the default
+        ``norm=lip`` here).
+        """
         try:
+            check_keys(_without_hydra(config))
             _check_folders(config)
         except UserError as error:
             stop(error)

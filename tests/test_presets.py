@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
-from lipnorm_exp.config import validate
+from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.records import run_id
 from lipnorm_exp.sweep import grid_jobs, grid_size, sweep_axes
 
@@ -91,6 +91,16 @@ def test_preset_is_a_multirun_whose_jobs_validate(preset, scale):
         assert job_cfg.train.epochs == cfg.grid[scale].epochs
         ids.add(run_id(job_cfg))
     assert len(ids) == len(sample), "two jobs of the grid would share one record"
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("preset", PRESETS)
+def test_the_sweep_config_of_a_preset_passes_the_key_checks(preset, scale):
+    """What the sweep checks before its first job (its swept keys hold their defaults)."""
+    cfg = compose_sweep(f"+experiment={preset}", f"scale={scale}")
+    with open_dict(cfg):
+        del cfg["hydra"]
+    check_keys(cfg)
 
 
 @pytest.mark.parametrize(

@@ -150,6 +150,8 @@ ERROR_CASES = {
     "unknown_option": ("model=foo",),
     "in_a_multirun": ("--multirun", "model.depth=0,1", "model.hidden=8"),
     "unwritable_results": ("paths.results_dir=/proc/lipnorm_runs", "paths.data_dir={empty}/d"),
+    "preset_scale": ("+experiment=residual", "scale=huge"),
+    "unknown_key_in_a_sweep": ("--multirun", "+foo=1", "seed=0,1"),
 }
 #: wrong types and unknown keys: case name → (override, the key its one line must name)
 WRONG_TYPES = {
@@ -216,6 +218,21 @@ def test_a_wrong_type_or_unknown_key_ends_in_one_line_without_a_traceback(error_
     assert override.split("=", 1)[1] in line  # the value
     assert "must be" in line or "allowed: " in line  # what is allowed
     assert not (root / case / "runs").exists() and not (root / case / "logs").exists()
+
+
+@pytest.mark.parametrize(
+    ("case", "line"),
+    [
+        ("preset_scale", "scale must be quick or paper, got huge"),
+        ("unknown_key_in_a_sweep", "foo=1 is not a key of the config; allowed: ablation, "),
+    ],
+)
+def test_a_value_wrong_for_every_job_stops_a_sweep_before_its_first_job(error_runs, case, line):
+    root, results = error_runs
+    code, stdout, stderr = results[case]
+    assert code == 2 and "Traceback" not in stdout + stderr
+    assert stderr.strip().splitlines()[-1].startswith(f"{ERROR_PREFIX}{line}")
+    assert not (root / case / "logs").exists()
 
 
 def test_an_unwritable_results_folder_fails_before_any_data_is_read(error_runs):

@@ -4,12 +4,13 @@
 - :mod:`~lipnorm_exp.config.constraints`: types and limits of values, checked unconverted.
 - :mod:`~lipnorm_exp.config.schema`: the keys of every group option, typed.
 - :mod:`~lipnorm_exp.config.rules`: rules between keys.
-- :mod:`~lipnorm_exp.config.validate`: ``validate(cfg)``, all of the above on one config.
+- :mod:`~lipnorm_exp.config.validate`: ``validate(cfg)``, all of the above on one config
+  (``check_keys(cfg)``: the keys alone, without the rules between them).
 
 What defines a run, and the hash that names it, are in :mod:`lipnorm_exp.records.identity`.
 """
 
 from lipnorm_exp.config.resolvers import project_root, register_resolvers
-from lipnorm_exp.config.validate import validate
+from lipnorm_exp.config.validate import check_keys, validate
 
-__all__ = ["project_root", "register_resolvers", "validate"]
+__all__ = ["check_keys", "project_root", "register_resolvers", "validate"]

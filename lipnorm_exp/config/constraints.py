@@ -144,7 +144,7 @@ def _number(value: float) -> str:
 
 
 def split(annotation: Any) -> tuple[Any, tuple]:
-    """``(type, limits)`` of an annotation, ``Annotated`` or not."""
+    """``(type, extras)`` of an annotation: its type and what ``Annotated`` adds to it."""
     if get_origin(annotation) is Annotated:
         base, *extras = get_args(annotation)
         return base, tuple(extras)
@@ -152,6 +152,7 @@ def split(annotation: Any) -> tuple[Any, tuple]:
 
 
 def _limits(extras: tuple) -> list:
+    """The limits among ``extras`` (the markers left out)."""
     markers = (extra for extra in extras if extra is not MAY_BE_ABSENT)
     return [extra for extra in markers if not isinstance(extra, ByName)]
 

@@ -18,20 +18,32 @@ from lipnorm_exp.config.rules import check_rules
 from lipnorm_exp.config.schema import Config
 from lipnorm_exp.errors import ConfigError
 
-__all__ = ["validate"]
+__all__ = ["check_keys", "validate"]
 
 
-def validate(cfg: DictConfig) -> dict[str, Any]:
-    """Check ``cfg`` (a composed config without Hydra's own keys) key by key, then its rules.
+def check_keys(cfg: DictConfig) -> dict[str, Any]:
+    """Check every key of ``cfg`` (a composed config without Hydra's own keys) on its own.
 
     Returns:
         dict: the config resolved into plain containers.
 
     Raises:
         ConfigError: the first key that is unknown, missing, unresolvable, of the wrong type or
-            out of its limits, or the first rule between keys that fails.
+            out of its limits.
     """
-    resolved = _check_group(cfg, Config, "", "the config")
+    return _check_group(cfg, Config, "", "the config")
+
+
+def validate(cfg: DictConfig) -> dict[str, Any]:
+    """:func:`check_keys`, then the rules between keys (:mod:`lipnorm_exp.config.rules`).
+
+    Returns:
+        dict: the config resolved into plain containers.
+
+    Raises:
+        ConfigError: the first key or rule that fails.
+    """
+    resolved = check_keys(cfg)
     check_rules(resolved)
     return resolved
 
