@@ -507,12 +507,16 @@ def test_fig2_uses_log_scale_one_seed_and_a_footer(usable):
     ]
 
 
-def test_fig5_spans_the_tree_depths_with_records_only(usable):
+def test_fig5_draws_ours_beside_alon_yahav_and_the_papers_depth_10(usable):
     ax = DRAW["fig5_trees"](*of_preset(usable, "trees")).figure.axes[0]
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert np.allclose(lines["GAT-Lip"].get_ydata(), [45.0, 30.0])
-    assert ax.get_xlim()[1] < 4  # records at tree depths 2 and 3; no paper star at 10
-    assert f"paper at depth {paper.TREES_DEPTH} (no records there)" in ax.get_title()
+    reference = lines["Alon & Yahav GAT"]
+    assert list(reference.get_xdata()) == list(range(2, 9))
+    assert list(reference.get_ydata()) == list(paper.ALON_YAHAV_TRAIN_ACC["GAT"].values())
+    assert reference.get_color() == lines["GAT"].get_color()
+    stars = {c.get_label(): c.get_offsets()[0] for c in ax.collections if c.get_label()}
+    assert list(stars[f"paper GAT-Lip (depth {paper.TREES_DEPTH})"]) == [10, 68.3]
     missing = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert {line.get_label() for line in missing} >= {"GCN (no records)", "GAT-PN (no records)"}
 
