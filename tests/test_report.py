@@ -293,6 +293,11 @@ def test_model_label(model, norm, residual, expected):
     assert model_label({"model": {"name": model, "residual": residual}, "norm": norm}) == expected
 
 
+def test_a_residual_inside_alon_yahavs_block_is_not_marked():
+    model = {"name": "gcn", "residual": True, "post_layernorm": True}
+    assert model_label({"model": model, "norm": {"name": "pairnorm"}}) == "GCN-PN"
+
+
 def test_load_records_flattens_and_skips_non_records(tmp_path):
     record = make_record(depth=7, val=0.6, test=0.5, machine=MACHINE)
     write_records(tmp_path, [record, record])  # one run copied into two folders
