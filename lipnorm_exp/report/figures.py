@@ -18,8 +18,8 @@ same bytes.
   one panel per model label, one line per depth.
 - ``fig4_pubmed_depth`` (Fig. 4, ``pubmed_depth``): test accuracy against depth.
 - ``fig5_trees`` (Fig. 5, ``trees``): TREES training accuracy (``best_train_acc``, which also
-  picks the setting: the figure measures how well a model can fit) against tree depth, the
-  paper's depth-10 numbers as stars where the records reach that depth (else in the title).
+  picks the setting: the figure measures how well a model can fit) against tree depth, beside
+  Alon & Yahav's values (dashed) and the paper's depth-10 numbers (stars).
 - ``fig6_depth`` (Fig. 6, ``depth``): test accuracy (ROC-AUC on ogbn-proteins) against depth,
   one panel per dataset of the grid with records.
 """
