@@ -138,7 +138,8 @@ def test_gat_head_without_norm_exceeds_the_bound(n):
 
 def gt_setting(norm, n):
     torch.manual_seed(n)
-    layer = GTLayer(3 * C, C, root_weight=False, bias=False, norm=norm).double()
+    layer = GTLayer(3 * C, C, root_weight=False, bias=False, norm=norm, add_self_loops=True)
+    layer = layer.double()
     eye, zero = torch.eye(C, dtype=f64), torch.zeros(C, C, dtype=f64)
     with torch.no_grad():
         layer.lin_query.weight.copy_(torch.cat([eye, zero, zero], dim=1))
