@@ -38,6 +38,17 @@ queries): the bound :math:`e^{\sqrt 3} \sqrt{1/n} + 2\sqrt 6` applies exactly.
 :math:`x_0` fixed; ``lin_l`` is the identity without bias, so the aggregated values are the second
 halves of the rows; the bound is :math:`e^\alpha \sqrt{1/n} + \alpha\sqrt 8` with
 :math:`\alpha = 1`.
+
+**Edge features.** With edge features the rows gain the features of their edge, which are free
+inputs too (the self-loops are given with the edges, so that their features are free as well):
+:math:`[z_0 \,\|\, z_j \,\|\, e_{j0}]` for GAT and GATv2, whose bounds are unchanged; for GT
+the per-edge keys and values :math:`k_j + e_{j0}`, :math:`v_j + e_{j0}`, for which Corollary 2
+holds with respect to the node features, and within :math:`\sqrt 3` (the norm of
+:math:`(k, v, e) \mapsto (k + e, v + e)`) with the edge features free as well.
+
+**Multi-head attention (Corollary 2).** One head with identity projections: the input is
+:math:`X = (Q \| K \| V)` with :math:`m` queries and :math:`n` keys, the bound
+:math:`e^{\sqrt 3} \sqrt{m/n} + 2\sqrt 6`.
 """
 
 import math
@@ -46,7 +57,13 @@ import pytest
 import torch
 from torch.autograd.functional import jacobian
 
-from lipnorm_exp.nn import GATLayer, GATLipschitzNorm, GATv2Layer, GTLayer
+from lipnorm_exp.nn import (
+    GATLayer,
+    GATLipschitzNorm,
+    GATv2Layer,
+    GTLayer,
+    LipschitzMultiheadAttention,
+)
 
 C = 3
 SIZES = [2, 5]  # n = |N(0)|: the centre and one leaf, the centre and four leaves
@@ -279,3 +296,35 @@ def test_gatv2_lip_head_within_theorem_3(n, edges):
 def test_gatv2_head_without_norm_exceeds_the_bound(n):
     head, shape, ties = gatv2_setting(None, n)
     check_blow_up(head, shape, ties, linear_bound(n))
+
+
+# ---- dense multi-head attention ----------------------------------------------------------
+
+
+def mha_setting(norm, n, m=1):
+    """One head, identity projections: the input is X = (Q || K || V), m queries and n keys,
+    all free, as in Corollary 2; ties: keys orthogonal to the first query."""
+    torch.manual_seed(n)
+    layer = LipschitzMultiheadAttention(C, 1, bias=False, norm=norm).double()
+    eye = torch.eye(C, dtype=f64)
+    with torch.no_grad():
+        layer.in_proj_weight.copy_(torch.cat([eye, eye, eye]))
+        layer.out_proj.weight.copy_(eye)
+    q = torch.randn(m, C, dtype=f64)
+    keys = torch.randn(n, C, dtype=f64) @ orthogonal(q[0])
+    values = torch.randn(n, C, dtype=f64)
+
+    def head(x):
+        return layer(x[:m], x[m : m + n], x[m + n :], need_weights=False)[0]
+
+    return head, (m + 2 * n, C), lambda t: torch.cat([q, keys, t * values])
+
+
+@pytest.mark.parametrize(("n", "m"), [(2, 1), (5, 1), (4, 3)])
+def test_multihead_attention_lip_head_within_corollary_2(n, m):
+    check_head(*mha_setting("lip", n, m), quadratic_bound(n, m))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_multihead_attention_without_norm_exceeds_the_bound(n):
+    check_blow_up(*mha_setting(None, n), quadratic_bound(n))
