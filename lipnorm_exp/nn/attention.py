@@ -131,7 +131,7 @@ class AttentionLayer(MessagePassing):
         With ``add_self_loops`` the input's self-loops are replaced by one per node (of the
         ``min(size)`` nodes that are both source and target); their features are set by
         ``fill_value``. Dropping the input's loops has a data-dependent size, so this runs
-        outside ``torch.compile``'s graph (one graph break, where PyG's layers have two).
+        outside ``torch.compile``'s graph: a single graph break, the layer's only one.
         """
         if not self.add_self_loops:
             return edge_index, edge_attr
