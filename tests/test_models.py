@@ -133,3 +133,21 @@ def test_invalid_combinations_fail_at_start_up(make_cfg):
     ):
         with pytest.raises(ConfigError):
             validate(make_cfg(*overrides))
+
+
+@pytest.mark.parametrize(
+    ("model", "override", "message"),
+    [
+        ("gat", "norm.alpha=-1", "norm=lip: GATLipschitzNorm: alpha must be >= 0, got -1"),
+        ("gt", "norm.eps=-1", "norm=lip: GTLipschitzNorm: eps must be >= 0, got -1"),
+        ("gat", "norm.variant=paperr", "norm=lip: GATLipschitzNorm: unknown variant 'paperr'"),
+        ("gatv2", "norm.alpha=-2", "norm=lip: ScoreLipschitzNorm: alpha must be >= 0, got -2"),
+    ],
+)
+def test_bad_lipschitz_norm_options_fail_at_start_up_in_one_line(
+    make_cfg, model, override, message
+):
+    """The layers raise ValueError; the app turns it into its one-line ConfigError."""
+    with pytest.raises(ConfigError, match=message) as info:
+        validate(make_cfg(f"model={model}", "norm=lip", override))
+    assert "\n" not in str(info.value)

@@ -28,6 +28,10 @@ class AttentionGNN(DepthwiseGNN):
     @classmethod
     def check_config(cls, model: DictConfig, norm: DictConfig) -> None:
         super().check_config(model, norm)
+        try:
+            cls.score_norm(norm)
+        except ValueError as error:  # the layers' own check, as one line naming the group
+            raise ConfigError(f"norm={norm.name}: {error}") from error
         if model.head_channels is not None:
             if not isinstance(model.head_channels, int) or model.head_channels < 1:
                 raise ConfigError(
@@ -53,11 +57,12 @@ class AttentionGNN(DepthwiseGNN):
             return model.hidden
         return model.heads * model.head_channels if model.concat else model.head_channels
 
-    def score_norm(self, norm: DictConfig) -> nn.Module | None:
+    @classmethod
+    def score_norm(cls, norm: DictConfig) -> nn.Module | None:
         """The attention-score normalisation of one layer, or ``None``."""
         if norm.name != "lip":
             return None
-        return self.lip_norm_class(alpha=norm.alpha, eps=norm.eps, variant=norm.variant)
+        return cls.lip_norm_class(alpha=norm.alpha, eps=norm.eps, variant=norm.variant)
 
     def layer_options(self, model: DictConfig) -> dict:
         """Keyword arguments of :attr:`layer_class` beyond those every attention layer takes."""

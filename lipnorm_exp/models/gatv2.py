@@ -1,4 +1,4 @@
-"""GATv2 and GATv2-Lip through the general Lipschitz-score rule (paper Eq. 15, SPEC §1c)."""
+"""GATv2 and GATv2-Lip through the general Lipschitz-score rule (paper Eq. 15)."""
 
 from omegaconf import DictConfig
 from torch import nn
@@ -25,7 +25,8 @@ class GATv2(AttentionGNN):
                 f"norm.variant={norm.variant} exists for gat and gt only; allowed for gatv2: paper"
             )
 
-    def score_norm(self, norm: DictConfig) -> nn.Module | None:
+    @classmethod
+    def score_norm(cls, norm: DictConfig) -> nn.Module | None:
         if norm.name != "lip":
             return None
         return ScoreLipschitzNorm(alpha=norm.alpha, eps=norm.eps)
