@@ -2,8 +2,8 @@
 
 Node normalisations (PairNorm, LayerNorm) sit after each graph layer and before its
 activation, as in the PairNorm paper's baselines. LipschitzNorm (``lip``) instead acts
-inside attention layers on the attention scores (SPEC §1); here it is the identity and
-the attention models build it into their layers.
+inside attention layers on the attention scores (the paper's Eqs. 15, 17 and 19); here it is
+the identity and the attention models build it into their layers.
 """
 
 from collections.abc import Callable

@@ -137,7 +137,7 @@ class PygStack(nn.Module):
         self.input = nn.Linear(in_channels, HIDDEN)
         self.convs = nn.ModuleList(pyg_layer(model) for _ in range(depth))
         self.output = nn.Linear(HIDDEN, out_channels)
-        self.self_loops = model == "gt"  # TransformerConv adds none; GTLayer does
+        self.self_loops = model == "gt"  # TransformerConv adds none; the GT model adds them
 
     def forward(self, x, edge_index, batch=None):
         if self.self_loops:

@@ -118,3 +118,28 @@ def test_an_epoch_is_passes_per_epoch_passes_over_the_training_trees(make_cfg):
     assert len(batches) == len(task.train_batches) == 3 * 2  # 77 training trees, 64 per batch
     roots = torch.cat([batch.y[batch.train_mask] for batch in batches])
     assert roots.numel() == 3 * 77
+
+
+@pytest.mark.parametrize("norm", ["none", "lip"])
+def test_every_leaf_reaches_the_root_through_attention_and_no_sooner(make_cfg, norm):
+    """With d layers the root reads every leaf (edges point to the parent); with d - 1 none."""
+    depth = 3
+    cfg = make_cfg(
+        "dataset=trees",
+        f"dataset.depth={depth}",
+        "dataset.num_trees=4",
+        "model=gat",
+        f"norm={norm}",
+    )
+    task = load_task(cfg.dataset, cfg.paths, seed=0)
+    tree = next(iter(task.eval_batches))
+    size = 2 ** (depth + 1) - 1
+    x = tree.x.to_dense()[:size].requires_grad_()
+    edge_index = tree.edge_index[:, (tree.edge_index < size).all(dim=0)]
+    leaves = slice(2**depth - 1, size)
+    for layers, reaches in ((depth, True), (depth - 1, False)):
+        torch.manual_seed(0)
+        model_cfg = OmegaConf.merge(cfg.model, {"depth": layers})
+        model = build_model(model_cfg, cfg.norm, task.num_features, task.num_outputs)
+        (grad,) = torch.autograd.grad(model(x, edge_index)[0].sum(), x)
+        assert bool((grad[leaves].abs().sum(dim=1) > 0).all()) is reaches, layers

@@ -1,12 +1,13 @@
-"""With ``norm=None`` and PyG's weights, the layers compute what GATConv, TransformerConv and
-GATv2Conv compute; plus repr, reset_parameters, norm validation and the returned weights."""
+"""The layers are drop-ins for GATConv, TransformerConv and GATv2Conv: a PyG state dict loads,
+and with ``norm=None`` they compute what PyG computes for every input PyG takes (edge
+features, bipartite pairs, torch.sparse adjacencies, ``size``); plus repr, reset_parameters,
+argument validation and the returned weights."""
 
 import pytest
 import torch
 from torch_geometric.nn import GATConv, GATv2Conv, TransformerConv
-from torch_geometric.utils import add_self_loops, remove_self_loops
+from torch_geometric.utils import to_edge_index, to_torch_coo_tensor, to_torch_csr_tensor
 
-from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.nn import (
     GATLayer,
     GATLipschitzNorm,
@@ -16,41 +17,51 @@ from lipnorm_exp.nn import (
     ScoreLipschitzNorm,
 )
 
-N, F_IN, C = 7, 5, 4
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning"),
+    pytest.mark.filterwarnings("ignore:Sparse CSR tensor support:UserWarning"),
+]
+
+N, F_IN, C, D = 7, 5, 4, 3
 # node 6 has no in-edges; (3, 3) is an input self-loop that must not be counted twice
 EDGES = torch.tensor([[0, 1, 2, 3, 4, 0, 5, 3, 6], [1, 2, 0, 0, 0, 3, 1, 3, 2]])
+# bipartite: 6 sources with 5 features, 4 targets with 3; target 3 has no in-edges
+N_SRC, N_DST, F_SRC, F_DST = 6, 4, 5, 3
+BIPARTITE = torch.tensor([[0, 1, 2, 3, 4, 5, 1, 0], [0, 0, 1, 1, 2, 2, 2, 1]])
 
 PAIRS = [
     (GATLayer, GATConv, {}),
+    (GATLayer, GATConv, {"residual": True}),
     (GATv2Layer, GATv2Conv, {}),
     (GATv2Layer, GATv2Conv, {"share_weights": True}),
+    (GATv2Layer, GATv2Conv, {"residual": True}),
     (GTLayer, TransformerConv, {}),
     (GTLayer, TransformerConv, {"beta": True}),
     (GTLayer, TransformerConv, {"root_weight": False, "bias": False}),
 ]
+EDGE_PAIRS = [(GATLayer, GATConv, {}), (GATv2Layer, GATv2Conv, {}), (GTLayer, TransformerConv, {})]
 LAYERS = [GATLayer, GTLayer, GATv2Layer]
 
 
-def pyg_input(cls):
-    """TransformerConv adds no self-loops: give it the edges GTLayer uses."""
-    if cls is not TransformerConv:
-        return EDGES
-    return add_self_loops(remove_self_loops(EDGES)[0], num_nodes=N)[0]
-
-
-def twins(ours, theirs, kwargs, heads, concat):
+def twins(ours, theirs, kwargs, heads=2, concat=True, in_channels=F_IN):
+    """PyG's layer with random biases, and ours with its state dict loaded (strictly)."""
     torch.manual_seed(0)
-    ref = theirs(F_IN, C, heads=heads, concat=concat, **kwargs)
+    ref = theirs(in_channels, C, heads=heads, concat=concat, **kwargs)
     with torch.no_grad():
         for name, p in ref.named_parameters():
             if name.endswith("bias"):
                 p.normal_()
-    layer = ours(F_IN, C, heads=heads, concat=concat, **kwargs)
-    state = ref.state_dict()
-    if not kwargs.get("root_weight", True):  # TransformerConv keeps an unused lin_skip then
-        state = {k: v for k, v in state.items() if not k.startswith("lin_skip.")}
-    layer.load_state_dict(state)
+    layer = ours(in_channels, C, heads=heads, concat=concat, **kwargs)
+    layer.load_state_dict(ref.state_dict())
     return layer, ref
+
+
+def assert_same(got, want):
+    """Same output, same edges, same attention weights."""
+    (out, (ei, alpha)), (want_out, (want_ei, want_alpha)) = got, want
+    torch.testing.assert_close(out, want_out, rtol=1e-5, atol=1e-5)
+    assert torch.equal(ei, want_ei)
+    torch.testing.assert_close(alpha, want_alpha, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("heads", [1, 3])
@@ -59,23 +70,99 @@ def twins(ours, theirs, kwargs, heads, concat):
 def test_equals_pyg_without_norm(ours, theirs, kwargs, heads, concat):
     layer, ref = twins(ours, theirs, kwargs, heads, concat)
     x = torch.randn(N, F_IN)
-    out, (ei, alpha) = layer(x, EDGES, return_attention_weights=True)
-    want, (want_ei, want_alpha) = ref(x, pyg_input(theirs), return_attention_weights=True)
+    got = layer(x, EDGES, return_attention_weights=True)
+    assert_same(got, ref(x, EDGES, return_attention_weights=True))
+    loops = ours is not GTLayer  # PyG's defaults: TransformerConv adds no self-loops
+    assert got[1][0].size(1) == (8 + N if loops else EDGES.size(1))
+
+
+@pytest.mark.parametrize(("ours", "theirs", "kwargs"), PAIRS)
+def test_parameter_names_are_pygs(ours, theirs, kwargs):
+    layer, ref = twins(ours, theirs, {**kwargs, "edge_dim": D})
+    names = set(ref.state_dict())
+    if not kwargs.get("root_weight", True):  # TransformerConv keeps an unused lin_skip then
+        names = {name for name in names if not name.startswith("lin_skip.")}
+    assert set(layer.state_dict()) == names
+
+
+@pytest.mark.parametrize("fill_value", ["mean", 0.5, "add"])
+@pytest.mark.parametrize(("ours", "theirs", "kwargs"), EDGE_PAIRS)
+def test_edge_features_equal_pyg(ours, theirs, kwargs, fill_value):
+    """Self-loops get their features from ``fill_value``, as in PyG (TransformerConv adds none)."""
+    if ours is not GTLayer:
+        kwargs = {**kwargs, "fill_value": fill_value}
+    layer, ref = twins(ours, theirs, {**kwargs, "edge_dim": D})
+    x, edge_attr = torch.randn(N, F_IN), torch.randn(EDGES.size(1), D)
+    got = layer(x, EDGES, edge_attr, return_attention_weights=True)
+    assert_same(got, ref(x, EDGES, edge_attr, return_attention_weights=True))
+    without = layer(x, EDGES, return_attention_weights=True)
+    assert not torch.allclose(got[1][1], without[1][1])  # the features do enter the scores
+
+
+@pytest.mark.parametrize(("ours", "theirs", "kwargs"), EDGE_PAIRS)
+def test_one_dimensional_edge_features_equal_pyg(ours, theirs, kwargs):
+    layer, ref = twins(ours, theirs, {**kwargs, "edge_dim": 1})
+    x, edge_attr = torch.randn(N, F_IN), torch.randn(EDGES.size(1))
+    columns = edge_attr[:, None] if theirs is TransformerConv else edge_attr  # it needs [E, 1]
+    assert torch.allclose(layer(x, EDGES, edge_attr), ref(x, EDGES, columns), atol=1e-5)
+
+
+@pytest.mark.parametrize("edge_dim", [None, D])
+@pytest.mark.parametrize(
+    ("ours", "theirs", "kwargs"), [*EDGE_PAIRS, (GATLayer, GATConv, {"residual": True})]
+)
+def test_bipartite_equals_pyg(ours, theirs, kwargs, edge_dim):
+    layer, ref = twins(ours, theirs, {**kwargs, "edge_dim": edge_dim}, in_channels=(F_SRC, F_DST))
+    x = (torch.randn(N_SRC, F_SRC), torch.randn(N_DST, F_DST))
+    edge_attr = None if edge_dim is None else torch.randn(BIPARTITE.size(1), D)
+    got = layer(x, BIPARTITE, edge_attr, return_attention_weights=True)
+    assert_same(got, ref(x, BIPARTITE, edge_attr, return_attention_weights=True))
+    assert got[0].size(0) == N_DST
+
+
+def test_gat_without_target_features_takes_the_size_as_pyg():
+    """GATConv's ``(x_src, None)``: no target term in the score, targets counted by ``size``."""
+    layer, ref = twins(GATLayer, GATConv, {}, in_channels=(F_SRC, F_DST))
+    x, size = (torch.randn(N_SRC, F_SRC), None), (N_SRC, N_DST)
+    got = layer(x, BIPARTITE, size=size, return_attention_weights=True)
+    assert_same(got, ref(x, BIPARTITE, size=size, return_attention_weights=True))
+    assert got[0].size(0) == N_DST
+
+
+@pytest.mark.parametrize("to_sparse", [to_torch_coo_tensor, to_torch_csr_tensor])
+@pytest.mark.parametrize(("ours", "theirs", "kwargs"), EDGE_PAIRS)
+def test_sparse_adjacency_equals_pyg_and_the_edge_list(ours, theirs, kwargs, to_sparse):
+    """A torch.sparse adjacency, transposed (one row per target), as PyG's layers take it;
+    the weights come back as the values of the adjacency used (as GATConv returns them)."""
+    layer, ref = twins(ours, theirs, kwargs)
+    x, adj_t = torch.randn(N, F_IN), to_sparse(EDGES.flip(0), size=(N, N))
+    out, (adj_alpha, alpha) = layer(x, adj_t, return_attention_weights=True)
+    want, (_, want_alpha) = ref(x, adj_t, return_attention_weights=True)
     torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
-    assert torch.equal(ei, want_ei)
     torch.testing.assert_close(alpha, want_alpha, rtol=1e-5, atol=1e-5)
-    assert ei.size(1) == 8 + N  # 8 edges without the input self-loop, one loop per node
+    assert adj_alpha.layout == adj_t.layout
+    torch.testing.assert_close(to_edge_index(adj_alpha)[1], alpha)
+    torch.testing.assert_close(out, layer(x, EDGES), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize(("ours", "theirs", "kwargs"), PAIRS[:2] + PAIRS[3:4])
+@pytest.mark.parametrize("to_sparse", [to_torch_coo_tensor, to_torch_csr_tensor])
+@pytest.mark.parametrize("cls", LAYERS)
+def test_lip_norm_on_a_sparse_adjacency_equals_the_edge_list(cls, to_sparse):
+    torch.manual_seed(2)
+    layer = cls(F_IN, C, heads=2, norm="lip")
+    x, adj_t = 10 * torch.randn(N, F_IN), to_sparse(EDGES.flip(0), size=(N, N))
+    torch.testing.assert_close(layer(x, adj_t), layer(x, EDGES), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("ours", "theirs", "kwargs"), PAIRS[:1] + PAIRS[2:3] + PAIRS[5:6])
 def test_attention_dropout_equals_pyg_in_training(ours, theirs, kwargs):
     """Same seed, same dropout mask on the attention weights: same training-mode output."""
-    layer, ref = twins(ours, theirs, {**kwargs, "dropout": 0.5}, 2, True)
+    layer, ref = twins(ours, theirs, {**kwargs, "dropout": 0.5})
     x = torch.randn(N, F_IN)
     torch.manual_seed(5)
     out = layer(x, EDGES)
     torch.manual_seed(5)
-    want = ref(x, pyg_input(theirs))
+    want = ref(x, EDGES)
     torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
     torch.manual_seed(6)
     assert not torch.allclose(layer(x, EDGES), want)  # the mask does change the output
@@ -95,7 +182,7 @@ def test_lip_norm_changes_the_attention(cls):
 @pytest.mark.parametrize("cls", LAYERS)
 @pytest.mark.parametrize("concat", [True, False])
 def test_return_attention_weights_shapes(cls, concat):
-    layer = cls(F_IN, C, heads=3, concat=concat, norm="lip")
+    layer = cls(F_IN, C, heads=3, concat=concat, norm="lip", add_self_loops=True)
     out = layer(torch.randn(N, F_IN), EDGES)
     assert out.shape == (N, 3 * C if concat else C)
     out2, (ei, alpha) = layer(torch.randn(N, F_IN), EDGES, return_attention_weights=True)
@@ -105,8 +192,9 @@ def test_return_attention_weights_shapes(cls, concat):
     torch.testing.assert_close(sums, torch.ones(N, 3))  # a distribution over each N(i)
 
 
-def test_without_self_loops_uses_the_given_edges():
-    layer = GTLayer(F_IN, C, add_self_loops=False)
+@pytest.mark.parametrize("cls", LAYERS)
+def test_without_self_loops_uses_the_given_edges(cls):
+    layer = cls(F_IN, C, add_self_loops=False)
     _, (ei, _) = layer(torch.randn(N, F_IN), EDGES, return_attention_weights=True)
     assert torch.equal(ei, EDGES)
 
@@ -116,6 +204,7 @@ def test_without_self_loops_uses_the_given_edges():
     [
         (GATLayer(64, 8, heads=8, norm="lip"), "GATLayer(64, 8, heads=8, norm=lip)"),
         (GATLayer(64, 8, heads=8, norm=GATLipschitzNorm()), "GATLayer(64, 8, heads=8, norm=lip)"),
+        (GATLayer((6, 4), 8, norm="lip"), "GATLayer((6, 4), 8, heads=1, norm=lip)"),
         (GTLayer(16, 16), "GTLayer(16, 16, heads=1, norm=none)"),
         (GATv2Layer(3, 2, heads=2, norm="none"), "GATv2Layer(3, 2, heads=2, norm=none)"),
         (
@@ -136,9 +225,17 @@ def test_repr(layer, text):
     assert repr(layer) == text
 
 
-@pytest.mark.parametrize("cls", LAYERS)
-def test_reset_parameters_draws_new_weights(cls):
-    layer = cls(F_IN, C, heads=2, norm="lip")
+@pytest.mark.parametrize(
+    ("cls", "options"),
+    [
+        (GATLayer, {"residual": True}),
+        (GATLayer, {"in_channels": (F_SRC, F_DST)}),
+        (GTLayer, {"beta": True}),
+        (GATv2Layer, {"residual": True}),
+    ],
+)
+def test_reset_parameters_draws_new_weights(cls, options):
+    layer = cls(**{"in_channels": F_IN, **options}, out_channels=C, heads=2, edge_dim=D)
     with torch.no_grad():
         for p in layer.parameters():
             p.fill_(0.123)
@@ -159,14 +256,14 @@ def test_reset_parameters_draws_new_weights(cls):
 )
 def test_invalid_norm_is_a_clear_error(cls, wrong):
     allowed = f"allowed: none, lip, or a {cls.default_norm.__name__} instance"
-    with pytest.raises(ConfigError, match=allowed) as info:
+    with pytest.raises(ValueError, match=allowed) as info:
         cls(F_IN, C, norm=wrong)
-    assert "\n" not in str(info.value)
+    assert type(info.value) is ValueError and "\n" not in str(info.value)
 
 
 @pytest.mark.parametrize("cls", LAYERS)
 def test_invalid_options_are_clear_errors(cls):
-    with pytest.raises(ConfigError, match="heads must be >= 1"):
+    with pytest.raises(ValueError, match="heads must be >= 1"):
         cls(F_IN, C, heads=0)
-    with pytest.raises(ConfigError, match=r"dropout must be in \[0, 1\)"):
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\)"):
         cls(F_IN, C, dropout=1.0)

@@ -63,8 +63,18 @@ def ref_sqrt(x):
     return x.clamp_min(torch.finfo(x.dtype).tiny).sqrt()
 
 
+def one_graph(x):
+    """The features of a graph that is not bipartite: the layers pass them as ``(x, x)``."""
+    if isinstance(x, tuple):
+        assert x[0] is x[1]
+        return x[0]
+    return x
+
+
 class RefGATNorm(GATLipschitzNorm):
-    def forward(self, score, x, att, edge_index):
+    def forward(self, score, x, att, edge_index, edge_attr=None, num_targets=None):
+        x = one_graph(x)
+        assert edge_attr is None and num_targets in (None, x.size(0))
         src, dst = edge_index
         x_sq, att_sq = x.pow(2).sum(-1), att.pow(2).sum(-1)
         max_sq = ref_neighbourhood_max(x_sq, edge_index, x.size(0))
@@ -76,7 +86,8 @@ class RefGATNorm(GATLipschitzNorm):
 
 
 class RefGTNorm(GTLipschitzNorm):
-    def forward(self, score, query, key, value, edge_index):
+    def forward(self, score, query, key, value, edge_index, edge_attr=None):
+        assert edge_attr is None
         dst = edge_index[1]
         u = vector_norm(query, dim=-1)
         if self.variant == "published":
@@ -89,7 +100,9 @@ class RefGTNorm(GTLipschitzNorm):
 
 
 class RefScoreNorm(ScoreLipschitzNorm):
-    def forward(self, score, x, lipschitz, edge_index):
+    def forward(self, score, x, lipschitz, edge_index, edge_attr=None):
+        assert edge_attr is None
+        x = one_graph(x)
         dst = edge_index[1]
         x_sq = x.pow(2).sum(-1).unsqueeze(-1)
         row_norm = ref_sqrt(x_sq + ref_neighbourhood_max(x_sq, edge_index, x.size(0)))
@@ -251,8 +264,8 @@ LAYERS = [
     (GATLayer, {}, GATLipschitzNorm()),
     (GATLayer, {}, GATLipschitzNorm(variant="published")),
     (GATLayer, {"add_self_loops": False}, GATLipschitzNorm()),
-    (GTLayer, {"bias": False}, GTLipschitzNorm()),
-    (GTLayer, {"bias": False}, GTLipschitzNorm(variant="published")),
+    (GTLayer, {"bias": False, "add_self_loops": True}, GTLipschitzNorm()),
+    (GTLayer, {"bias": False, "add_self_loops": True}, GTLipschitzNorm(variant="published")),
     (GTLayer, {"add_self_loops": False}, GTLipschitzNorm(alpha=2.0)),
     (GATv2Layer, {}, ScoreLipschitzNorm()),
     (GATv2Layer, {"add_self_loops": False}, ScoreLipschitzNorm(alpha=0.5)),

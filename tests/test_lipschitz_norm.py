@@ -11,7 +11,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.nn import (
     GATLayer,
     GATLipschitzNorm,
@@ -230,6 +229,7 @@ def finish(layer, out, x):
     return out + layer.bias
 
 
+LOOPS = {GATLayer: {}, GATv2Layer: {}, GTLayer: {"add_self_loops": True}}  # i in N(i) for all
 CASES = [
     (GATLayer, dense_gat, None),
     (GATLayer, dense_gat, GATLipschitzNorm()),
@@ -248,7 +248,7 @@ def test_layer_matches_dense(cls, dense, norm, concat):
     """Outputs, attention weights and gradients (input and parameters) of the scatter path
     equal the straightforward per-node, per-head computation."""
     torch.manual_seed(3)
-    layer = cls(F_IN, C, heads=H, concat=concat, norm=norm).double()
+    layer = cls(F_IN, C, heads=H, concat=concat, norm=norm, **LOOPS[cls]).double()
     with torch.no_grad():  # non-zero biases, so that they are checked too
         for name, p in layer.named_parameters():
             if name.endswith("bias"):
@@ -275,6 +275,153 @@ def test_layer_matches_dense(cls, dense, norm, concat):
             torch.testing.assert_close(g, w, rtol=1e-8, atol=1e-10)
 
 
+# ---- edge features on a bipartite graph, by hand -----------------------------------------
+#
+# Sources and targets differ (features of 5 and 3 channels), edges carry 2 features, and a
+# target's rows are [x_i || x_j || e_ij]: Eq. (17), (19) and (15) with the edge term inside.
+
+N_SRC, N_DST, F_SRC, F_DST, D = 5, 3, 5, 3, 2
+BI_EDGES = [(0, 0), (1, 0), (2, 0), (3, 1), (0, 1), (4, 2), (1, 2), (1, 1)]
+
+
+def bipartite_inputs():
+    gen = torch.Generator().manual_seed(8)
+    x = (torch.randn(N_SRC, F_SRC, generator=gen, dtype=torch.float64),
+         torch.randn(N_DST, F_DST, generator=gen, dtype=torch.float64))  # fmt: skip
+    edge_attr = torch.randn(len(BI_EDGES), D, generator=gen, dtype=torch.float64)
+    return x, edge_attr
+
+
+def in_edges(i):
+    """(edge number, source) of every edge into target i."""
+    return [(e, j) for e, (j, t) in enumerate(BI_EDGES) if t == i]
+
+
+def heads_of(t, layer):
+    return t.view(t.size(0), layer.heads, layer.out_channels)
+
+
+def bipartite_gat(layer, x, edge_attr):
+    zs, zd = heads_of(layer.lin_src(x[0]), layer), heads_of(layer.lin_dst(x[1]), layer)
+    eps_ = heads_of(layer.lin_edge(edge_attr), layer)
+    a_src, a_dst, a_edge = layer.att_src[0], layer.att_dst[0], layer.att_edge[0]
+    out, weights = [], {}
+    for i in range(N_DST):
+        heads = []
+        for h in range(layer.heads):
+            e = torch.stack(
+                [a_dst[h] @ zd[i, h] + a_src[h] @ zs[j, h] + a_edge[h] @ eps_[k, h]
+                 for k, j in in_edges(i)]
+            )  # fmt: skip
+            att = torch.cat([a_dst[h], a_src[h], a_edge[h]])
+            rows = [torch.cat([zd[i, h], zs[j, h], eps_[k, h]]) for k, j in in_edges(i)]
+            c = att.norm() * max(row.norm() for row in rows)
+            w = torch.softmax(F.leaky_relu(e / (c + EPS), layer.negative_slope), dim=0)
+            weights.update({(k, h): w[n] for n, (k, _) in enumerate(in_edges(i))})
+            heads.append(sum(w[n] * zs[j, h] for n, (_, j) in enumerate(in_edges(i))))
+        out.append(torch.stack(heads))
+    return torch.stack(out).reshape(N_DST, -1) + layer.bias, weights
+
+
+def bipartite_gt(layer, x, edge_attr):
+    q = heads_of(layer.lin_query(x[1]), layer)
+    k, v = heads_of(layer.lin_key(x[0]), layer), heads_of(layer.lin_value(x[0]), layer)
+    eps_ = heads_of(layer.lin_edge(edge_attr), layer)
+    out, weights = [], {}
+    for i in range(N_DST):
+        heads = []
+        for h in range(layer.heads):
+            keys = [k[j, h] + eps_[e, h] for e, j in in_edges(i)]
+            values = [v[j, h] + eps_[e, h] for e, j in in_edges(i)]
+            u, vn, wn = q[i, h].norm(), max(t.norm() for t in keys), max(t.norm() for t in values)
+            s = torch.stack([q[i, h] @ key for key in keys]) / (max(u * vn, u * wn, vn * wn) + EPS)
+            w = torch.softmax(s, dim=0)
+            weights.update({(e, h): w[n] for n, (e, _) in enumerate(in_edges(i))})
+            heads.append(sum(w[n] * values[n] for n in range(len(values))))
+        out.append(torch.stack(heads))
+    return torch.stack(out).reshape(N_DST, -1) + layer.lin_skip(x[1]), weights
+
+
+def bipartite_gatv2(layer, x, edge_attr):
+    xl, xr = heads_of(layer.lin_l(x[0]), layer), heads_of(layer.lin_r(x[1]), layer)
+    eps_, a = heads_of(layer.lin_edge(edge_attr), layer), layer.att[0]
+    C_ = layer.out_channels
+    lip = [
+        a[h].norm()
+        * torch.cat([lin.weight[h * C_ : (h + 1) * C_].flatten()
+                     for lin in (layer.lin_l, layer.lin_r, layer.lin_edge)]).norm()
+        for h in range(layer.heads)
+    ]  # fmt: skip
+    out, weights = [], {}
+    for i in range(N_DST):
+        heads = []
+        for h in range(layer.heads):
+            g = torch.stack(
+                [a[h] @ F.leaky_relu(xr[i, h] + xl[j, h] + eps_[e, h], layer.negative_slope)
+                 for e, j in in_edges(i)]
+            )  # fmt: skip
+            row = max(torch.cat([x[1][i], x[0][j], edge_attr[e]]).norm() for e, j in in_edges(i))
+            w = torch.softmax(g / (max(g.abs().max(), row * lip[h]) + EPS), dim=0)
+            weights.update({(e, h): w[n] for n, (e, _) in enumerate(in_edges(i))})
+            heads.append(sum(w[n] * xl[j, h] for n, (_, j) in enumerate(in_edges(i))))
+        out.append(torch.stack(heads))
+    return torch.stack(out).reshape(N_DST, -1) + layer.bias, weights
+
+
+@pytest.mark.parametrize(
+    ("cls", "dense"),
+    [(GATLayer, bipartite_gat), (GTLayer, bipartite_gt), (GATv2Layer, bipartite_gatv2)],
+)
+def test_edge_features_on_a_bipartite_graph_match_dense(cls, dense):
+    """Outputs, weights and gradients (features, edge features, parameters) of ``norm="lip"``
+    with edge features on a bipartite graph equal the per-target, per-head formula."""
+    torch.manual_seed(9)
+    layer = cls((F_SRC, F_DST), C, heads=H, edge_dim=D, add_self_loops=False, norm="lip")
+    layer = layer.double()
+    with torch.no_grad():
+        for name, p in layer.named_parameters():
+            if name.endswith("bias"):
+                p.normal_()
+    (x_src, x_dst), edge_attr = bipartite_inputs()
+    inputs = [t.requires_grad_() for t in (x_src, x_dst, edge_attr)]
+    ei = edge_index(BI_EDGES)
+    out, (_, alpha) = layer((x_src, x_dst), ei, edge_attr, return_attention_weights=True)
+    want, want_w = dense(layer, (x_src, x_dst), edge_attr)
+    torch.testing.assert_close(out, want, rtol=1e-9, atol=1e-12)
+    for (e, h), w in want_w.items():
+        torch.testing.assert_close(alpha[e, h], w, rtol=1e-9, atol=1e-12)
+    weight = torch.randn_like(out)
+    params = [*inputs, *layer.parameters()]
+    got_g = torch.autograd.grad((out * weight).sum(), params)
+    want_g = torch.autograd.grad((want * weight).sum(), params)
+    for g, w in zip(got_g, want_g, strict=True):
+        torch.testing.assert_close(g, w, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("targets", [True, False])
+def test_published_gat_norm_and_missing_targets_match_dense(targets):
+    """The published denominator with the edge term in its row; without target features
+    (PyG's ``(x_src, None)``) the paper's rows are [z_j || e_ij] only."""
+    gen = torch.Generator().manual_seed(10)
+    zs = torch.randn(N_SRC, H, C, generator=gen, dtype=torch.float64)
+    zd = torch.randn(N_DST, H, C, generator=gen, dtype=torch.float64)
+    eps_ = torch.randn(len(BI_EDGES), H, C, generator=gen, dtype=torch.float64)
+    att = torch.randn(H, 3 * C if targets else 2 * C, generator=gen, dtype=torch.float64)
+    score = torch.randn(len(BI_EDGES), H, generator=gen, dtype=torch.float64)
+    x, ei = (zs, zd if targets else None), edge_index(BI_EDGES)
+    paper = GATLipschitzNorm(alpha=2.0)(score, x, att, ei, eps_, N_DST)
+    published = GATLipschitzNorm(variant="published")(score, x, att, ei, eps_, N_DST)
+    for e, (j, i) in enumerate(BI_EDGES):
+        for h in range(H):
+            dst = [zd[i, h]] if targets else []
+            rows = [torch.cat([*dst, zs[k, h], eps_[f, h]]) for f, k in in_edges(i)]
+            c = att[h].norm() * max(row.norm() for row in rows)
+            torch.testing.assert_close(paper[e, h], 2.0 * score[e, h] / (c + EPS))
+            node_max = max(sq(zs[k, h]) for _, k in in_edges(i))
+            c = 4 * att[h].norm() * torch.sqrt(node_max + sq(zs[j, h]) + sq(eps_[e, h]))
+            torch.testing.assert_close(published[e, h], score[e, h] / (c + EPS))
+
+
 # ---- zero features: no NaN, finite gradients -----------------------------------------------
 
 ZERO_CASES = [
@@ -290,7 +437,7 @@ ZERO_CASES = [
 @pytest.mark.parametrize(("cls", "norm"), ZERO_CASES)
 def test_all_zero_features_stay_finite(cls, norm, scale):
     torch.manual_seed(4)
-    layer = cls(F_IN, C, heads=H, bias=False, norm=norm)
+    layer = cls(F_IN, C, heads=H, bias=False, norm=norm, **LOOPS[cls])
     x = (scale * torch.randn(N, F_IN)).requires_grad_()
     out, (_, alpha) = layer(x, edge_index(), return_attention_weights=True)
     assert torch.isfinite(out).all() and torch.isfinite(alpha).all()
@@ -316,12 +463,10 @@ def test_norm_at_zero_gives_zero_scores_and_finite_gradients(norm):
 
 @pytest.mark.parametrize("cls", [GATLipschitzNorm, GTLipschitzNorm, ScoreLipschitzNorm])
 def test_norm_options_are_validated(cls):
-    with pytest.raises(ConfigError, match="alpha must be >= 0"):
+    with pytest.raises(ValueError, match="alpha must be >= 0"):
         cls(alpha=-1.0)
-    with pytest.raises(ConfigError, match="eps must be >= 0"):
+    with pytest.raises(ValueError, match="eps must be >= 0"):
         cls(eps=-1.0)
     if cls is not ScoreLipschitzNorm:
-        with pytest.raises(
-            ConfigError, match="unknown variant 'paperr'; allowed: paper, published"
-        ):
+        with pytest.raises(ValueError, match="unknown variant 'paperr'; allowed: paper, published"):
             cls(variant="paperr")

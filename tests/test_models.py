@@ -133,3 +133,21 @@ def test_invalid_combinations_fail_at_start_up(make_cfg):
     ):
         with pytest.raises(ConfigError):
             validate(make_cfg(*overrides))
+
+
+@pytest.mark.parametrize(
+    ("model", "override", "message"),
+    [
+        ("gat", "norm.alpha=-1", r"^norm\.alpha must be a number >= 0, got -1$"),
+        ("gt", "norm.eps=-1", r"^norm\.eps must be a number >= 0, got -1$"),
+        ("gat", "norm.variant=paperr", r"^norm\.variant must be paper or published, got paperr$"),
+        ("gatv2", "norm.alpha=-2", r"^norm\.alpha must be a number >= 0, got -2$"),
+    ],
+)
+def test_bad_lipschitz_norm_options_fail_at_start_up_in_one_line(
+    make_cfg, model, override, message
+):
+    """The schema holds the limits the layers check (they raise ValueError), in one line."""
+    with pytest.raises(ConfigError, match=message) as info:
+        validate(make_cfg(f"model={model}", "norm=lip", override))
+    assert "\n" not in str(info.value)

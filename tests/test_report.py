@@ -293,6 +293,11 @@ def test_model_label(model, norm, residual, expected):
     assert model_label({"model": {"name": model, "residual": residual}, "norm": norm}) == expected
 
 
+def test_a_residual_inside_alon_yahavs_block_is_not_marked():
+    model = {"name": "gcn", "residual": True, "post_layernorm": True}
+    assert model_label({"model": model, "norm": {"name": "pairnorm"}}) == "GCN-PN"
+
+
 def test_load_records_flattens_and_skips_non_records(tmp_path):
     record = make_record(depth=7, val=0.6, test=0.5, machine=MACHINE)
     write_records(tmp_path, [record, record])  # one run copied into two folders
@@ -507,12 +512,16 @@ def test_fig2_uses_log_scale_one_seed_and_a_footer(usable):
     ]
 
 
-def test_fig5_spans_the_tree_depths_with_records_only(usable):
+def test_fig5_draws_ours_beside_alon_yahav_and_the_papers_depth_10(usable):
     ax = DRAW["fig5_trees"](*of_preset(usable, "trees")).figure.axes[0]
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert np.allclose(lines["GAT-Lip"].get_ydata(), [45.0, 30.0])
-    assert ax.get_xlim()[1] < 4  # records at tree depths 2 and 3; no paper star at 10
-    assert f"paper at depth {paper.TREES_DEPTH} (no records there)" in ax.get_title()
+    reference = lines["Alon & Yahav GAT"]
+    assert list(reference.get_xdata()) == list(range(2, 9))
+    assert list(reference.get_ydata()) == list(paper.ALON_YAHAV_TRAIN_ACC["GAT"].values())
+    assert reference.get_color() == lines["GAT"].get_color()
+    stars = {c.get_label(): c.get_offsets()[0] for c in ax.collections if c.get_label()}
+    assert list(stars[f"paper GAT-Lip (depth {paper.TREES_DEPTH})"]) == [10, 68.3]
     missing = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert {line.get_label() for line in missing} >= {"GCN (no records)", "GAT-PN (no records)"}
 

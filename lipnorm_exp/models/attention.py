@@ -37,11 +37,12 @@ class AttentionGNN(DepthwiseGNN):
             return model.hidden
         return model.heads * model.head_channels if model.concat else model.head_channels
 
-    def score_norm(self, norm: DictConfig) -> nn.Module | None:
+    @classmethod
+    def score_norm(cls, norm: DictConfig) -> nn.Module | None:
         """The attention-score normalisation of one layer, or ``None``."""
         if norm.name != "lip":
             return None
-        return self.lip_norm_class(alpha=norm.alpha, eps=norm.eps, variant=norm.variant)
+        return cls.lip_norm_class(alpha=norm.alpha, eps=norm.eps, variant=norm.variant)
 
     def layer_options(self, model: DictConfig) -> dict:
         """Keyword arguments of :attr:`layer_class` beyond those every attention layer takes."""

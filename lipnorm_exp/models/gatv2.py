@@ -1,4 +1,4 @@
-"""GATv2 and GATv2-Lip through the general Lipschitz-score rule (paper Eq. 15, SPEC §1c)."""
+"""GATv2 and GATv2-Lip through the general Lipschitz-score rule (paper Eq. 15)."""
 
 from omegaconf import DictConfig
 from torch import nn
@@ -16,7 +16,8 @@ class GATv2(AttentionGNN):
     lip_norm_class = ScoreLipschitzNorm
     attention_parameter_names = ("att",)
 
-    def score_norm(self, norm: DictConfig) -> nn.Module | None:
+    @classmethod
+    def score_norm(cls, norm: DictConfig) -> nn.Module | None:
         if norm.name != "lip":
             return None
         return ScoreLipschitzNorm(alpha=norm.alpha, eps=norm.eps)

@@ -16,4 +16,4 @@ class GT(AttentionGNN):
     attention_parameter_names = ("lin_query", "lin_key")
 
     def layer_options(self, model: DictConfig) -> dict:
-        return {"beta": model.beta}
+        return {"beta": model.beta, "add_self_loops": True}  # i in N(i), as the paper's Eq. 19

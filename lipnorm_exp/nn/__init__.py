@@ -1,17 +1,21 @@
-"""Attention layers (GAT, graph transformer, GATv2) and their LipschitzNorm modules."""
+"""Attention layers with LipschitzNorm: GAT, graph transformer, GATv2, multi-head attention."""
 
+from lipnorm_exp.nn.dense_lipschitz_norm import DenseLipschitzNorm
 from lipnorm_exp.nn.gat_layer import GATLayer
 from lipnorm_exp.nn.gat_lipschitz_norm import GATLipschitzNorm
 from lipnorm_exp.nn.gatv2_layer import GATv2Layer
 from lipnorm_exp.nn.gt_layer import GTLayer
 from lipnorm_exp.nn.gt_lipschitz_norm import GTLipschitzNorm
+from lipnorm_exp.nn.multihead_attention import LipschitzMultiheadAttention
 from lipnorm_exp.nn.score_lipschitz_norm import ScoreLipschitzNorm
 
 __all__ = [
+    "DenseLipschitzNorm",
     "GATLayer",
     "GATLipschitzNorm",
     "GATv2Layer",
     "GTLayer",
     "GTLipschitzNorm",
+    "LipschitzMultiheadAttention",
     "ScoreLipschitzNorm",
 ]

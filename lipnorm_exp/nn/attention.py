@@ -1,59 +1,80 @@
 """The seam shared by the attention layers: score → normalise → softmax → aggregate.
 
 Subclasses compute the softmax weights of every edge (raw score, their LipschitzNorm, softmax
-over the target's neighbourhood) in ``edge_update``; this base adds the self-loops, applies
-attention dropout, aggregates the weighted messages, merges the heads and returns the weights.
+over the target's neighbourhood) in ``edge_update``; this base replaces the self-loops, projects
+edge features, applies attention dropout, aggregates the weighted messages, merges the heads and
+returns the weights. Inputs are those of PyG's attention layers: node features or a bipartite
+pair ``(x_src, x_dst)``, an ``edge_index`` ``[2, E]`` or a ``torch.sparse`` adjacency
+(transposed, one row per target), and optional edge features.
 """
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.nn import Parameter
 from torch_geometric.nn import MessagePassing
-from torch_geometric.utils import add_self_loops, remove_self_loops
+from torch_geometric.nn.dense.linear import Linear
+from torch_geometric.typing import OptTensor
+from torch_geometric.utils import add_self_loops, is_torch_sparse_tensor, remove_self_loops
+from torch_geometric.utils.sparse import set_sparse_value
 
-from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.nn.lipschitz_norm import norm_label, resolve_norm
 
 __all__ = ["AttentionLayer"]
+
+#: a layer's ``return_attention_weights`` result: ``(edges, weights)``
+AttentionWeights = tuple[Tensor, Tensor]
 
 
 class AttentionLayer(MessagePassing):
     """Base of :class:`GATLayer`, :class:`GTLayer` and :class:`GATv2Layer` (not used alone).
 
     Args:
-        in_channels (int): size of each input node feature.
+        in_channels (int or tuple): size of each input node feature, or ``(source, target)``
+            sizes for a bipartite graph.
         out_channels (int): size of each head's output.
         heads (int): number of attention heads.
         concat (bool): concatenate the heads (``True``) or average them (``False``).
         dropout (float): dropout probability of the attention weights, in ``[0, 1)``.
         add_self_loops (bool): replace the self-loops of the input by one per node.
+        edge_dim (int or None): size of the edge features, if any.
+        fill_value (float, Tensor or str): edge features of the added self-loops, as in
+            ``torch_geometric.utils.add_self_loops`` (``"mean"``: the mean of the node's in-edges).
         norm (str, nn.Module or None): ``None``/``"none"``, ``"lip"`` (``default_norm()``) or
             an instance of ``default_norm``.
+
+    Raises:
+        ValueError: for ``heads < 1``, a dropout outside ``[0, 1)`` or an unknown ``norm``.
     """
 
     default_norm: type[nn.Module]
 
     def __init__(
         self,
-        in_channels: int,
+        in_channels: int | tuple[int, int],
         out_channels: int,
         heads: int,
         concat: bool,
         dropout: float,
         add_self_loops: bool,
+        edge_dim: int | None,
+        fill_value: float | Tensor | str,
         norm: str | nn.Module | None,
     ):
         super().__init__(aggr="add", node_dim=0)
         name = type(self).__name__
         if heads < 1:
-            raise ConfigError(f"{name}: heads must be >= 1, got {heads}")
+            raise ValueError(f"{name}: heads must be >= 1, got {heads}")
         if not 0.0 <= dropout < 1.0:
-            raise ConfigError(f"{name}: dropout must be in [0, 1), got {dropout}")
+            raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout}")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.heads = heads
         self.concat = concat
         self.dropout = dropout
         self.add_self_loops = add_self_loops
+        self.edge_dim = edge_dim
+        self.fill_value = fill_value
         self.norm = resolve_norm(norm, self.default_norm)
 
     @property
@@ -61,32 +82,129 @@ class AttentionLayer(MessagePassing):
         """Width of the layer's output: ``heads * out_channels`` if concatenated."""
         return self.out_channels * (self.heads if self.concat else 1)
 
-    def neighbourhoods(self, edge_index: Tensor, num_nodes: int) -> Tensor:
-        """The edges that define :math:`N(i)`: self-loops replaced by one per node if asked."""
-        if not self.add_self_loops:
-            return edge_index
-        edge_index, _ = remove_self_loops(edge_index)
-        edge_index, _ = add_self_loops(edge_index, num_nodes=num_nodes)
-        return edge_index
+    @property
+    def in_pair(self) -> tuple[int, int]:
+        """``(source, target)`` input sizes."""
+        if isinstance(self.in_channels, int):
+            return self.in_channels, self.in_channels
+        return self.in_channels
 
-    def attend(self, edge_index: Tensor, alpha: Tensor, value: Tensor) -> Tensor:
-        """Aggregate ``value`` ``[N, H, C]`` with weights ``alpha`` ``[E, H]``; merge heads."""
+    def make_residual_and_bias(self, residual: bool, bias: bool) -> None:
+        """``res`` (bias-free Glorot projection of the targets) and ``bias``, as in ``GATConv``."""
+        width = self.out_width
+        self.res = Linear(self.in_pair[1], width, False, "glorot") if residual else None
+        if bias:
+            self.bias = Parameter(torch.empty(width))
+        else:
+            self.register_parameter("bias", None)
+
+    def project(
+        self, lin_src: nn.Module, lin_dst: nn.Module, x_src: Tensor, x_dst: Tensor | None
+    ) -> tuple[Tensor, Tensor | None]:
+        """Per-head projections ``[N, H, C]`` of sources and targets (one, if they coincide)."""
+        shape = (-1, self.heads, self.out_channels)
+        out_src = lin_src(x_src).view(shape)
+        if x_dst is None:
+            return out_src, None
+        if x_dst is x_src and lin_dst is lin_src:
+            return out_src, out_src
+        return out_src, lin_dst(x_dst).view(shape)
+
+    def edge_rows(self, edge_attr: Tensor | None) -> Tensor | None:
+        """Edge features ``[E, D]`` when the layer reads them (``edge_dim`` set), else ``None``."""
+        if edge_attr is None or self.edge_dim is None:
+            return None
+        return edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
+
+    def project_edges(self, edge_attr: Tensor | None) -> Tensor | None:
+        """Projected edge features ``[E, H, C]`` (``lin_edge``), or ``None`` (see edge_rows)."""
+        edge_attr = self.edge_rows(edge_attr)
+        if edge_attr is None:
+            return None
+        return self.lin_edge(edge_attr).view(-1, self.heads, self.out_channels)
+
+    def neighbourhoods(
+        self, edge_index: Tensor, edge_attr: Tensor | None, size: tuple[int, int]
+    ) -> tuple[Tensor, Tensor | None]:
+        """The edges that define :math:`N(i)`, with their features, self-loops as asked.
+
+        With ``add_self_loops`` the input's self-loops are replaced by one per node (of the
+        ``min(size)`` nodes that are both source and target); their features are set by
+        ``fill_value``. Dropping the input's loops has a data-dependent size, so this runs
+        outside ``torch.compile``'s graph: a single graph break, the layer's only one.
+        """
+        if not self.add_self_loops:
+            return edge_index, edge_attr
+        return self._replace_self_loops(edge_index, edge_attr, min(size))
+
+    @torch.compiler.disable
+    def _replace_self_loops(
+        self, edge_index: Tensor, edge_attr: Tensor | None, num_nodes: int
+    ) -> tuple[Tensor, Tensor | None]:
+        edge_index, edge_attr = remove_self_loops(edge_index, edge_attr)
+        return add_self_loops(
+            edge_index, edge_attr, fill_value=self.fill_value, num_nodes=num_nodes
+        )
+
+    @staticmethod
+    def graph_size(
+        x_src: Tensor, x_dst: Tensor | None, size: tuple[int, int] | None = None
+    ) -> tuple[int, int]:
+        """``(sources, targets)``: ``size`` if given, else the rows of the features.
+
+        Without target features there are as many targets as sources (as in PyG).
+        """
+        if size is not None:
+            return size[0], size[1]
+        return x_src.size(0), (x_src if x_dst is None else x_dst).size(0)
+
+    @staticmethod
+    def edge_pairs(edge_index_j: Tensor, index: Tensor) -> Tensor:
+        """``[2, E]`` (source, target) of every edge, whatever form the adjacency came in."""
+        return torch.stack([edge_index_j, index])
+
+    def attend(
+        self,
+        edge_index: Tensor,
+        alpha: Tensor,
+        value: Tensor,
+        size: tuple[int, int],
+        edge_value: Tensor | None = None,
+    ) -> Tensor:
+        """Aggregate ``value`` ``[N, H, C]`` with weights ``alpha`` ``[E, H]``; merge the heads.
+
+        ``edge_value`` ``[E, H, C]``, if given, is added to the value of its edge.
+        """
         alpha = F.dropout(alpha, p=self.dropout, training=self.training)
-        out = self.propagate(edge_index, x=value, alpha=alpha)
+        out = self.propagate(edge_index, x=value, alpha=alpha, edge_value=edge_value, size=size)
         return out.reshape(-1, self.out_width) if self.concat else out.mean(dim=1)
 
-    def message(self, x_j: Tensor, alpha: Tensor) -> Tensor:
-        """Message of edge ``(j, i)``: its attention weight times ``x_j``, per head."""
+    def message(self, x_j: Tensor, alpha: Tensor, edge_value: OptTensor) -> Tensor:
+        """Message of edge ``(j, i)``: its attention weight times ``x_j`` (+ its edge value)."""
+        if edge_value is not None:
+            x_j = x_j + edge_value
         return alpha.unsqueeze(-1) * x_j
+
+    def finish(self, out: Tensor, res: Tensor | None) -> Tensor:
+        """Add the residual projection and the bias (GAT, GATv2)."""
+        if res is not None:
+            out = out + res
+        return out if self.bias is None else out + self.bias
 
     @staticmethod
     def result(
         out: Tensor, edge_index: Tensor, alpha: Tensor, return_attention_weights: bool | None
-    ) -> Tensor | tuple[Tensor, tuple[Tensor, Tensor]]:
-        """``out``, or ``(out, (edge_index, alpha))`` when attention weights are asked for."""
-        if return_attention_weights:
-            return out, (edge_index, alpha)
-        return out
+    ) -> Tensor | tuple[Tensor, AttentionWeights]:
+        """``out``, or ``(out, (edges, alpha))`` when attention weights are asked for.
+
+        For a sparse adjacency ``edges`` is that adjacency with the weights as values (as
+        ``GATConv`` returns them).
+        """
+        if not return_attention_weights:
+            return out
+        if is_torch_sparse_tensor(edge_index):
+            return out, (set_sparse_value(edge_index, alpha), alpha)
+        return out, (edge_index, alpha)
 
     def __repr__(self) -> str:
         return (

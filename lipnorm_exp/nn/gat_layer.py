@@ -7,8 +7,9 @@ from torch_geometric.nn.inits import glorot, zeros
 from torch_geometric.typing import OptTensor
 from torch_geometric.utils import softmax
 
-from lipnorm_exp.nn.attention import AttentionLayer
+from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
 from lipnorm_exp.nn.gat_lipschitz_norm import GATLipschitzNorm
+from lipnorm_exp.nn.lipschitz_norm import source_target
 
 __all__ = ["GATLayer"]
 
@@ -26,12 +27,18 @@ class GATLayer(AttentionLayer):
 
     With ``norm="lip"`` the raw score is first normalised as in the paper's Eq. (17),
     :math:`e_{ij} \leftarrow \alpha e_{ij} / (\|a_h\|_2 \max_{j \in \mathcal{N}(i)}
-    \|[z_i \,\|\, z_j]\|_2 + \epsilon)`; see :class:`GATLipschitzNorm`. The parameters are
-    those of PyG's ``GATConv`` (``lin``, ``att_src``, ``att_dst``, ``bias``), so with
-    ``norm=None`` both compute the same function.
+    \|[z_i \,\|\, z_j]\|_2 + \epsilon)`; see :class:`GATLipschitzNorm`.
+
+    A drop-in for PyG's ``GATConv``: the same arguments, inputs and parameters (``lin`` or
+    ``lin_src``/``lin_dst``, ``att_src``, ``att_dst``, ``lin_edge``, ``att_edge``, ``res``,
+    ``bias``), so a ``GATConv`` state dict loads, and with ``norm=None`` both compute the same
+    function. Edge features add :math:`a_{e,h}^\top W_{e,h} e_{ij}` to the score; with
+    ``norm="lip"`` they are part of the rows that Eq. (17) normalises, sharing the denominator
+    :math:`c_i` (see :class:`GATLipschitzNorm`), and Corollary 1 still bounds each head.
 
     Args:
-        in_channels (int): size of each input node feature.
+        in_channels (int or tuple): size of each input node feature, or ``(source, target)``
+            sizes for a bipartite graph (then ``lin_src`` and ``lin_dst`` replace ``lin``).
         out_channels (int): size of each head's output :math:`C`.
         heads (int, optional): number of heads :math:`H`. (default: :obj:`1`)
         concat (bool, optional): concatenate the heads; if :obj:`False`, average them.
@@ -41,17 +48,27 @@ class GATLayer(AttentionLayer):
             (default: :obj:`0.0`)
         add_self_loops (bool, optional): replace the input's self-loops by one per node, so
             :math:`i \in \mathcal{N}(i)`. (default: :obj:`True`)
+        edge_dim (int, optional): size of the edge features, if any. (default: :obj:`None`)
+        fill_value (float, Tensor or str, optional): edge features of the added self-loops
+            (``"mean"``: the mean over the node's in-edges). (default: :obj:`"mean"`)
         bias (bool, optional): learn an additive output bias. (default: :obj:`True`)
+        residual (bool, optional): add a learned projection of the (target) input.
+            (default: :obj:`False`)
         norm (str, GATLipschitzNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
             (:class:`GATLipschitzNorm` with defaults), or a :class:`GATLipschitzNorm`
             instance. (default: :obj:`None`)
 
     Shapes:
-        - **x** :math:`(|\mathcal{V}|, F_{in})`
-        - **edge_index** :math:`(2, |\mathcal{E}|)`
-        - **output** :math:`(|\mathcal{V}|, H C)` if ``concat`` else :math:`(|\mathcal{V}|, C)`;
-          with ``return_attention_weights=True`` also ``(edge_index, alpha)``: the edges used
-          (self-loops added) :math:`(2, |\mathcal{E}'|)` and the softmax weights
+        - **x** :math:`(|\mathcal{V}|, F_{in})` or a pair
+          :math:`((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))`; the target part may be
+          ``None``
+        - **edge_index** :math:`(2, |\mathcal{E}|)` or a ``torch.sparse`` adjacency
+          :math:`(|\mathcal{V}_t|, |\mathcal{V}_s|)`
+        - **edge_attr** :math:`(|\mathcal{E}|, D)` *(optional)*
+        - **size** ``(sources, targets)`` *(optional)*
+        - **output** :math:`(|\mathcal{V}_t|, H C)` if ``concat`` else
+          :math:`(|\mathcal{V}_t|, C)`; with ``return_attention_weights=True`` also
+          ``(edge_index, alpha)``: the edges used (self-loops added) and the softmax weights
           :math:`(|\mathcal{E}'|, H)`, before dropout.
     """
 
@@ -59,65 +76,105 @@ class GATLayer(AttentionLayer):
 
     def __init__(
         self,
-        in_channels: int,
+        in_channels: int | tuple[int, int],
         out_channels: int,
         heads: int = 1,
         concat: bool = True,
         negative_slope: float = 0.2,
         dropout: float = 0.0,
         add_self_loops: bool = True,
+        edge_dim: int | None = None,
+        fill_value: float | Tensor | str = "mean",
         bias: bool = True,
+        residual: bool = False,
+        *,
         norm: str | nn.Module | None = None,
     ):
-        super().__init__(in_channels, out_channels, heads, concat, dropout, add_self_loops, norm)
+        super().__init__(
+            in_channels, out_channels, heads, concat, dropout, add_self_loops, edge_dim,
+            fill_value, norm,
+        )  # fmt: skip
         self.negative_slope = negative_slope
-        self.lin = Linear(
-            in_channels, heads * out_channels, bias=False, weight_initializer="glorot"
-        )
+        self.residual = residual
+        width = heads * out_channels
+        in_src, in_dst = self.in_pair
+        self.lin = self.lin_src = self.lin_dst = None
+        if isinstance(in_channels, int):
+            self.lin = Linear(in_channels, width, bias=False, weight_initializer="glorot")
+        else:
+            self.lin_src = Linear(in_src, width, bias=False, weight_initializer="glorot")
+            self.lin_dst = Linear(in_dst, width, bias=False, weight_initializer="glorot")
         self.att_src = Parameter(torch.empty(1, heads, out_channels))
         self.att_dst = Parameter(torch.empty(1, heads, out_channels))
-        if bias:
-            self.bias = Parameter(torch.empty(self.out_width))
+        self.lin_edge = None
+        if edge_dim is not None:
+            self.lin_edge = Linear(edge_dim, width, bias=False, weight_initializer="glorot")
+            self.att_edge = Parameter(torch.empty(1, heads, out_channels))
         else:
-            self.register_parameter("bias", None)
+            self.register_parameter("att_edge", None)
+        self.make_residual_and_bias(residual, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Glorot weights and attention vectors, zero bias (as ``GATConv``)."""
+        """Glorot weights and attention vectors, zero bias, in ``GATConv``'s order."""
         super().reset_parameters()
-        self.lin.reset_parameters()
+        for lin in (self.lin, self.lin_src, self.lin_dst, self.lin_edge, self.res):
+            if lin is not None:
+                lin.reset_parameters()
         glorot(self.att_src)
         glorot(self.att_dst)
+        glorot(self.att_edge)
         zeros(self.bias)
 
     def forward(
-        self, x: Tensor, edge_index: Tensor, return_attention_weights: bool | None = None
-    ) -> Tensor | tuple[Tensor, tuple[Tensor, Tensor]]:
+        self,
+        x: Tensor | tuple[Tensor, Tensor | None],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        size: tuple[int, int] | None = None,
+        return_attention_weights: bool | None = None,
+    ) -> Tensor | tuple[Tensor, AttentionWeights]:
         """Attend over each node's neighbourhood; see the class docstring for shapes."""
-        z = self.lin(x).view(-1, self.heads, self.out_channels)
-        edge_index = self.neighbourhoods(edge_index, z.size(0))
-        score_src = (z * self.att_src).sum(dim=-1)
-        score_dst = (z * self.att_dst).sum(dim=-1)
-        alpha = self.edge_updater(edge_index, score=(score_src, score_dst), z=z)
-        out = self.attend(edge_index, alpha, z)
-        if self.bias is not None:
-            out = out + self.bias
+        x_src, x_dst = source_target(x)
+        res = None if self.res is None or x_dst is None else self.res(x_dst)
+        if self.lin is not None:
+            z_src, z_dst = self.project(self.lin, self.lin, x_src, x_dst)
+        else:
+            z_src, z_dst = self.project(self.lin_src, self.lin_dst, x_src, x_dst)
+        score_src = (z_src * self.att_src).sum(dim=-1)
+        score_dst = None if z_dst is None else (z_dst * self.att_dst).sum(dim=-1)
+        size = self.graph_size(x_src, x_dst, size)
+        edge_index, edge_attr = self.neighbourhoods(edge_index, edge_attr, size)
+        alpha = self.edge_updater(
+            edge_index,
+            score=(score_src, score_dst),
+            z=(z_src, z_dst),
+            edge_attr=edge_attr,
+            size=size,
+        )
+        out = self.finish(self.attend(edge_index, alpha, z_src, size), res)
         return self.result(out, edge_index, alpha, return_attention_weights)
 
     def edge_update(
         self,
         score_j: Tensor,
-        score_i: Tensor,
-        z: Tensor,
-        edge_index: Tensor,
+        score_i: OptTensor,
+        z: tuple[Tensor, OptTensor],
+        edge_attr: OptTensor,
+        edge_index_j: Tensor,
         index: Tensor,
         ptr: OptTensor,
         dim_size: int,
     ) -> Tensor:
         """Softmax weights of every edge: score, LipschitzNorm, LeakyReLU, softmax."""
-        score = score_j + score_i
+        score = score_j if score_i is None else score_j + score_i
+        edge = self.project_edges(edge_attr)
+        if edge is not None:
+            score = score + (edge * self.att_edge).sum(dim=-1)
         if self.norm is not None:
-            att = torch.cat([self.att_dst, self.att_src], dim=-1).squeeze(0)
-            score = self.norm(score, z, att, edge_index)
+            att = [self.att_dst] if score_i is not None else []
+            att += [self.att_src] if edge is None else [self.att_src, self.att_edge]
+            edge_index = self.edge_pairs(edge_index_j, index)
+            score = self.norm(score, z, torch.cat(att, dim=-1)[0], edge_index, edge, dim_size)
         score = F.leaky_relu(score, self.negative_slope)
         return softmax(score, index, ptr, dim_size)

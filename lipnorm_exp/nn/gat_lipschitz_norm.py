@@ -2,8 +2,11 @@ from torch import Tensor
 
 from lipnorm_exp.nn.lipschitz_norm import (
     LipschitzNormBase,
+    max_row_sq,
     neighbourhood_max,
+    rescale,
     safe_sqrt,
+    source_target,
     squared_norm,
 )
 
@@ -28,20 +31,36 @@ class GATLipschitzNorm(LipschitzNormBase):
     bounds one head by :math:`L_F(\mathrm{Att}) \le e \sqrt{1/n_i} + \sqrt{8}`,
     :math:`n_i = |\mathcal{N}(i)|` (for :math:`\alpha = 1`).
 
+    **Edge features.** With projected edge features :math:`\varepsilon_{ij} = W_{e,h} e_{ij}`
+    the score gains the term :math:`a_{e,h}^\top \varepsilon_{ij}` (as in PyG's ``GATConv``):
+    the rows become :math:`[z_i \,\|\, z_j \,\|\, \varepsilon_{ij}]` and the query
+    :math:`[a_{dst,h} \,\|\, a_{src,h} \,\|\, a_{e,h}]`, so the same Eq. (17) gives
+
+    .. math::
+        c_i = \|[a_{dst,h} \,\|\, a_{src,h} \,\|\, a_{e,h}]\|_2
+            \sqrt{\|z_i\|_2^2 + \max_{j \in \mathcal{N}(i)}
+            \left(\|z_j\|_2^2 + \|\varepsilon_{ij}\|_2^2\right)}
+
+    (the edge term is not normalised apart: it shares the denominator of its row), and
+    Corollary 1 holds with respect to these rows. For a bipartite graph :math:`z_i` is the
+    target's projection and :math:`z_j` the source's; without target features (PyG's
+    ``(x_src, None)``) the score has no :math:`a_{dst}` term and :math:`\|z_i\|` drops out.
+
     ``variant="published"`` follows the authors' public code instead, whose denominator
     differs per edge:
 
     .. math::
         e_{ij} \leftarrow \frac{\alpha \, e_{ij}}
-            {4 \, \|a_h\|_2 \sqrt{\max_{k \in \mathcal{N}(i)} \|z_k\|_2^2 + \|z_j\|_2^2}
-            + \epsilon}
+            {4 \, \|a_h\|_2 \sqrt{\max_{k \in \mathcal{N}(i)} \|z_k\|_2^2 + \|z_j\|_2^2
+            + \|\varepsilon_{ij}\|_2^2} + \epsilon}
 
-    There the maximum over :math:`k` runs over the target's neighbourhood
-    :math:`\mathcal{N}(i)` (the code scatters over the target index; it is not a maximum over
-    all nodes of the graph). Both the maximum and :math:`\|a_h\|` are taken per head here: for
-    several heads the public code reshapes the node maxima in a way that mixes nodes and heads,
-    and its ``lipschitznorm`` model option uses one norm of :math:`a` over all heads; with one
-    head all of these coincide.
+    (that code has no edge features: :math:`\|\varepsilon_{ij}\|^2` is added to its row here,
+    which keeps the scores within :math:`\alpha / 4` when :math:`i \in \mathcal{N}(i)`). There
+    the maximum over :math:`k` runs over the target's neighbourhood :math:`\mathcal{N}(i)` (the
+    code scatters over the target index; it is not a maximum over all nodes of the graph). Both
+    the maximum and :math:`\|a_h\|` are taken per head here: for several heads the public code
+    reshapes the node maxima in a way that mixes nodes and heads, and its ``lipschitznorm``
+    model option uses one norm of :math:`a` over all heads; with one head all of these coincide.
 
     Args:
         alpha (float, optional): the score bound :math:`\alpha` of Theorem 3.
@@ -53,21 +72,44 @@ class GATLipschitzNorm(LipschitzNormBase):
 
     Shapes:
         - **score** :math:`(|\mathcal{E}|, H)` raw scores :math:`e_{ij}`, one row per edge
-        - **x** :math:`(|\mathcal{V}|, H, C)` projected node features :math:`z`
-        - **att** :math:`(H, 2C)` the attention vectors :math:`a_h`
+        - **x** :math:`(|\mathcal{V}|, H, C)` projected node features :math:`z`, or a pair
+          :math:`((|\mathcal{V}_s|, H, C), (|\mathcal{V}_t|, H, C))` of source and target
+          projections (the target one may be ``None``)
+        - **att** :math:`(H, K)` the attention vectors the score reads, concatenated
+          (:math:`K = 2C`, :math:`3C` with edge features, :math:`C` less without targets)
         - **edge_index** :math:`(2, |\mathcal{E}|)` edges (source :math:`j`, target :math:`i`),
           self-loops included
+        - **edge_attr** :math:`(|\mathcal{E}|, H, C)` projected edge features
+          :math:`\varepsilon` *(optional)*
+        - **num_targets** the number of targets, needed only without target features
         - **output** :math:`(|\mathcal{E}|, H)` normalised scores
     """
 
-    def forward(self, score: Tensor, x: Tensor, att: Tensor, edge_index: Tensor) -> Tensor:
+    def forward(
+        self,
+        score: Tensor,
+        x: Tensor | tuple[Tensor, Tensor | None],
+        att: Tensor,
+        edge_index: Tensor,
+        edge_attr: Tensor | None = None,
+        num_targets: int | None = None,
+    ) -> Tensor:
         """Normalise the raw scores of every edge by its target's :math:`c_i` (see class)."""
         src, dst = edge_index
-        x_sq = squared_norm(x)
+        x_src, x_dst = source_target(x)
+        num_targets = x_dst.size(0) if x_dst is not None else num_targets
+        src_sq = squared_norm(x_src)
+        edge_sq = None if edge_attr is None else squared_norm(edge_attr)
         att_sq = squared_norm(att)
-        max_sq = neighbourhood_max(x_sq, edge_index, x.size(0))
         if self.variant == "paper":  # one denominator per target node, gathered once
-            factor = self.alpha / (safe_sqrt(att_sq * (x_sq + max_sq)) + self.eps)
-            return score * factor.index_select(0, dst)
-        rows_sq = max_sq.index_select(0, dst) + x_sq.index_select(0, src)
-        return self.alpha * score / (4.0 * safe_sqrt(att_sq * rows_sq) + self.eps)
+            rows_sq = max_row_sq(src_sq, edge_index, num_targets, edge_sq)
+            if x_dst is not None:
+                rows_sq = rows_sq + (src_sq if x_dst is x_src else squared_norm(x_dst))
+            factor = self.alpha / (safe_sqrt(att_sq * rows_sq) + self.eps)
+            return rescale(score, factor.index_select(0, dst))
+        rows_sq = neighbourhood_max(src_sq, edge_index, num_targets).index_select(0, dst)
+        rows_sq = rows_sq + src_sq.index_select(0, src)
+        if edge_sq is not None:
+            rows_sq = rows_sq + edge_sq
+        denominator = 4.0 * safe_sqrt(att_sq * rows_sq) + self.eps
+        return (self.alpha * score.to(denominator.dtype) / denominator).to(score.dtype)

@@ -7,8 +7,8 @@ from torch_geometric.nn.inits import glorot, zeros
 from torch_geometric.typing import OptTensor
 from torch_geometric.utils import softmax
 
-from lipnorm_exp.nn.attention import AttentionLayer
-from lipnorm_exp.nn.lipschitz_norm import safe_sqrt, squared_norm
+from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
+from lipnorm_exp.nn.lipschitz_norm import compute_dtype, safe_sqrt, source_target, squared_norm
 from lipnorm_exp.nn.score_lipschitz_norm import ScoreLipschitzNorm
 
 __all__ = ["GATv2Layer"]
@@ -35,12 +35,18 @@ class GATv2Layer(AttentionLayer):
             |\tilde g_{ik}|, \; \max_{k \in \mathcal{N}(i)} \|[x_i \,\|\, x_k]\|_2 \,
             L(\tilde g)\right\} + \epsilon},
 
-    see :class:`ScoreLipschitzNorm`. The parameters are those of PyG's ``GATv2Conv``
-    (``lin_l``, ``lin_r``, ``att``, ``bias``), so with ``norm=None`` both compute the same
-    function.
+    see :class:`ScoreLipschitzNorm`.
+
+    A drop-in for PyG's ``GATv2Conv``: the same arguments, inputs and parameters (``lin_l``,
+    ``lin_r``, ``att``, ``lin_edge``, ``res``, ``bias``), so a ``GATv2Conv`` state dict loads,
+    and with ``norm=None`` both compute the same function. Edge features enter inside the
+    LeakyReLU, :math:`W_{r,h} x_i + W_{l,h} x_j + W_{e,h} e_{ij}`; with ``norm="lip"`` the rows
+    become :math:`[x_i \,\|\, x_j \,\|\, e_{ij}]` and :math:`L(\tilde g)` takes
+    :math:`\|[W_{r,h} \; W_{l,h} \; W_{e,h}]\|_F`, so Eq. (15) and Theorem 3 still hold.
 
     Args:
-        in_channels (int): size of each input node feature.
+        in_channels (int or tuple): size of each input node feature, or ``(source, target)``
+            sizes for a bipartite graph (``lin_l`` reads sources, ``lin_r`` targets).
         out_channels (int): size of each head's output :math:`C`.
         heads (int, optional): number of heads :math:`H`. (default: :obj:`1`)
         concat (bool, optional): concatenate the heads; if :obj:`False`, average them.
@@ -50,20 +56,28 @@ class GATv2Layer(AttentionLayer):
             (default: :obj:`0.0`)
         add_self_loops (bool, optional): replace the input's self-loops by one per node, so
             :math:`i \in \mathcal{N}(i)`. (default: :obj:`True`)
+        edge_dim (int, optional): size of the edge features, if any. (default: :obj:`None`)
+        fill_value (float, Tensor or str, optional): edge features of the added self-loops
+            (``"mean"``: the mean over the node's in-edges). (default: :obj:`"mean"`)
         bias (bool, optional): biases in ``lin_l``, ``lin_r`` and on the output.
             (default: :obj:`True`)
         share_weights (bool, optional): use one matrix for sources and targets,
             :math:`W_r = W_l`. (default: :obj:`False`)
+        residual (bool, optional): add a learned projection of the (target) input.
+            (default: :obj:`False`)
         norm (str, ScoreLipschitzNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
             (:class:`ScoreLipschitzNorm` with defaults), or a :class:`ScoreLipschitzNorm`
             instance. (default: :obj:`None`)
 
     Shapes:
-        - **x** :math:`(|\mathcal{V}|, F_{in})`
-        - **edge_index** :math:`(2, |\mathcal{E}|)`
-        - **output** :math:`(|\mathcal{V}|, H C)` if ``concat`` else :math:`(|\mathcal{V}|, C)`;
-          with ``return_attention_weights=True`` also ``(edge_index, alpha)``: the edges used
-          (self-loops added) :math:`(2, |\mathcal{E}'|)` and the softmax weights
+        - **x** :math:`(|\mathcal{V}|, F_{in})` or a pair
+          :math:`((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))`
+        - **edge_index** :math:`(2, |\mathcal{E}|)` or a ``torch.sparse`` adjacency
+          :math:`(|\mathcal{V}_t|, |\mathcal{V}_s|)`
+        - **edge_attr** :math:`(|\mathcal{E}|, D)` *(optional)*
+        - **output** :math:`(|\mathcal{V}_t|, H C)` if ``concat`` else
+          :math:`(|\mathcal{V}_t|, C)`; with ``return_attention_weights=True`` also
+          ``(edge_index, alpha)``: the edges used (self-loops added) and the softmax weights
           :math:`(|\mathcal{E}'|, H)`, before dropout.
     """
 
@@ -71,75 +85,105 @@ class GATv2Layer(AttentionLayer):
 
     def __init__(
         self,
-        in_channels: int,
+        in_channels: int | tuple[int, int],
         out_channels: int,
         heads: int = 1,
         concat: bool = True,
         negative_slope: float = 0.2,
         dropout: float = 0.0,
         add_self_loops: bool = True,
+        edge_dim: int | None = None,
+        fill_value: float | Tensor | str = "mean",
         bias: bool = True,
         share_weights: bool = False,
+        residual: bool = False,
+        *,
         norm: str | nn.Module | None = None,
     ):
-        super().__init__(in_channels, out_channels, heads, concat, dropout, add_self_loops, norm)
+        super().__init__(
+            in_channels, out_channels, heads, concat, dropout, add_self_loops, edge_dim,
+            fill_value, norm,
+        )  # fmt: skip
         self.negative_slope = negative_slope
         self.share_weights = share_weights
+        self.residual = residual
         width = heads * out_channels
-        self.lin_l = Linear(in_channels, width, bias=bias, weight_initializer="glorot")
+        in_src, in_dst = self.in_pair
+        self.lin_l = Linear(in_src, width, bias=bias, weight_initializer="glorot")
         if share_weights:
             self.lin_r = self.lin_l
         else:
-            self.lin_r = Linear(in_channels, width, bias=bias, weight_initializer="glorot")
+            self.lin_r = Linear(in_dst, width, bias=bias, weight_initializer="glorot")
         self.att = Parameter(torch.empty(1, heads, out_channels))
-        if bias:
-            self.bias = Parameter(torch.empty(self.out_width))
-        else:
-            self.register_parameter("bias", None)
+        self.lin_edge = None
+        if edge_dim is not None:
+            self.lin_edge = Linear(edge_dim, width, bias=False, weight_initializer="glorot")
+        self.make_residual_and_bias(residual, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Glorot weights and attention vector, zero biases (as ``GATv2Conv``)."""
+        """Glorot weights and attention vector, zero biases, in ``GATv2Conv``'s order."""
         super().reset_parameters()
-        self.lin_l.reset_parameters()
-        self.lin_r.reset_parameters()
+        for lin in (self.lin_l, self.lin_r, self.lin_edge, self.res):
+            if lin is not None:
+                lin.reset_parameters()
         glorot(self.att)
         zeros(self.bias)
 
     def score_lipschitz(self) -> Tensor:
-        r"""Per head, :math:`\|a_h\|_2 \, \|[W_{r,h} \; W_{l,h}]\|_F \max(1, \beta)`: ``[H]``."""
+        r"""Per head, :math:`\|a_h\|_2 \, \|[W_{r,h} \; W_{l,h} \; W_{e,h}]\|_F \max(1, \beta)`.
+
+        Returns:
+            Tensor: ``[H]`` (without edge features, no :math:`W_{e,h}`).
+        """
         shape = (self.heads, self.out_channels, -1)
-        weight_sq = self.lin_l.weight.view(shape).pow(2).sum(dim=(1, 2))
-        weight_sq = weight_sq + self.lin_r.weight.view(shape).pow(2).sum(dim=(1, 2))
+        lins = [lin for lin in (self.lin_l, self.lin_r, self.lin_edge) if lin is not None]
+        dtype = compute_dtype(self.att)
+        weight_sq = sum(lin.weight.view(shape).to(dtype).square().sum(dim=(1, 2)) for lin in lins)
         att_sq = squared_norm(self.att.view(self.heads, self.out_channels))
         return safe_sqrt(att_sq * weight_sq) * max(1.0, abs(self.negative_slope))
 
     def forward(
-        self, x: Tensor, edge_index: Tensor, return_attention_weights: bool | None = None
-    ) -> Tensor | tuple[Tensor, tuple[Tensor, Tensor]]:
+        self,
+        x: Tensor | tuple[Tensor, Tensor],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        return_attention_weights: bool | None = None,
+    ) -> Tensor | tuple[Tensor, AttentionWeights]:
         """Attend over each node's neighbourhood; see the class docstring for shapes."""
-        shape = (-1, self.heads, self.out_channels)
-        x_l = self.lin_l(x).view(shape)
-        x_r = x_l if self.share_weights else self.lin_r(x).view(shape)
-        edge_index = self.neighbourhoods(edge_index, x.size(0))
-        alpha = self.edge_updater(edge_index, hidden=(x_l, x_r), features=x)
-        out = self.attend(edge_index, alpha, x_l)
-        if self.bias is not None:
-            out = out + self.bias
+        x_src, x_dst = source_target(x)
+        res = None if self.res is None else self.res(x_dst)
+        x_l, x_r = self.project(self.lin_l, self.lin_r, x_src, x_dst)
+        size = self.graph_size(x_src, x_dst)
+        edge_index, edge_attr = self.neighbourhoods(edge_index, edge_attr, size)
+        alpha = self.edge_updater(
+            edge_index,
+            hidden=(x_l, x_r),
+            features=(x_src, x_dst),
+            edge_attr=edge_attr,
+            size=size,
+        )
+        out = self.finish(self.attend(edge_index, alpha, x_l, size), res)
         return self.result(out, edge_index, alpha, return_attention_weights)
 
     def edge_update(
         self,
         hidden_j: Tensor,
         hidden_i: Tensor,
-        features: Tensor,
-        edge_index: Tensor,
+        features: tuple[Tensor, Tensor],
+        edge_attr: OptTensor,
+        edge_index_j: Tensor,
         index: Tensor,
         ptr: OptTensor,
         dim_size: int,
     ) -> Tensor:
         """Softmax weights of every edge: score, LipschitzNorm, softmax."""
-        score = (F.leaky_relu(hidden_i + hidden_j, self.negative_slope) * self.att).sum(dim=-1)
+        hidden = hidden_i + hidden_j
+        edge_attr = self.edge_rows(edge_attr)
+        if edge_attr is not None:
+            hidden = hidden + self.project_edges(edge_attr)
+        score = (F.leaky_relu(hidden, self.negative_slope) * self.att).sum(dim=-1)
         if self.norm is not None:
-            score = self.norm(score, features, self.score_lipschitz(), edge_index)
+            edge_index = self.edge_pairs(edge_index_j, index)
+            score = self.norm(score, features, self.score_lipschitz(), edge_index, edge_attr)
         return softmax(score, index, ptr, dim_size)

@@ -6,8 +6,9 @@ from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.typing import OptTensor
 from torch_geometric.utils import softmax
 
-from lipnorm_exp.nn.attention import AttentionLayer
+from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
 from lipnorm_exp.nn.gt_lipschitz_norm import GTLipschitzNorm
+from lipnorm_exp.nn.lipschitz_norm import source_target
 
 __all__ = ["GTLayer"]
 
@@ -27,13 +28,21 @@ class GTLayer(AttentionLayer):
     :math:`v = \max_{j \in \mathcal{N}(i)} \|k_j\|_2`, :math:`w = \max_{j \in \mathcal{N}(i)}
     \|v_j\|_2` (no :math:`1/\sqrt{d}`); see :class:`GTLipschitzNorm`. With ``beta=True`` the
     skip is gated, :math:`x_i' = \beta_i W_s x_i + (1 - \beta_i) m_i`,
-    :math:`\beta_i = \sigma(w^\top [m_i, W_s x_i, m_i - W_s x_i])`. The parameters are those of
-    PyG's ``TransformerConv`` (``lin_query``, ``lin_key``, ``lin_value``, ``lin_skip``,
-    ``lin_beta``), which adds no self-loops: with ``norm=None`` this layer equals
-    ``TransformerConv`` applied to the edges with self-loops.
+    :math:`\beta_i = \sigma(w^\top [m_i, W_s x_i, m_i - W_s x_i])`.
+
+    A drop-in for PyG's ``TransformerConv``: the same arguments, inputs and parameters
+    (``lin_query``, ``lin_key``, ``lin_value``, ``lin_edge``, ``lin_skip``, ``lin_beta``), so a
+    ``TransformerConv`` state dict loads (the ``lin_skip`` it keeps unused when
+    ``root_weight=False`` is skipped), and with ``norm=None`` both compute the same function.
+    Like ``TransformerConv`` it adds no self-loops unless ``add_self_loops=True`` (the paper's
+    neighbourhoods contain :math:`i`). Edge features :math:`\varepsilon_{ij} = W_e e_{ij}` are
+    added to the key and the value of their edge; with ``norm="lip"`` Eq. (19) takes its
+    maxima over these per-edge keys and values (see :class:`GTLipschitzNorm`).
 
     Args:
-        in_channels (int): size of each input node feature.
+        in_channels (int or tuple): size of each input node feature, or ``(source, target)``
+            sizes for a bipartite graph (keys and values read sources, queries and the skip
+            targets).
         out_channels (int): size of each head's output :math:`d`.
         heads (int, optional): number of heads :math:`H`. (default: :obj:`1`)
         concat (bool, optional): concatenate the heads; if :obj:`False`, average them.
@@ -42,71 +51,95 @@ class GTLayer(AttentionLayer):
             (default: :obj:`False`)
         dropout (float, optional): dropout probability of the attention weights.
             (default: :obj:`0.0`)
-        root_weight (bool, optional): add the skip :math:`W_s x_i`. (default: :obj:`True`)
+        edge_dim (int, optional): size of the edge features, if any. (default: :obj:`None`)
         bias (bool, optional): biases in the query, key, value and skip projections.
             (default: :obj:`True`)
+        root_weight (bool, optional): add the skip :math:`W_s x_i`. (default: :obj:`True`)
         norm (str, GTLipschitzNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
             (:class:`GTLipschitzNorm` with defaults), or a :class:`GTLipschitzNorm` instance.
             (default: :obj:`None`)
         add_self_loops (bool, optional): replace the input's self-loops by one per node, so
-            :math:`i \in \mathcal{N}(i)` as the paper's neighbourhoods require (an option that
-            ``TransformerConv`` lacks). (default: :obj:`True`)
+            :math:`i \in \mathcal{N}(i)`. (default: :obj:`False`, as ``TransformerConv``)
+        fill_value (float, Tensor or str, optional): edge features of the added self-loops
+            (``"mean"``: the mean over the node's in-edges). (default: :obj:`"mean"`)
 
     Shapes:
-        - **x** :math:`(|\mathcal{V}|, F_{in})`
-        - **edge_index** :math:`(2, |\mathcal{E}|)`
-        - **output** :math:`(|\mathcal{V}|, H d)` if ``concat`` else :math:`(|\mathcal{V}|, d)`;
-          with ``return_attention_weights=True`` also ``(edge_index, alpha)``: the edges used
-          :math:`(2, |\mathcal{E}'|)` and the softmax weights :math:`(|\mathcal{E}'|, H)`,
-          before dropout.
+        - **x** :math:`(|\mathcal{V}|, F_{in})` or a pair
+          :math:`((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))`
+        - **edge_index** :math:`(2, |\mathcal{E}|)` or a ``torch.sparse`` adjacency
+          :math:`(|\mathcal{V}_t|, |\mathcal{V}_s|)`
+        - **edge_attr** :math:`(|\mathcal{E}|, D)` *(optional)*
+        - **output** :math:`(|\mathcal{V}_t|, H d)` if ``concat`` else
+          :math:`(|\mathcal{V}_t|, d)`; with ``return_attention_weights=True`` also
+          ``(edge_index, alpha)``: the edges used and the softmax weights
+          :math:`(|\mathcal{E}'|, H)`, before dropout.
     """
 
     default_norm = GTLipschitzNorm
 
     def __init__(
         self,
-        in_channels: int,
+        in_channels: int | tuple[int, int],
         out_channels: int,
         heads: int = 1,
         concat: bool = True,
         beta: bool = False,
         dropout: float = 0.0,
-        root_weight: bool = True,
+        edge_dim: int | None = None,
         bias: bool = True,
+        root_weight: bool = True,
+        *,
         norm: str | nn.Module | None = None,
-        add_self_loops: bool = True,
+        add_self_loops: bool = False,
+        fill_value: float | Tensor | str = "mean",
     ):
-        super().__init__(in_channels, out_channels, heads, concat, dropout, add_self_loops, norm)
+        super().__init__(
+            in_channels, out_channels, heads, concat, dropout, add_self_loops, edge_dim,
+            fill_value, norm,
+        )  # fmt: skip
         self.beta = beta and root_weight
         self.root_weight = root_weight
         width = heads * out_channels
-        self.lin_key = Linear(in_channels, width, bias=bias)
-        self.lin_query = Linear(in_channels, width, bias=bias)
-        self.lin_value = Linear(in_channels, width, bias=bias)
-        self.lin_skip = Linear(in_channels, self.out_width, bias=bias) if root_weight else None
+        in_src, in_dst = self.in_pair
+        self.lin_key = Linear(in_src, width, bias=bias)
+        self.lin_query = Linear(in_dst, width, bias=bias)
+        self.lin_value = Linear(in_src, width, bias=bias)
+        self.lin_edge = None if edge_dim is None else Linear(edge_dim, width, bias=False)
+        self.lin_skip = Linear(in_dst, self.out_width, bias=bias) if root_weight else None
         self.lin_beta = Linear(3 * self.out_width, 1, bias=False) if self.beta else None
+        self.register_load_state_dict_pre_hook(_skip_unused_lin_skip)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Re-draw every projection (PyG ``Linear`` defaults, as ``TransformerConv``)."""
+        """Re-draw every projection (PyG ``Linear`` defaults, in ``TransformerConv``'s order)."""
         super().reset_parameters()
-        for lin in (self.lin_key, self.lin_query, self.lin_value, self.lin_skip, self.lin_beta):
+        lins = (self.lin_key, self.lin_query, self.lin_value, self.lin_edge, self.lin_skip)
+        for lin in (*lins, self.lin_beta):
             if lin is not None:
                 lin.reset_parameters()
 
     def forward(
-        self, x: Tensor, edge_index: Tensor, return_attention_weights: bool | None = None
-    ) -> Tensor | tuple[Tensor, tuple[Tensor, Tensor]]:
+        self,
+        x: Tensor | tuple[Tensor, Tensor],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        return_attention_weights: bool | None = None,
+    ) -> Tensor | tuple[Tensor, AttentionWeights]:
         """Attend over each node's neighbourhood; see the class docstring for shapes."""
+        x_src, x_dst = source_target(x)
         shape = (-1, self.heads, self.out_channels)
-        query = self.lin_query(x).view(shape)
-        key = self.lin_key(x).view(shape)
-        value = self.lin_value(x).view(shape)
-        edge_index = self.neighbourhoods(edge_index, x.size(0))
-        alpha = self.edge_updater(edge_index, query=query, key=key, value=value)
-        out = self.attend(edge_index, alpha, value)
+        query = self.lin_query(x_dst).view(shape)
+        key = self.lin_key(x_src).view(shape)
+        value = self.lin_value(x_src).view(shape)
+        size = self.graph_size(x_src, x_dst)
+        edge_index, edge_attr = self.neighbourhoods(edge_index, edge_attr, size)
+        edge = self.project_edges(edge_attr)
+        alpha = self.edge_updater(
+            edge_index, query=query, key=key, value=value, edge=edge, size=size
+        )
+        out = self.attend(edge_index, alpha, value, size, edge_value=edge)
         if self.lin_skip is not None:
-            skip = self.lin_skip(x)
+            skip = self.lin_skip(x_dst)
             if self.lin_beta is not None:
                 gate = self.lin_beta(torch.cat([out, skip, out - skip], dim=-1)).sigmoid()
                 out = gate * skip + (1 - gate) * out
@@ -121,15 +154,26 @@ class GTLayer(AttentionLayer):
         query: Tensor,
         key: Tensor,
         value: Tensor,
-        edge_index: Tensor,
+        edge: OptTensor,
+        edge_index_j: Tensor,
         index: Tensor,
         ptr: OptTensor,
         dim_size: int,
     ) -> Tensor:
         """Softmax weights of every edge: dot product, LipschitzNorm (or scaling), softmax."""
+        if edge is not None:
+            key_j = key_j + edge
         score = (query_i * key_j).sum(dim=-1)
         if self.norm is None:
             score = score / math.sqrt(self.out_channels)
         else:
-            score = self.norm(score, query, key, value, edge_index)
+            edge_index = self.edge_pairs(edge_index_j, index)
+            score = self.norm(score, query, key, value, edge_index, edge)
         return softmax(score, index, ptr, dim_size)
+
+
+def _skip_unused_lin_skip(module: GTLayer, state_dict: dict, prefix: str, *args) -> None:
+    """Drop ``lin_skip`` from a ``TransformerConv`` state dict when ``root_weight=False``."""
+    if module.lin_skip is None:
+        for key in [k for k in state_dict if k.startswith(prefix + "lin_skip.")]:
+            del state_dict[key]

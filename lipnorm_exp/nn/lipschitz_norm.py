@@ -1,26 +1,31 @@
 r"""Pieces shared by the LipschitzNorm modules and the attention layers that use them.
 
 Every LipschitzNorm divides the raw attention scores of target node :math:`i` by a scalar
-:math:`c_i` built from norms over its neighbourhood :math:`\mathcal{N}(i)` (in-neighbours and
-:math:`i` itself). The per-node norms are computed once per node, the neighbourhood maximum
-with one integer scatter over the edges that also finds the maximising neighbour (the maximum
-is gathered from it, so its backward pass touches nodes, not edges), and the per-node factor
-is gathered back per edge once.
+:math:`c_i` built from norms over its neighbourhood :math:`\mathcal{N}(i)` (in-neighbours, and
+:math:`i` itself when self-loops are added). The per-node norms are computed once per node, the
+neighbourhood maximum with one integer scatter over the edges that also finds the maximising
+neighbour (the maximum is gathered from it, so its backward pass touches nodes, not edges), and
+the per-node factor is gathered back per edge once. Everything is written with differentiable
+torch operations (autograd, forward mode and ``torch.compile`` trace it); norms of half-precision
+inputs are computed in float32 (:func:`compute_dtype`).
 """
 
 import torch
 from torch import Tensor, nn
 
-from lipnorm_exp.errors import ConfigError
-
 __all__ = [
     "VARIANTS",
     "LipschitzNormBase",
     "check_norm_options",
+    "compute_dtype",
+    "max_row_sq",
     "neighbourhood_max",
     "norm_label",
+    "quadratic_scale",
+    "rescale",
     "resolve_norm",
     "safe_sqrt",
+    "source_target",
     "squared_norm",
     "target_max",
 ]
@@ -30,13 +35,13 @@ VARIANTS = ("paper", "published")
 
 
 def check_norm_options(name: str, alpha: float, eps: float, variant: str | None = None) -> None:
-    """Raise a one-line :class:`ConfigError` for a negative ``alpha``/``eps`` or unknown variant."""
+    """Raise a one-line :class:`ValueError` for a negative ``alpha``/``eps`` or unknown variant."""
     if alpha < 0:
-        raise ConfigError(f"{name}: alpha must be >= 0, got {alpha}")
+        raise ValueError(f"{name}: alpha must be >= 0, got {alpha}")
     if eps < 0:
-        raise ConfigError(f"{name}: eps must be >= 0, got {eps}")
+        raise ValueError(f"{name}: eps must be >= 0, got {eps}")
     if variant is not None and variant not in VARIANTS:
-        raise ConfigError(f"{name}: unknown variant '{variant}'; allowed: {', '.join(VARIANTS)}")
+        raise ValueError(f"{name}: unknown variant '{variant}'; allowed: {', '.join(VARIANTS)}")
 
 
 class LipschitzNormBase(nn.Module):
@@ -60,42 +65,59 @@ class LipschitzNormBase(nn.Module):
         return f"{type(self).__name__}(alpha={self.alpha}{variant})"
 
 
-def squared_norm(x: Tensor) -> Tensor:
-    """Squared 2-norm over the last dimension: ``[..., C] -> [...]``."""
-    return _SquaredNorm.apply(x)
+def compute_dtype(x: Tensor) -> torch.dtype:
+    r"""The dtype norms of ``x`` are computed in: float32 for half precision, else ``x.dtype``.
 
-
-class _SquaredNorm(torch.autograd.Function):
-    r""":math:`\|x\|_2^2` over the last dimension, with a one-product backward pass.
-
-    The squares are summed by a product with a vector of ones (faster than a sum over a short
-    last dimension); the backward pass is the single product :math:`2 x g` (autograd's own
-    takes two and a sum), forward mode gives :math:`2 x^\top \dot x`.
+    A float16 squared norm overflows past :math:`\|x\|_2 = 256` (a sum of two past 181, with a
+    non-finite gradient), a bfloat16 one keeps 8 significant bits; in float32 neither happens,
+    and the normalised scores, bounded by :math:`\alpha`, are cast back (:func:`rescale`).
     """
+    return torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
 
-    @staticmethod
-    def forward(x: Tensor) -> Tensor:
-        return x.square() @ x.new_ones(x.size(-1))
 
-    @staticmethod
-    def setup_context(ctx, inputs, output) -> None:
-        ctx.save_for_backward(inputs[0])
-        ctx.save_for_forward(inputs[0])
-
-    @staticmethod
-    def backward(ctx, grad: Tensor) -> Tensor:
-        (x,) = ctx.saved_tensors
-        return x * (2.0 * grad).unsqueeze(-1)
-
-    @staticmethod
-    def jvp(ctx, tangent: Tensor) -> Tensor:
-        (x,) = ctx.saved_tensors
-        return 2.0 * torch.linalg.vecdot(x, tangent)
+def squared_norm(x: Tensor) -> Tensor:
+    """Squared 2-norm over the last dimension, ``[..., C] -> [...]``, in :func:`compute_dtype`."""
+    x = x.to(compute_dtype(x))
+    return x.square() @ x.new_ones(x.size(-1))  # a product: faster than a short sum
 
 
 def safe_sqrt(x: Tensor) -> Tensor:
     """Square root with a finite gradient at zero (the input is floored at the smallest normal)."""
     return x.clamp_min(torch.finfo(x.dtype).tiny).sqrt()
+
+
+def rescale(score: Tensor, factor: Tensor) -> Tensor:
+    """``score * factor`` computed in ``factor``'s dtype, returned in ``score``'s."""
+    return (score.to(factor.dtype) * factor).to(score.dtype)
+
+
+def quadratic_scale(u: Tensor, v: Tensor, w: Tensor) -> Tensor:
+    r"""The denominator of the paper's Eq. (19), :math:`\max\{uv, uw, vw\}`, elementwise."""
+    return torch.maximum(torch.maximum(u * v, u * w), v * w)
+
+
+def source_target(x: Tensor | tuple[Tensor, Tensor | None]) -> tuple[Tensor, Tensor | None]:
+    """``(x_src, x_dst)``: a pair as given (bipartite graphs), or one tensor for both."""
+    return (x[0], x[1]) if isinstance(x, tuple | list) else (x, x)
+
+
+def max_row_sq(
+    src_sq: Tensor, edge_index: Tensor, num_targets: int, edge_sq: Tensor | None = None
+) -> Tensor:
+    r"""Per target :math:`i`, :math:`\max_{j \in \mathcal{N}(i)} (\|x_j\|^2 + \|e_{ij}\|^2)`.
+
+    The part of the squared norm of the row :math:`[x_i \,\|\, x_j \,\|\, e_{ij}]` that
+    changes with the neighbour: per source node (``src_sq`` ``[N_src, *]``) plus, with edge
+    features, per edge (``edge_sq`` ``[E, *]``). Without edge features the maximum is taken
+    over nodes (:func:`neighbourhood_max`), with them over edges (:func:`target_max`).
+
+    Returns:
+        Tensor: ``[num_targets, *]``; targets without in-edges get 0.
+    """
+    if edge_sq is None:
+        return neighbourhood_max(src_sq, edge_index, num_targets)
+    src, dst = edge_index
+    return target_max(src_sq.index_select(0, src) + edge_sq, dst, num_targets)
 
 
 def target_max(edge_values: Tensor, index: Tensor, num_nodes: int) -> Tensor:
@@ -126,13 +148,13 @@ def neighbourhood_max(values: Tensor, edge_index: Tensor, num_nodes: int) -> Ten
     maximum, as the even split of ``torch.amax`` among ties is.
 
     Args:
-        values (Tensor): per-node values ``[N, *]``, non-negative (norms).
+        values (Tensor): per-source-node values ``[N_src, *]``, non-negative (norms).
         edge_index (Tensor): ``[2, E]`` edges ``(source j, target i)``; self-loops included
             make :math:`\mathcal{N}(i)` contain :math:`i`.
-        num_nodes (int): number of nodes ``N``.
+        num_nodes (int): number of target nodes (``N_src`` unless the graph is bipartite).
 
     Returns:
-        Tensor: ``[N, *]``; nodes without in-edges get 0.
+        Tensor: ``[num_nodes, *]``; nodes without in-edges get 0.
     """
     src, dst = edge_index
     return _gather_found(values, _argmax_by_target(values, src, dst, num_nodes))
@@ -192,7 +214,7 @@ def resolve_norm(norm: str | nn.Module | None, default: type[nn.Module]) -> nn.M
         default: the LipschitzNorm class of the layer.
 
     Raises:
-        ConfigError: for any other value; the message lists the allowed values.
+        ValueError: for any other value; the message lists the allowed values.
     """
     if norm is None or norm == "none":
         return None
@@ -200,7 +222,7 @@ def resolve_norm(norm: str | nn.Module | None, default: type[nn.Module]) -> nn.M
         return default()
     if isinstance(norm, default):
         return norm
-    raise ConfigError(
+    raise ValueError(
         f"norm: unknown value {norm!r}; allowed: none, lip, or a {default.__name__} instance"
     )
 

@@ -3,8 +3,10 @@ from torch import Tensor
 
 from lipnorm_exp.nn.lipschitz_norm import (
     LipschitzNormBase,
-    neighbourhood_max,
+    max_row_sq,
+    rescale,
     safe_sqrt,
+    source_target,
     squared_norm,
     target_max,
 )
@@ -38,6 +40,13 @@ class ScoreLipschitzNorm(LipschitzNormBase):
     :math:`\tilde g` is not homogeneous (a bias), as otherwise
     :math:`|\tilde g_{ij}| \le L \|[x_i \,\|\, x_j]\|_2`.
 
+    **Edge features** :math:`e_{ij}` that enter the score (GATv2:
+    :math:`W_{r,h} x_i + W_{l,h} x_j + W_{e,h} e_{ij}`) are part of the row, which becomes
+    :math:`[x_i \,\|\, x_j \,\|\, e_{ij}]`: the maximum runs over
+    :math:`\|x_i\|^2 + \|x_j\|^2 + \|e_{ij}\|^2` and :math:`L` covers :math:`W_{e,h}` too, so the
+    theorem holds with respect to these rows. For a bipartite graph :math:`x_i` is the target's
+    feature and :math:`x_j` the source's.
+
     Args:
         alpha (float, optional): the score bound :math:`\alpha`. (default: :obj:`1.0`)
         eps (float, optional): added to every denominator; all-zero features give finite
@@ -46,22 +55,34 @@ class ScoreLipschitzNorm(LipschitzNormBase):
     Shapes:
         - **score** :math:`(|\mathcal{E}|, H)` raw scores :math:`\tilde g_{ij}`
         - **x** :math:`(|\mathcal{V}|, F)` the node features whose pairs
-          :math:`[x_i \,\|\, x_j]` the score reads (shared by all heads)
+          :math:`[x_i \,\|\, x_j]` the score reads (shared by all heads), or a pair
+          :math:`((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))` of source and target features
         - **lipschitz** :math:`(H,)` the bound :math:`L` per head
         - **edge_index** :math:`(2, |\mathcal{E}|)` edges (source :math:`j`, target :math:`i`),
           self-loops included
+        - **edge_attr** :math:`(|\mathcal{E}|, D)` edge features :math:`e_{ij}` *(optional)*
         - **output** :math:`(|\mathcal{E}|, H)` normalised scores
     """
 
     def __init__(self, alpha: float = 1.0, eps: float = 1e-12):
         super().__init__(alpha, eps, variant=None)
 
-    def forward(self, score: Tensor, x: Tensor, lipschitz: Tensor, edge_index: Tensor) -> Tensor:
+    def forward(
+        self,
+        score: Tensor,
+        x: Tensor | tuple[Tensor, Tensor],
+        lipschitz: Tensor,
+        edge_index: Tensor,
+        edge_attr: Tensor | None = None,
+    ) -> Tensor:
         """Normalise the raw scores of every edge by its target's denominator (see class)."""
         dst = edge_index[1]
-        num_nodes = x.size(0)
-        x_sq = squared_norm(x).unsqueeze(-1)
-        row_norm = safe_sqrt(x_sq + neighbourhood_max(x_sq, edge_index, num_nodes))
-        score_max = target_max(score.abs(), dst, num_nodes)
-        scale = torch.maximum(score_max, row_norm * lipschitz)
-        return score * (self.alpha / (scale + self.eps)).index_select(0, dst)
+        x_src, x_dst = source_target(x)
+        num_targets = x_dst.size(0)
+        src_sq = squared_norm(x_src).unsqueeze(-1)
+        dst_sq = src_sq if x_dst is x_src else squared_norm(x_dst).unsqueeze(-1)
+        edge_sq = None if edge_attr is None else squared_norm(edge_attr).unsqueeze(-1)
+        row_norm = safe_sqrt(dst_sq + max_row_sq(src_sq, edge_index, num_targets, edge_sq))
+        score_max = target_max(score.abs().to(row_norm.dtype), dst, num_targets)
+        scale = torch.maximum(score_max, row_norm * lipschitz.to(row_norm.dtype))
+        return rescale(score, (self.alpha / (scale + self.eps)).index_select(0, dst))

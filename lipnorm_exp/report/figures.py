@@ -18,8 +18,8 @@ same bytes.
   one panel per model label, one line per depth.
 - ``fig4_pubmed_depth`` (Fig. 4, ``pubmed_depth``): test accuracy against depth.
 - ``fig5_trees`` (Fig. 5, ``trees``): TREES training accuracy (``best_train_acc``, which also
-  picks the setting: the figure measures how well a model can fit) against tree depth, the
-  paper's depth-10 numbers as stars where the records reach that depth (else in the title).
+  picks the setting: the figure measures how well a model can fit) against tree depth, beside
+  Alon & Yahav's values (dashed) and the paper's depth-10 numbers (stars).
 - ``fig6_depth`` (Fig. 6, ``depth``): test accuracy (ROC-AUC on ogbn-proteins) against depth,
   one panel per dataset of the grid with records.
 """
@@ -290,44 +290,51 @@ def fig4_pubmed_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
 
 
 def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
-    """Fig. 5: TREES training accuracy against tree depth, with the paper's depth-10 values."""
+    """Fig. 5: TREES training accuracy against tree depth, beside the published values.
+
+    Dashed lines are Alon & Yahav's training accuracies (their Fig. 3, models without
+    normalisation, in the colour of the same model here); stars are the paper's values at
+    depth 10 and the dotted bar the level every other model stays below there.
+    """
     styles = _styles(grid)
     fig = Figure(figsize=(6.5, 5.2), layout="constrained")
     ax = fig.add_subplot()
     train = "best_train_acc"
     cells = _plot_curves(ax, runs, "tree_depth", styles, "tree depth", train, train)
+    for label, values in paper.ALON_YAHAV_TRAIN_ACC.items():
+        ax.plot(
+            list(values),
+            list(values.values()),
+            color=styles.get(label, {}).get("color", "grey"),
+            linestyle="--",
+            marker="o",
+            markerfacecolor="none",
+            linewidth=1,
+            label=f"Alon & Yahav {label}",
+        )
     depth = paper.TREES_DEPTH
-    title = "Fig. 5: TREES (Tree-NeighborsMatch) training accuracy"
-    if runs["tree_depth"].min() <= depth <= runs["tree_depth"].max():
-        for label, value in paper.TREES_TRAIN_ACC.items():
-            color = styles.get(label, {}).get("color", "black")
-            ax.scatter(
-                depth,
-                value,
-                marker="*",
-                s=160,
-                color=color,
-                edgecolor="black",
-                zorder=3,
-                label=f"paper {label} (depth {depth})",
-            )
-        ax.hlines(
-            paper.TREES_OTHERS_BELOW,
-            depth - 0.4,
-            depth + 0.4,
-            colors="grey",
-            linestyles=":",
-            label=f"paper: all others < {paper.TREES_OTHERS_BELOW:.0f}",
+    for label, value in paper.TREES_TRAIN_ACC.items():
+        ax.scatter(
+            depth,
+            value,
+            marker="*",
+            s=160,
+            color=styles.get(label, {}).get("color", "black"),
+            edgecolor="black",
+            zorder=3,
+            label=f"paper {label} (depth {depth})",
         )
-    else:
-        published = ", ".join(f"{label} {value}" for label, value in paper.TREES_TRAIN_ACC.items())
-        title += (
-            f"\npaper at depth {depth} (no records there): {published}, "
-            f"all others < {paper.TREES_OTHERS_BELOW:.0f}"
-        )
-    ax.set(xlabel="tree depth", ylabel="training accuracy (%)")
-    ax.set_title(title, fontsize="medium")
-    ax.legend(fontsize="small", ncols=2)
+    ax.hlines(
+        paper.TREES_OTHERS_BELOW,
+        depth - 0.4,
+        depth + 0.4,
+        colors="grey",
+        linestyles=":",
+        label=f"paper: all others < {paper.TREES_OTHERS_BELOW:.0f}",
+    )
+    ax.set(xlabel="tree depth", ylabel="training accuracy (%)", ylim=(0, 105))
+    ax.set_title("Fig. 5: TREES (Tree-NeighborsMatch) training accuracy", fontsize="medium")
+    ax.legend(fontsize="x-small", ncols=2)
     return Drawn(fig, tuple(cells))
 
 

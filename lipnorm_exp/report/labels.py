@@ -3,7 +3,9 @@
 A model label is the paper's name of the layer, then the normalisation, then the residual
 connections: ``GAT``, ``GAT-Lip``, ``GAT-Lip(pub)`` (the published code's variant),
 ``GAT-PN``, ``GAT-PN-SI`` (PairNorm scaling each node), ``GAT-LN`` (LayerNorm),
-``GAT-Lip-res``. Every table row, legend entry and summary line uses :func:`model_label`.
+``GAT-Lip-res``; a residual inside Alon & Yahav's block (``model.post_layernorm``, every model
+of the TREES protocol has it) is part of the architecture and not marked. Every table row,
+legend entry and summary line uses :func:`model_label`.
 """
 
 from collections.abc import Mapping
@@ -57,7 +59,8 @@ def model_label(config: Mapping[str, Any]) -> str:
     model = config.get("model", {})
     name = model.get("name", "?")
     label = MODEL_NAMES.get(name, name) + _norm_suffix(config.get("norm", {}))
-    return label + "-res" if model.get("residual") else label
+    marked = model.get("residual") and not model.get("post_layernorm")
+    return label + "-res" if marked else label
 
 
 def dataset_label(name: str) -> str:

@@ -151,10 +151,21 @@ TREES_TRAIN_ACC = {_label("gat", "lip"): 68.3, _label("gat", "pairnorm"): 47.8}
 #: every other model × normalisation stays below this training accuracy (%) at depth 10
 TREES_OTHERS_BELOW = 25.0
 
+#: Alon & Yahav ("On the Bottleneck of Graph Neural Networks", 2021, Fig. 3), whose
+#: Tree-NeighborsMatch TREES is: training accuracy in % by tree depth, models without
+#: normalisation, under their protocol (``protocol=alon_yahav``).
+ALON_YAHAV_TRAIN_ACC = {
+    _label("ggnn"): {2: 100.0, 3: 100.0, 4: 100.0, 5: 60.0, 6: 38.0, 7: 21.0, 8: 16.0},
+    _label("gat"): {2: 100.0, 3: 100.0, 4: 100.0, 5: 41.0, 6: 21.0, 7: 15.0, 8: 11.0},
+    _label("gin"): {2: 100.0, 3: 100.0, 4: 77.0, 5: 29.0, 6: 20.0},
+    _label("gcn"): {2: 100.0, 3: 100.0, 4: 70.0, 5: 19.0, 6: 14.0, 7: 9.0, 8: 8.0},
+}
+
 #: Fig. 2: the attention gradients of a 20-layer GAT on Cora reach this order within 100 epochs.
 GAT_GRADIENT_PEAK = 1e8
 
 __all__ = [
+    "ALON_YAHAV_TRAIN_ACC",
     "GAT_GRADIENT_PEAK",
     "PaperValue",
     "TABLE1",

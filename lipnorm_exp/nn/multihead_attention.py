@@ -1,0 +1,240 @@
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.nn import Parameter
+from torch.nn.init import constant_, xavier_normal_, xavier_uniform_
+
+from lipnorm_exp.nn.dense_lipschitz_norm import DenseLipschitzNorm
+from lipnorm_exp.nn.lipschitz_norm import norm_label, resolve_norm
+
+__all__ = ["LipschitzMultiheadAttention"]
+
+
+class LipschitzMultiheadAttention(nn.Module):
+    r"""Multi-head attention with an optional LipschitzNorm of its scores (paper Eq. 19).
+
+    A drop-in for ``torch.nn.MultiheadAttention``: the same arguments, inputs, outputs and
+    parameters (``in_proj_weight`` or ``q_proj_weight``/``k_proj_weight``/``v_proj_weight``,
+    ``in_proj_bias``, ``out_proj``, ``bias_k``, ``bias_v``), so its state dict loads, and with
+    ``norm=None`` both compute the same function. Per head, with :math:`q_i = W_q x_i`,
+    :math:`k_j = W_k y_j`, :math:`v_j = W_v z_j`,
+
+    .. math::
+        \mathrm{head}_i = \sum_j \operatorname{softmax}_j(s_{ij}) \, v_j, \qquad
+        s_{ij} = \frac{q_i^\top k_j}{\sqrt{d}} \;\; (\texttt{norm=None}), \qquad
+        s_{ij} = \frac{\alpha \, q_i^\top k_j}{\max\{uv, uw, vw\} + \epsilon}
+        \;\; (\texttt{norm="lip"}),
+
+    with :math:`u = \|q_i\|_2`, :math:`v = \max_j \|k_j\|_2`, :math:`w = \max_j \|v_j\|_2` over
+    the keys that query :math:`i` may attend to (see :class:`DenseLipschitzNorm`). Masks are
+    additive as in ``torch.nn.MultiheadAttention`` (``True`` or :math:`-\infty`: not attended;
+    finite float entries are added to the scores). By Theorem 1 the heads' bounds combine into
+    one for the layer; each head obeys Corollary 2, :math:`e^{\sqrt{3}} \sqrt{m/n} + 2\sqrt{6}`
+    for :math:`\alpha = 1`. Without biases the attention weights do not change when the
+    inputs are scaled.
+
+    Args:
+        embed_dim (int): model width :math:`E` (queries and output).
+        num_heads (int): number of heads :math:`H`; :math:`E` must be a multiple of it.
+        dropout (float, optional): dropout probability of the attention weights.
+            (default: :obj:`0.0`)
+        bias (bool, optional): biases in the input and output projections.
+            (default: :obj:`True`)
+        add_bias_kv (bool, optional): append a learned key and value to every sequence.
+            (default: :obj:`False`)
+        add_zero_attn (bool, optional): append a zero key and value to every head.
+            (default: :obj:`False`)
+        kdim (int, optional): width of the keys' inputs. (default: ``embed_dim``)
+        vdim (int, optional): width of the values' inputs. (default: ``embed_dim``)
+        batch_first (bool, optional): inputs and outputs are :math:`(N, L, E)` rather than
+            :math:`(L, N, E)`. (default: :obj:`False`)
+        device, dtype: where and how the parameters are created.
+        norm (str, DenseLipschitzNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
+            (:class:`DenseLipschitzNorm` with defaults), or a :class:`DenseLipschitzNorm`
+            instance. (default: :obj:`None`)
+
+    Shapes:
+        - **query** :math:`(L, N, E)`, **key** :math:`(S, N, E_k)`, **value**
+          :math:`(S, N, E_v)` (batch first with ``batch_first``, or without :math:`N`)
+        - **key_padding_mask** :math:`(N, S)` or :math:`(S,)`, boolean or float *(optional)*
+        - **attn_mask** :math:`(L, S)` or :math:`(N H, L, S)`, boolean or float *(optional)*
+        - **output** ``(attn_output, attn_weights)``: :math:`(L, N, E)` and, with
+          ``need_weights``, :math:`(N, L, S)` averaged over heads or :math:`(N, H, L, S)`
+          (after dropout, as ``torch.nn.MultiheadAttention`` returns them), else ``None``
+
+    Raises:
+        ValueError: for a width or head count that is not positive, a width that is not a
+            multiple of the heads, a dropout outside ``[0, 1)`` or an unknown ``norm``.
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        bias: bool = True,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        batch_first: bool = False,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+        *,
+        norm: str | nn.Module | None = None,
+    ):
+        super().__init__()
+        name = type(self).__name__
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(
+                f"{name}: embed_dim and num_heads must be > 0, got {embed_dim} and {num_heads}"
+            )
+        if embed_dim % num_heads:
+            raise ValueError(f"{name}: embed_dim={embed_dim} must be a multiple of {num_heads=}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout}")
+        factory = {"device": device, "dtype": dtype}
+        self.embed_dim = embed_dim
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.add_zero_attn = add_zero_attn
+        if self.kdim == embed_dim and self.vdim == embed_dim:
+            self.in_proj_weight = Parameter(torch.empty(3 * embed_dim, embed_dim, **factory))
+            for unused in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(unused, None)
+        else:
+            self.q_proj_weight = Parameter(torch.empty(embed_dim, embed_dim, **factory))
+            self.k_proj_weight = Parameter(torch.empty(embed_dim, self.kdim, **factory))
+            self.v_proj_weight = Parameter(torch.empty(embed_dim, self.vdim, **factory))
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(torch.empty(3 * embed_dim, **factory))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
+        if add_bias_kv:
+            self.bias_k = Parameter(torch.empty(1, 1, embed_dim, **factory))
+            self.bias_v = Parameter(torch.empty(1, 1, embed_dim, **factory))
+        else:
+            self.bias_k = self.bias_v = None
+        self.norm = resolve_norm(norm, DenseLipschitzNorm)
+        self._init_projections()
+
+    def reset_parameters(self) -> None:
+        """Redraw every weight: ``out_proj`` as ``nn.Linear``, the rest as in ``__init__``."""
+        self.out_proj.reset_parameters()
+        self._init_projections()
+
+    def _init_projections(self) -> None:
+        """Xavier input projections, zero biases, as ``torch.nn.MultiheadAttention``."""
+        weights = (self.in_proj_weight, self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
+        for weight in weights:
+            if weight is not None:
+                xavier_uniform_(weight)
+        if self.in_proj_bias is not None:
+            constant_(self.in_proj_bias, 0.0)
+            constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            xavier_normal_(self.bias_k)
+            xavier_normal_(self.bias_v)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_padding_mask: Tensor | None = None,
+        need_weights: bool = True,
+        attn_mask: Tensor | None = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attend from every query to the keys; see the class docstring for shapes.
+
+        ``is_causal`` is, as for ``torch.nn.MultiheadAttention``, a hint that ``attn_mask`` is
+        the causal mask; the mask itself must be given.
+        """
+        if is_causal and attn_mask is None:
+            raise ValueError("is_causal needs attn_mask: it only says that attn_mask is causal")
+        batched = query.dim() == 3
+        if not batched:
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+            if key_padding_mask is not None:
+                key_padding_mask = key_padding_mask.unsqueeze(0)
+        elif not self.batch_first:
+            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+        q, k, v = self._project(query, key, value)
+        mask = self._mask(attn_mask, key_padding_mask, q)
+        if self.bias_k is not None:  # one more key and value, attended by every query
+            k = torch.cat([k, self.bias_k.expand(k.size(0), 1, -1)], dim=1)
+            v = torch.cat([v, self.bias_v.expand(v.size(0), 1, -1)], dim=1)
+            mask = None if mask is None else F.pad(mask, (0, 1))
+        q, k, v = (self._heads(t) for t in (q, k, v))
+        if self.add_zero_attn:
+            k = torch.cat([k, k.new_zeros(*k.shape[:2], 1, self.head_dim)], dim=2)
+            v = torch.cat([v, v.new_zeros(*v.shape[:2], 1, self.head_dim)], dim=2)
+            mask = None if mask is None else F.pad(mask, (0, 1))
+        if self.norm is None:
+            logits = (q * math.sqrt(1.0 / self.head_dim)) @ k.transpose(-2, -1)
+            logits = logits if mask is None else logits + mask
+        else:
+            logits = self.norm(q, k, v, mask)
+        weights = F.dropout(logits.softmax(dim=-1), p=self.dropout, training=self.training)
+        out = (weights @ v).transpose(1, 2).reshape(q.size(0), -1, self.embed_dim)
+        out = self.out_proj(out)
+        if not batched:
+            out, weights = out.squeeze(0), weights.squeeze(0)
+        elif not self.batch_first:
+            out = out.transpose(0, 1)
+        if not need_weights:
+            return out, None
+        return out, weights.mean(dim=-3) if average_attn_weights else weights
+
+    def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Input projections ``(N, L, E)``, ``(N, S, E)``, ``(N, S, E)``."""
+        if self.in_proj_weight is not None:
+            weights = self.in_proj_weight.chunk(3)
+        else:
+            weights = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
+        biases = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)
+        return tuple(
+            F.linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases, strict=True)
+        )
+
+    def _heads(self, x: Tensor) -> Tensor:
+        """``(N, T, E)`` → ``(N, H, T, d)``."""
+        return x.view(x.size(0), x.size(1), self.num_heads, self.head_dim).transpose(1, 2)
+
+    def _mask(
+        self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, q: Tensor
+    ) -> Tensor | None:
+        """The additive float mask ``(N or 1, H or 1, L, S)`` of both masks, or ``None``."""
+        mask = None
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise ValueError(f"attn_mask must be 2-D or 3-D, got {attn_mask.dim()}-D")
+            shape = (1, 1) if attn_mask.dim() == 2 else (q.size(0), self.num_heads)
+            mask = _additive(attn_mask, q.dtype).view(*shape, *attn_mask.shape[-2:])
+        if key_padding_mask is not None:
+            padding = _additive(key_padding_mask, q.dtype)[:, None, None, :]
+            mask = padding if mask is None else mask + padding
+        return mask
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.embed_dim}, num_heads={self.num_heads}, "
+            f"norm={norm_label(self.norm, DenseLipschitzNorm)})"
+        )
+
+
+def _additive(mask: Tensor, dtype: torch.dtype) -> Tensor:
+    r"""A boolean mask (``True``: not attended) as :math:`-\infty`/0; a float mask as is."""
+    if mask.dtype == torch.bool:
+        return torch.zeros_like(mask, dtype=dtype).masked_fill_(mask, float("-inf"))
+    return mask.to(dtype)
