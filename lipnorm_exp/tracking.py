@@ -7,13 +7,24 @@ prompt); an online start that fails or times out falls back to an offline run th
 error while logging is a warning, never an exception, and ``finish`` always closes the run
 (so the runs of a multirun never merge).
 
-What a W&B run holds: the resolved config, the tags, one point per epoch of every metric
-of the history row, with per-layer lists as ``<key>/layer_01``, ``<key>/layer_02``, ...
-(``grad_attn``, ``grad_layer``, ``lipschitz``); at the end the train/val/test accuracy
-curves as one chart, the heat map of the attention-gradient norms (layers × epochs, log
-colour scale, as the paper's Fig. 2) when gradients were tracked, and the run's status,
-summary, error and timing as its summary. Runs of one Hydra sweep share a group: the sweep
-folder's name, unless ``logger.group`` names one.
+What a W&B run holds:
+
+- its name, readable (:func:`run_name`: ``GAT-Lip cora depth 20 seed 0``); the record's run
+  id is the W&B run config's ``run_id``;
+- the resolved config as the run config, and the tags;
+- one point per epoch (the W&B step) of every metric of the history row, namespaced by
+  :func:`wandb_metrics`: ``train/loss``, ``train/acc``, ``val/acc``, ``test/acc``, ...,
+  ``train/lr``, ``train/time_s``, and per-layer lists as ``grad_attn/layer_07`` (also
+  ``grad_layer``, ``lipschitz``);
+- as its summary, the best epoch rather than the last (``define_metric``: ``val/acc`` and
+  ``train/acc`` at their maximum, ``val/loss`` at its minimum), then the record's status,
+  error, summary (``best_val_acc``, ``test_acc_at_best_val``, ...) and timing;
+- at the end, the train/val/test accuracy curves as one chart and, when gradients were
+  tracked, the heat map of the attention-gradient norms (layers × epochs, log colour scale,
+  as the paper's Fig. 2).
+
+Runs share a group (:func:`run_group`): ``logger.group`` when set, else the preset
+(``+experiment=<preset>``), else the Hydra sweep folder's name.
 """
 
 import logging
@@ -36,6 +47,10 @@ log = logging.getLogger(__name__)
 ONLINE_INIT_TIMEOUT_S = 20
 #: history keys drawn in the accuracy chart
 ACCURACY_KEYS = ("train_acc", "val_acc", "test_acc")
+#: history-key prefixes that become W&B namespaces (``val_acc`` -> ``val/acc``)
+SPLITS = ("train", "val", "test")
+#: W&B summary of a metric: its best value over the epochs instead of the last
+BEST_SUMMARIES = {"val/acc": "max", "train/acc": "max", "val/loss": "min"}
 
 
 class NullTracker:
@@ -54,8 +69,8 @@ class WandbTracker(NullTracker):
     Args:
         logger: the ``logger`` config group (project, entity, mode, group).
         config: the whole resolved run config, stored as the W&B run config.
-        run_id: the run's hash, used as the W&B run name.
-        group: the W&B group (the sweep's, see :func:`make_tracker`), or ``None``.
+        name: the W&B run name (:func:`run_name`).
+        group: the W&B group (:func:`run_group`), or ``None``.
         tags: W&B tags (the config's ``tags``).
     """
 
@@ -66,7 +81,7 @@ class WandbTracker(NullTracker):
         self,
         logger: DictConfig,
         config: dict[str, Any],
-        run_id: str,
+        name: str,
         group: str | None = None,
         tags: Sequence[str] = (),
     ):
@@ -79,7 +94,7 @@ class WandbTracker(NullTracker):
             project=logger.project,
             entity=logger.entity,
             group=group,
-            name=run_id,
+            name=name,
             tags=list(tags),
             config=config,
             reinit="finish_previous",
@@ -102,6 +117,8 @@ class WandbTracker(NullTracker):
             if mode == "online":
                 WandbTracker.online_failed = True
             return self._start("offline", kwargs)
+        for metric, summary in BEST_SUMMARIES.items():
+            run.define_metric(metric, summary=summary)
         if run.offline:
             log.info("W&B offline run in %s (upload: wandb sync)", run.settings.sync_dir)
         elif run.url:
@@ -120,14 +137,8 @@ class WandbTracker(NullTracker):
             log.log(level, "W&B %s failed (%s); training goes on", what, error)
 
     def log_epoch(self, row: dict[str, Any]) -> None:
-        """The row's scalars, and each per-layer list as ``<key>/layer_NN``."""
-        metrics = {}
-        for key, value in row.items():
-            if isinstance(value, list):
-                metrics.update({f"{key}/layer_{i + 1:02d}": v for i, v in enumerate(value)})
-            else:
-                metrics[key] = value
-        self._safely("log", lambda: self.run.log(metrics, step=row["epoch"]))
+        """The row's metrics, namespaced (:func:`wandb_metrics`), at the epoch's step."""
+        self._safely("log", lambda: self.run.log(wandb_metrics(row), step=row["epoch"]))
 
     def finish(self, record: dict[str, Any]) -> None:
         """Summary, status and figures, then ``run.finish`` (failed and interrupted runs exit 1)."""
@@ -155,6 +166,37 @@ class WandbTracker(NullTracker):
                 caption="attention-gradient norm per layer and epoch (log colour scale)",
             )
         return figures
+
+
+def wandb_metrics(row: dict[str, Any]) -> dict[str, Any]:
+    """A history row as W&B metrics.
+
+    ``<split>_<name>`` becomes ``<split>/<name>``, a per-layer list ``<key>/layer_NN`` (from
+    01), another scalar (``lr``, ``time_s``) ``train/<key>``; the epoch is the step, not a metric.
+    """
+    metrics = {}
+    for key, value in row.items():
+        if key == "epoch":
+            continue
+        if isinstance(value, list):
+            metrics.update({f"{key}/layer_{i + 1:02d}": v for i, v in enumerate(value)})
+            continue
+        split, _, name = key.partition("_")
+        metrics[f"{split}/{name}" if split in SPLITS and name else f"train/{key}"] = value
+    return metrics
+
+
+def run_name(cfg: DictConfig) -> str:
+    """A readable W&B run name: model label, dataset, depth, seed.
+
+    ``GAT-Lip cora depth 20 seed 0``; a TREES run names the tree depth too (``trees d=4``).
+    """
+    from lipnorm_exp.report.labels import model_label
+
+    dataset = cfg.dataset.name
+    if dataset == "trees":
+        dataset = f"trees d={cfg.dataset.depth}"
+    return f"{model_label(cfg)} {dataset} depth {cfg.model.depth} seed {cfg.seed}"
 
 
 def run_summary(record: dict[str, Any]) -> dict[str, Any]:
@@ -198,14 +240,23 @@ def default_mode() -> str:
     return "online" if found else "offline"
 
 
-def sweep_group() -> str | None:
-    """The sweep folder's name inside a Hydra multirun, else ``None``."""
+def run_group(cfg: DictConfig) -> str | None:
+    """The W&B group of a run.
+
+    ``logger.group``, else the preset (Hydra's choice for ``experiment``), else the sweep
+    folder's name inside a Hydra multirun, else ``None``.
+    """
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
+    if cfg.logger.group:
+        return cfg.logger.group
     if not HydraConfig.initialized():
         return None
     hydra = HydraConfig.get()
+    preset = hydra.runtime.choices.get("experiment")
+    if preset:
+        return preset
     return Path(hydra.sweep.dir).name if hydra.mode == RunMode.MULTIRUN else None
 
 
@@ -225,11 +276,19 @@ def make_tracker(cfg: DictConfig, run_id: str) -> NullTracker:
         ) from error
     return WandbTracker(
         cfg.logger,
-        OmegaConf.to_container(cfg, resolve=True),
-        run_id,
-        group=cfg.logger.group or sweep_group(),
+        {**OmegaConf.to_container(cfg, resolve=True), "run_id": run_id},
+        run_name(cfg),
+        group=run_group(cfg),
         tags=list(cfg.get("tags", [])),
     )
 
 
-__all__ = ["NullTracker", "WandbTracker", "default_mode", "make_tracker", "sweep_group"]
+__all__ = [
+    "NullTracker",
+    "WandbTracker",
+    "default_mode",
+    "make_tracker",
+    "run_group",
+    "run_name",
+    "wandb_metrics",
+]

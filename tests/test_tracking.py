@@ -17,10 +17,10 @@ from conftest import CONFIGS
 from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import open_dict
+from omegaconf import open_dict, read_write
 
 from lipnorm_exp import tracking
-from lipnorm_exp.tracking import WandbTracker, default_mode, make_tracker, sweep_group
+from lipnorm_exp.tracking import WandbTracker, default_mode, make_tracker, run_group, wandb_metrics
 from lipnorm_exp.train import run
 
 SMALL = ("model.depth=2", "model.hidden=8", "model.heads=2", "model.dropout=0.5")
@@ -90,15 +90,20 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
     record = run(cfg)
     logged = read_run(offline_wandb)
 
-    assert logged["run"]["display_name"] == record["run_id"]
+    assert logged["run"]["display_name"] == "GAT-Lip cora depth 2 seed 0"
+    assert logged["config"]["run_id"] == record["run_id"]
     assert logged["run"]["run_group"] == in_multirun
     assert logged["run"]["tags"] == ["t1"]
     assert logged["config"]["model"]["depth"] == 2 and logged["config"]["train"]["epochs"] == 2
     history = logged["history"]
     for row in record["history"]:
         step = history[row["epoch"]]
-        for key in ("train_loss", "val_acc", "test_acc"):
-            assert step[key] == pytest.approx(row[key])
+        for key, name in (
+            ("train_loss", "train/loss"),
+            ("val_acc", "val/acc"),
+            ("test_acc", "test/acc"),
+        ):
+            assert step[name] == pytest.approx(row[key])
         for layer in (0, 1):
             name = f"layer_{layer + 1:02d}"
             assert step[f"grad_attn/{name}"] == pytest.approx(row["grad_attn"][layer])
@@ -106,6 +111,8 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
     summary = logged["summary"]
     assert summary["status"] == "completed" and logged["exit_code"] == 0
     assert summary["best_val_acc"] == pytest.approx(record["summary"]["best_val_acc"])
+    best = max(row["val_acc"] for row in record["history"])
+    assert summary["val/acc"] == {"max": pytest.approx(best)}  # the best epoch, not the last
     assert summary["timing/total_s"] == pytest.approx(record["timing"]["total_s"])
     heatmap = logged["dir"] / "files" / summary["grad_attn/heatmap.path"]
     assert heatmap.read_bytes().startswith(b"\x89PNG")
@@ -185,9 +192,32 @@ def test_explicit_group_wins_over_the_sweep_folder(make_cfg, offline_wandb, in_m
     assert read_run(offline_wandb)["run"]["run_group"] == "mine"
 
 
-def test_sweep_group_is_none_outside_a_multirun(monkeypatch, tmp_path):
+def test_metrics_are_namespaced_by_split_and_layer():
+    row = {"epoch": 3, "train_step_loss": 0.9, "train_acc": 0.5, "val_loss": 1.2, "test_acc": 0.4}
+    row |= {"lr": 0.01, "time_s": 0.2, "grad_attn": [1.0, 2.0]}
+    assert wandb_metrics(row) == {
+        "train/step_loss": 0.9,
+        "train/acc": 0.5,
+        "val/loss": 1.2,
+        "test/acc": 0.4,
+        "train/lr": 0.01,
+        "train/time_s": 0.2,
+        "grad_attn/layer_01": 1.0,
+        "grad_attn/layer_02": 2.0,
+    }
+
+
+def test_group_is_the_preset_inside_a_preset_sweep(make_cfg, in_multirun):
+    assert run_group(make_cfg("logger=wandb")) == in_multirun  # no preset: the sweep folder
+    with read_write(HydraConfig.get()), open_dict(HydraConfig.get()):
+        HydraConfig.get().runtime.choices["experiment"] = "missing_vector"
+    assert run_group(make_cfg("logger=wandb")) == "missing_vector"
+    assert run_group(make_cfg("logger=wandb", "logger.group=mine")) == "mine"
+
+
+def test_no_group_outside_a_multirun(make_cfg, monkeypatch):
     monkeypatch.setattr(HydraConfig.instance(), "cfg", None)
-    assert sweep_group() is None
+    assert run_group(make_cfg("logger=wandb")) is None
 
 
 def test_default_mode_is_online_only_with_an_api_key(monkeypatch, tmp_path):
