@@ -28,6 +28,7 @@ from lipnorm_exp.report.labels import model_label
 from lipnorm_exp.report.presets import preset_grid
 from lipnorm_exp.report.records import load_records, record_row, records_frame
 from lipnorm_exp.report.tables import TABLES, build_table, compact
+from lipnorm_exp.report.trees import trees_table
 
 TABLE1, TABLE2, TABLE3 = TABLES
 DRAW = {spec.name: spec.draw for spec in FIGURES}
@@ -524,6 +525,23 @@ def test_fig5_draws_ours_beside_alon_yahav_and_the_papers_depth_10(usable):
     assert list(stars[f"paper GAT-Lip (depth {paper.TREES_DEPTH})"]) == [10, 68.3]
     missing = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert {line.get_label() for line in missing} >= {"GCN (no records)", "GAT-PN (no records)"}
+
+
+def test_trees_table_gives_fig5s_numbers_beside_alon_yahav_and_the_paper(usable, report_dir):
+    table = trees_table(*of_preset(usable, "trees"))
+    rows = by_model(table.display)
+    assert (
+        rows.loc["GAT-Lip", "d = 2"] == "45.0 ± 0.0 n=2"
+        and rows.loc["GAT-Lip", "d = 3"] == "30.0 ± 0.0 n=2"
+    )
+    assert rows.loc["GAT-Lip", "d = 3 passes"] == "10"  # 10 epochs of one pass
+    assert rows.loc["GAT", "d = 2 A&Y"] == "100" and rows.loc["GAT-Lip", "d = 2 A&Y"] == "–"
+    assert rows.loc["GAT-Lip", f"paper d = {paper.TREES_DEPTH}"] == "68.3"
+    assert rows.loc["GCN", "d = 2"] == "–"
+    written = pd.read_csv(read_table(report_dir, "fig5_trees"))
+    assert set(written["tree_depth"]) == {2, 3} and written["passes"].max() == 10
+    behind = pd.read_csv(read_table(report_dir, "fig5_trees", suffix="runs.csv"))
+    assert len(behind) == 2 * 2 * 2  # two labels × two depths × two seeds
 
 
 def test_fig6_marks_a_missing_point_instead_of_joining_across_it(frame):

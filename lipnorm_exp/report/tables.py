@@ -19,6 +19,7 @@ runs among those seeds; a cell without records reads ``–``.
 - ``table3_residual`` (Table 3, preset ``residual``): GAT with and without LipschitzNorm and
   residual connections, one column per dataset × depth of the grid.
 - ``ablation`` (preset ``ablation``): :mod:`~lipnorm_exp.report.ablation`.
+- ``fig5_trees`` (preset ``trees``): Fig. 5's numbers, :mod:`~lipnorm_exp.report.trees`.
 - ``summary``: the records of the presets, counted by status per preset, dataset and model.
 """
 
@@ -38,6 +39,7 @@ from lipnorm_exp.report.labels import dataset_label, missing_label
 from lipnorm_exp.report.presets import PresetGrid, preset_names
 from lipnorm_exp.report.provenance import UsedCell, provenance_line
 from lipnorm_exp.report.table_files import Table, write_table
+from lipnorm_exp.report.trees import TREES_PRESET, trees_table
 
 #: hyper-parameters of the chosen setting written to the CSV files
 SETTING_COLUMNS = ("depth", "lr", "hidden", "heads", "dropout", "concat", "epochs")
@@ -239,6 +241,7 @@ def summary_table(records: pd.DataFrame, presets: tuple[str, ...]) -> pd.DataFra
 BUILDERS: tuple[tuple[str, str, Callable[[pd.DataFrame, PresetGrid], Table | None]], ...] = (
     *((spec.name, spec.preset, partial(build_table, spec=spec)) for spec in TABLES),
     ("ablation", ABLATION_PRESET, ablation_table),
+    ("fig5_trees", TREES_PRESET, trees_table),
 )
 
 

@@ -1,0 +1,81 @@
+"""The TREES table: Fig. 5's numbers, ours beside Alon & Yahav's and the paper's.
+
+One row per model label of the ``trees`` preset's grid, one column per tree depth with
+records: the best training accuracy over the run (``best_train_acc``, %; the TREES task is
+fitting, paper §7.2) as mean ± std over the seeds ``n=k`` (``†k``: k diverged), then the mean
+number of passes over the training trees those runs made (``epochs_run`` × the record's
+``dataset.passes_per_epoch``: a run stopped by its plateau makes fewer than its budget). Beside
+each depth, Alon & Yahav's training accuracy for the same model without normalisation (their
+Fig. 3) where they report one; last, the paper's value at depth 10 (Fig. 5).
+"""
+
+import pandas as pd
+
+from lipnorm_exp.report import paper
+from lipnorm_exp.report.aggregate import MISSING, cell_numbers, select
+from lipnorm_exp.report.presets import PresetGrid
+from lipnorm_exp.report.provenance import UsedCell, provenance_line
+from lipnorm_exp.report.table_files import Table
+
+TREES_PRESET = "trees"
+#: the metric of every cell, and the one its seeds are pooled by
+TRAIN = "best_train_acc"
+CAPTION = "Fig. 5 as a table: TREES training accuracy (%) by tree depth"
+NOTES = (
+    "Ours: best training accuracy over the run, mean ± std over n seeds (†k: k diverged); "
+    "passes: mean passes over the training trees those runs made. `A&Y`: Alon & Yahav's "
+    "training accuracy (their Fig. 3, no normalisation). `paper d = 10`: the paper's Fig. 5 "
+    f"(every model not listed there < {paper.TREES_OTHERS_BELOW:.0f}). –: no value."
+)
+
+
+def passes_made(runs: pd.DataFrame) -> float:
+    """Mean passes over the training trees of ``runs``: epochs run × passes per epoch."""
+    per_epoch = [config["dataset"].get("passes_per_epoch", 1) for config in runs["config"]]
+    return float((runs["epochs_run"] * per_epoch).mean())
+
+
+def _published(values: dict, key) -> str:
+    return f"{values[key]:g}" if key in values else MISSING
+
+
+def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
+    """The TREES table over the runs of the ``trees`` preset (held by ``grid``)."""
+    depths = sorted(int(depth) for depth in runs["tree_depth"].dropna().unique())
+    display, cells, used = [], [], []
+    for label in grid.labels:
+        line = {"model": label}
+        alon_yahav = paper.ALON_YAHAV_TRAIN_ACC.get(label, {})
+        for depth in depths:
+            chosen = select(
+                runs[(runs["label"] == label) & (runs["tree_depth"] == depth)], TRAIN, TRAIN
+            )
+            passes = passes_made(chosen.runs) if chosen else float("nan")
+            line[f"d = {depth}"] = chosen.text() if chosen else MISSING
+            line[f"d = {depth} passes"] = f"{passes:.0f}" if chosen else MISSING
+            line[f"d = {depth} A&Y"] = _published(alon_yahav, depth)
+            cells.append(
+                {
+                    "model": label,
+                    "tree_depth": depth,
+                    **cell_numbers(chosen),
+                    "passes": passes,
+                    "alon_yahav": alon_yahav.get(depth, float("nan")),
+                }
+            )
+            if chosen:
+                used.append(UsedCell(label, f"tree depth {depth}", chosen))
+        line[f"paper d = {paper.TREES_DEPTH}"] = _published(paper.TREES_TRAIN_ACC, label)
+        display.append(line)
+    return Table(
+        "fig5_trees",
+        CAPTION,
+        pd.DataFrame(display),
+        pd.DataFrame(cells),
+        NOTES,
+        provenance_line(grid, runs, used),
+        tuple(used),
+    )
+
+
+__all__ = ["TREES_PRESET", "passes_made", "trees_table"]
