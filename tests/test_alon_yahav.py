@@ -64,14 +64,43 @@ def test_their_gin_mlp_has_batch_norm(make_cfg):
     assert layers == [torch.nn.Linear, torch.nn.BatchNorm1d, torch.nn.ReLU] * 2
 
 
-def test_their_block_is_layernorm_of_the_residual_sum_without_activation(make_cfg):
+@pytest.mark.parametrize(
+    "model, block",
+    [
+        ("gat", (True, True, "none")),
+        ("gcn", (True, True, "relu")),
+        ("gin", (True, True, "relu")),
+        ("ggnn", (False, False, "none")),
+        ("gatv2", (True, True, "none")),
+    ],
+)
+def test_each_model_gets_the_block_of_their_run_script(make_cfg, model, block):
+    cfg = make_cfg("dataset=trees", f"model={model}", "norm=none")
+    assert (cfg.model.residual, cfg.model.post_layernorm, cfg.model.activation) == block
+    overridden = make_cfg("dataset=trees", f"model={model}", "norm=none", "model.activation=elu")
+    assert overridden.model.activation == "elu"
+
+
+def test_their_block_is_layernorm_of_the_residual_sum_with_the_activation_inside(make_cfg):
     cfg = make_cfg("dataset=trees", "model=gcn", "norm=none", "model.depth=2")
     torch.manual_seed(0)
     model = build_model(cfg.model, cfg.norm, 5, 3).eval()
     x, edge_index, _ = small_graph()
     h = model.input(x)
     for conv, layer_norm in zip(model.convs, model.post_norms, strict=True):
-        h = F.layer_norm(h + conv(h, edge_index), (32,), layer_norm.weight, layer_norm.bias)
+        h = F.layer_norm(h + F.relu(conv(h, edge_index)), (32,), layer_norm.weight, layer_norm.bias)
+    assert torch.allclose(model(x, edge_index), model.output(h), atol=1e-6)
+
+
+def test_their_ggnn_is_plain_gated_steps(make_cfg):
+    cfg = make_cfg("dataset=trees", "model=ggnn", "norm=none", "model.depth=2")
+    torch.manual_seed(0)
+    model = build_model(cfg.model, cfg.norm, 5, 3).eval()
+    x, edge_index, _ = small_graph()
+    h = model.input(x)
+    for conv in model.convs:
+        h = conv(h, edge_index)
+    assert len(model.post_norms) == 0
     assert torch.allclose(model(x, edge_index), model.output(h), atol=1e-6)
 
 

@@ -40,11 +40,11 @@ CASES = [
     (["model=gin", "norm=none"], "64eab55289aa51f6", "495630f37cbf5d0c"),
     (["model=gcnii", "norm=none"], "ceb51a92c193d040", "15c835fc5aa1cdc5"),
     (["model=gt", "norm=lip", "norm.variant=published"], "e299e4c62c1ce52d", "036a7d0b4ebe4cec"),
-    (["dataset=trees"], "4ec15f063a0b184c", "c7d03559d5943f64"),
+    (["dataset=trees"], "64626516892471f0", "ce6243057f59012c"),
     (
         ["dataset=trees", "dataset.depth=5", "model=gcn", "norm=none"],
-        "1e89df659cc806c9",
-        "3c22c25fadb61427",
+        "31ac9fa10fd04fe6",
+        "650ecacf093ef6d7",
     ),
     (
         ["dataset=trees", "protocol=standard", "model=gin", "norm=pairnorm"],
@@ -638,33 +638,33 @@ CASES = [
     ),
     (
         ["dataset.depth=2", "+method=gcn", "seed=0", "+experiment=trees", "scale=quick"],
-        "7e7608e072ffe121",
-        "988f3c7c04e458a4",
+        "32c9d00a256bffb4",
+        "12300079f1d6a7e9",
     ),
     (
         ["dataset.depth=2", "+method=gat", "seed=0", "+experiment=trees", "scale=quick"],
-        "33d0b22b18eff2b4",
-        "fd89c06b3be83566",
+        "7db4117536e092a5",
+        "321f71d1d9adb7f9",
     ),
     (
         ["dataset.depth=2", "+method=gat_lip", "seed=0", "+experiment=trees", "scale=quick"],
-        "dc8376b1cb0d2535",
-        "0659c386f62ba2ce",
+        "e020a3fdf548ac78",
+        "9917583fccedc92d",
     ),
     (
         ["dataset.depth=2", "+method=gcn", "seed=0", "+experiment=trees", "scale=paper"],
-        "275dddbe70c6026c",
-        "bc1957f79884a020",
+        "130d88b6bfc8d2dd",
+        "e29f35032773a541",
     ),
     (
         ["dataset.depth=6", "+method=ggnn", "seed=5", "+experiment=trees", "scale=paper"],
-        "041f02dd4d4571c5",
-        "2504dbe2b2ad6d3c",
+        "f4f9cc1c424816a7",
+        "ba1eea0fdc412b71",
     ),
     (
         ["dataset.depth=10", "+method=gat_lip", "seed=9", "+experiment=trees", "scale=paper"],
-        "208e64895a79e02d",
-        "6731c12a339ff709",
+        "b675942f2d6ab0d2",
+        "cfa4757dd931057a",
     ),
     (
         [

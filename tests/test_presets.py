@@ -169,7 +169,8 @@ def test_trees_models_have_tree_depth_plus_one_layers(scale):
         assert job_cfg.dataset.name == "trees"
         assert job_cfg.model.depth == job_cfg.dataset.depth + 1
         assert job_cfg.model.hidden == 32
-        assert job_cfg.protocol.name == "alon_yahav" and job_cfg.model.post_layernorm
+        assert job_cfg.protocol.name == "alon_yahav"
+        assert job_cfg.model.post_layernorm == (job_cfg.model.name != "ggnn")
 
 
 def test_sweep_axes_are_the_values_of_each_swept_key():

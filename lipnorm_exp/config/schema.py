@@ -248,6 +248,8 @@ class Protocol:
     trees_per_depth: Annotated[dict[str, Positive], Absent]
     batch_size_per_depth: Annotated[dict[str, Positive], Absent]
     passes_per_depth: Annotated[dict[str, Positive], Absent]
+    #: per model name (and ``default``): the model keys of its layer block, checked there
+    block_per_model: Annotated[dict[str, dict[str, Any]], Absent]
 
 
 @dataclass

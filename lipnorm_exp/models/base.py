@@ -13,19 +13,20 @@ class DepthwiseGNN(nn.Module):
     r"""Input Linear → ``depth`` graph layers → output Linear (paper §7, supplementary §7).
 
     Each graph layer sees dropout on its input and is followed by the node
-    normalisation (PairNorm, LayerNorm or none), the optional residual, the optional
-    post-residual LayerNorm and the activation :math:`\sigma` (``model.activation``):
+    normalisation (PairNorm, LayerNorm or none), the optional residual and the activation
+    :math:`\sigma` (``model.activation``):
 
     .. math::
         h^{(0)} = W_{in} x, \qquad
-        h^{(l)} = \sigma\big(\mathrm{LN}\big(
+        h^{(l)} = \sigma\big(
             \mathrm{norm}(\mathrm{conv}_l(\mathrm{drop}(h^{(l-1)}))) \,[+\, P_l h^{(l-1)}]
-        \big)\big), \qquad
+        \big), \qquad
         y = W_{out} h^{(L)}
 
-    The default block is the paper's (ELU, no LN). ``model.post_layernorm=true``,
-    ``model.residual=true`` and ``model.activation=none`` give Alon & Yahav's block
-    :math:`h^{(l)} = \mathrm{LN}(h^{(l-1)} + \mathrm{conv}_l(h^{(l-1)}))` (the TREES protocol).
+    The default block is the paper's (ELU). ``model.post_layernorm=true`` gives Alon & Yahav's
+    block (the TREES protocol), the activation inside the residual and a LayerNorm after it:
+    :math:`h^{(l)} = \mathrm{LN}\big([P_l h^{(l-1)} +]\, \sigma(\mathrm{norm}(\mathrm{conv}_l
+    (\mathrm{drop}(h^{(l-1)}))))\big)`.
 
     The input Linear maps to ``model.input_width`` (default: the layer width); the first
     graph layer maps that width to the layer width and every later one keeps it. ``P_l`` is
@@ -101,11 +102,15 @@ class DepthwiseGNN(nn.Module):
         for index, (conv, norm) in enumerate(zip(self.convs, self.norms, strict=True)):
             h = F.dropout(x, p=self.dropout, training=self.training)
             h = norm(self.conv_forward(conv, h, x0, edge_index), batch)
+            activate = self.last_activation or index < self.depth - 1
+            if self.post_norms:  # Alon & Yahav's block: the activation inside the residual
+                h = self.activation(h) if activate else h
             if self.residual:
                 h = h + (self.input_residual(x) if index == 0 and self.input_residual else x)
             if self.post_norms:
-                h = self.post_norms[index](h)
-            x = self.activation(h) if self.last_activation or index < self.depth - 1 else h
+                x = self.post_norms[index](h)
+            else:
+                x = self.activation(h) if activate else h
         return self.output(x)
 
     def layer_parameters(self) -> list[tuple[list[nn.Parameter], list[nn.Parameter]]]:
