@@ -38,6 +38,7 @@ from lipnorm_exp.loop import train_epoch
 from lipnorm_exp.models import build_model
 
 REPO = Path(__file__).resolve().parents[1]
+CONFIGS = REPO / "configs"
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 ARXIV = {"nodes": 169_343, "edges": 1_166_243, "features": 128, "classes": 40}
 HIDDEN, HEADS, DROPOUT = 64, 8, 0.6
@@ -159,26 +160,20 @@ def pyg_layer(model: str) -> nn.Module:
 
 
 def make_model(model: str, norm: str, depth: int, graph: Graph) -> nn.Module:
+    """The project's model from its config group (``configs/model``, ``configs/norm``), at the
+    benchmark's sizes; ``norm="pyg"``: the :class:`PygStack` of the same sizes."""
     in_channels, out_channels = graph.task.num_features, graph.task.num_outputs
     if norm == "pyg":
         return PygStack(model, depth, in_channels, out_channels)
-    model_cfg = OmegaConf.create(
-        {
-            "name": model,
-            "depth": depth,
-            "hidden": HIDDEN,
-            "heads": HEADS,
-            "concat": True,
-            "dropout": DROPOUT,
-            "attn_dropout": 0.0,
-            "residual": False,
-            "beta": False,
-        }
+    model_cfg = OmegaConf.merge(
+        OmegaConf.load(CONFIGS / "model" / f"{model}.yaml"),
+        {"depth": depth, "hidden": HIDDEN, "heads": HEADS, "concat": True, "dropout": DROPOUT},
+        {"attn_dropout": 0.0, "residual": False},
     )
-    norm_cfg = {"name": "none"} if norm == "none" else {"name": "lip", "alpha": 1.0, "eps": 1e-12}
+    norm_cfg = OmegaConf.load(CONFIGS / "norm" / ("none.yaml" if norm == "none" else "lip.yaml"))
     if norm != "none":
-        norm_cfg["variant"] = norm
-    return build_model(model_cfg, OmegaConf.create(norm_cfg), in_channels, out_channels)
+        norm_cfg.variant = norm
+    return build_model(model_cfg, norm_cfg, in_channels, out_channels)
 
 
 # ---- measurements ---------------------------------------------------------------------------

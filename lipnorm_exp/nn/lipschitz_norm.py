@@ -4,10 +4,13 @@ Every LipschitzNorm divides the raw attention scores of target node :math:`i` by
 :math:`c_i` built from norms over its neighbourhood :math:`\mathcal{N}(i)` (in-neighbours, and
 :math:`i` itself when self-loops are added). The per-node norms are computed once per node, the
 neighbourhood maximum with one integer scatter over the edges that also finds the maximising
-neighbour (the maximum is gathered from it, so its backward pass touches nodes, not edges), and
-the per-node factor is gathered back per edge once. Everything is written with differentiable
-torch operations (autograd, forward mode and ``torch.compile`` trace it); norms of half-precision
-inputs are computed in float32 (:func:`compute_dtype`).
+neighbour (:func:`argmax_positions`; the maximum is then gathered from it, so its backward pass
+touches nodes, not edges). The modules give the per-target denominator, which the layers fold
+into the scores with one gather per edge (GAT) or into the targets' queries (GT); the scores
+are then bounded and their softmax needs no shift (:mod:`~lipnorm_exp.nn.bounded_softmax`).
+Everything is written with differentiable torch operations (autograd, forward mode and
+``torch.compile`` trace it); norms of half-precision inputs are computed in float32
+(:func:`compute_dtype`).
 """
 
 import math
