@@ -207,13 +207,14 @@ def target_terms(
 ) -> tuple[Tensor, OptTensor]:
     """``score_j`` plus the target's score term, and the per-target ``factor``, per edge.
 
-    With a factor both target terms are gathered in one ``index_select`` (one scatter in the
-    backward pass); the factor is copied out of it, so that autograd keeps ``[E, H]`` of it.
+    With a factor both target terms are gathered in one ``index_select`` of ``[N, 2, H]``
+    rows (one scatter in the backward pass, which stacks the two gradients); the factor is
+    copied out of it, so that autograd keeps ``[E, H]`` of it.
     """
     if factor is None:
         return score_j if score_dst is None else score_j + score_dst.index_select(0, index), None
     if score_dst is None:
         return score_j, factor.index_select(0, index)
-    heads = score_j.size(-1)
-    gathered = torch.cat([factor, score_dst.to(factor.dtype)], dim=-1).index_select(0, index)
-    return score_j + gathered[:, heads:].to(score_j.dtype), gathered[:, :heads].contiguous()
+    gathered = torch.stack([factor, score_dst.to(factor.dtype)], dim=1).index_select(0, index)
+    factor, score_dst = gathered.unbind(1)
+    return score_j + score_dst.to(score_j.dtype), factor.contiguous()

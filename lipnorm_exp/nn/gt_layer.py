@@ -178,7 +178,7 @@ class GTLayer(AttentionLayer):
         self-loops the layer appended, last), the self-loops after them, whose scores are
         taken per node: :math:`q_i^\top k_i` needs no gather. Without norm the scores are
         :math:`q_i^\top k_{ij} / \sqrt{d}`. With LipschitzNorm the per-target factor
-        :math:`1 / \text{denominator}_i` scales the query of each target before the dot
+        :math:`\alpha / \text{denominator}_i` scales the query of each target before the dot
         products (and the self-loops' dot products), so that autograd keeps no score or
         factor per edge, and the normalised scores, bounded by :math:`\alpha`, need no shift
         in their softmax (:func:`bounded_softmax`). The key and value norms are those of the
@@ -194,12 +194,11 @@ class GTLayer(AttentionLayer):
             score = self.scores(query, key, key_j, index, loops) / math.sqrt(self.out_channels)
             return softmax(score, targets, None if loops else ptr, dim_size), value_j
         if loops:
-            factor = self.norm.denominator(query, key, value, every_edge).reciprocal()
+            denominator = self.norm.denominator(query, key, value, every_edge)
         else:
             edge_index = self.edge_pairs(edge_index_j, index)
-            factor = self.norm.denominator(query, key_j, value_j, edge_index, per_edge=True)
-            factor = factor.reciprocal()
-        score = self.scores(query, key, key_j, index, loops, factor) * self.norm.alpha
+            denominator = self.norm.denominator(query, key_j, value_j, edge_index, per_edge=True)
+        score = self.scores(query, key, key_j, index, loops, self.norm.alpha / denominator)
         return bounded_softmax(score, targets, dim_size, self.norm.alpha), value_j
 
     @staticmethod

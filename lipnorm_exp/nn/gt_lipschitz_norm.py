@@ -6,7 +6,7 @@ from torch import Tensor
 from lipnorm_exp.nn.lipschitz_norm import (
     LipschitzNormBase,
     argmax_positions,
-    gather_positions,
+    compact_index,
     rescale,
     safe_sqrt,
     squared_norm,
@@ -148,14 +148,16 @@ def _two_largest_product(
         index (Tensor): ``[E]`` target of every edge.
         num_targets (int): number of targets.
     """
-    table = torch.cat([query_sq.reshape(-1), key_value_sq.reshape(-1)])
+    table = torch.cat([query_sq.reshape(-1), key_value_sq.reshape(-1), query_sq.new_zeros(1)])
     with torch.no_grad():
         own = torch.arange(query_sq.numel(), device=query_sq.device).view_as(query_sq)
+        # a target without edges gets table.numel() - 1: the zero at the end
         maxima = own.numel() + argmax_positions(key_value_sq, rows, index, num_targets)
-        v_sq, w_sq = gather_positions(table, maxima).unbind(-1)
+        v_sq, w_sq = table.index_select(0, maxima.view(-1)).view(maxima.shape).unbind(-1)
         key_max, value_max = maxima.unbind(-1)
         drop_u = (query_sq <= v_sq) & (query_sq <= w_sq)  # else drop the smaller of v, w
         first = torch.where(drop_u, key_max, own)
         second = torch.where(drop_u | (v_sq <= w_sq), value_max, key_max)
-    roots = safe_sqrt(gather_positions(table, torch.stack([first, second], dim=-1)))
+        pair = compact_index(torch.stack([first, second], dim=-1), table.numel())
+    roots = safe_sqrt(table.index_select(0, pair.view(-1))).view(pair.shape)
     return roots[..., 0] * roots[..., 1]

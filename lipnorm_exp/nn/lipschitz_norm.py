@@ -23,6 +23,7 @@ __all__ = [
     "LipschitzNormBase",
     "argmax_positions",
     "check_norm_options",
+    "compact_index",
     "compute_dtype",
     "gather_positions",
     "max_row_sq",
@@ -225,8 +226,17 @@ def gather_positions(values: Tensor, positions: Tensor) -> Tensor:
     index where it fits: autograd keeps that index, four bytes per result, and nothing else.
     """
     flat = torch.cat([values.reshape(-1), values.new_zeros(1)])
-    index = positions.to(torch.int32 if flat.numel() < 2**31 else torch.int64)
-    return flat.index_select(0, index.view(-1)).view(positions.shape)
+    return flat.index_select(0, compact_index(positions, flat.numel()).view(-1)).view(
+        positions.shape
+    )
+
+
+def compact_index(positions: Tensor, size: int) -> Tensor:
+    """``positions`` into a tensor of ``size`` elements, as int32 where they fit, else int64.
+
+    An index that autograd keeps for the backward pass then takes four bytes per position.
+    """
+    return positions.to(torch.int32 if size < 2**31 else torch.int64)
 
 
 def resolve_norm(norm: str | nn.Module | None, default: type[nn.Module]) -> nn.Module | None:
