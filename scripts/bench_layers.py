@@ -8,6 +8,7 @@ measured configuration) and <out>/layers.md (ratios and fitted slopes).
 
     python scripts/bench_layers.py                    # CPU defaults: a few minutes
     python scripts/bench_layers.py --device cuda      # arxiv at full size
+    python scripts/bench_layers.py --compile          # also torch.compile timings
 """
 
 import argparse
@@ -37,6 +38,7 @@ from lipnorm_exp.loop import train_epoch
 from lipnorm_exp.models import build_model
 
 REPO = Path(__file__).resolve().parents[1]
+CONFIGS = REPO / "configs"
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 ARXIV = {"nodes": 169_343, "edges": 1_166_243, "features": 128, "classes": 40}
 HIDDEN, HEADS, DROPOUT = 64, 8, 0.6
@@ -65,6 +67,11 @@ def parse_args(argv=None):
         type=float,
         default=None,
         help="fraction of ogbn-arxiv's nodes and edges (default 1.0 on CUDA, 0.02 on CPU)",
+    )
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="also time every model under torch.compile (rows of mode 'compiled')",
     )
     parser.add_argument(
         "--edge-factors",
@@ -155,26 +162,20 @@ def pyg_layer(model: str) -> nn.Module:
 
 
 def make_model(model: str, norm: str, depth: int, graph: Graph) -> nn.Module:
+    """The project's model from its config group (``configs/model``, ``configs/norm``), at the
+    benchmark's sizes; ``norm="pyg"``: the :class:`PygStack` of the same sizes."""
     in_channels, out_channels = graph.task.num_features, graph.task.num_outputs
     if norm == "pyg":
         return PygStack(model, depth, in_channels, out_channels)
-    model_cfg = OmegaConf.create(
-        {
-            "name": model,
-            "depth": depth,
-            "hidden": HIDDEN,
-            "heads": HEADS,
-            "concat": True,
-            "dropout": DROPOUT,
-            "attn_dropout": 0.0,
-            "residual": False,
-            "beta": False,
-        }
+    model_cfg = OmegaConf.merge(
+        OmegaConf.load(CONFIGS / "model" / f"{model}.yaml"),
+        {"depth": depth, "hidden": HIDDEN, "heads": HEADS, "concat": True, "dropout": DROPOUT},
+        {"attn_dropout": 0.0, "residual": False},
     )
-    norm_cfg = {"name": "none"} if norm == "none" else {"name": "lip", "alpha": 1.0, "eps": 1e-12}
+    norm_cfg = OmegaConf.load(CONFIGS / "norm" / ("none.yaml" if norm == "none" else "lip.yaml"))
     if norm != "none":
-        norm_cfg["variant"] = norm
-    return build_model(model_cfg, OmegaConf.create(norm_cfg), in_channels, out_channels)
+        norm_cfg.variant = norm
+    return build_model(model_cfg, norm_cfg, in_channels, out_channels)
 
 
 # ---- measurements ---------------------------------------------------------------------------
@@ -242,8 +243,9 @@ def too_big(earlier: list[dict], depth: int, edges: int, device: torch.device) -
     return f"skipped: ~{need:.0f} MB predicted, {free:.0f} MB free"
 
 
-def measure_group(model_name, norms, depth, graph, device, args, done) -> list[dict]:
-    """One model and depth on one graph, every norm: the norms' epochs are timed in turn
+def measure_group(model_name, norms, depth, graph, device, args, done, modes) -> list[dict]:
+    """One model and depth on one graph, every norm in every mode (``eager``, and
+    ``compiled``: the same model under ``torch.compile``): their epochs are timed in turn
     (round robin), so a change of machine load affects them alike."""
     base = {
         "graph": graph.name,
@@ -252,52 +254,58 @@ def measure_group(model_name, norms, depth, graph, device, args, done) -> list[d
         "model": model_name,
         "depth": depth,
     }
-    rows = {norm: {**base, "norm": norm, "status": "ok"} for norm in norms}
-    runs, times = {}, {norm: [] for norm in norms}
-    for norm in norms:
+    keys = [(norm, mode) for norm in norms for mode in modes]
+    rows = {key: {**base, "norm": key[0], "mode": key[1], "status": "ok"} for key in keys}
+    runs, times = {}, {key: [] for key in keys}
+    for norm, mode in keys:
         reason = too_big(done.get((model_name, norm), []), depth, graph.num_edges, device)
         if reason:
-            rows[norm]["status"] = reason
+            rows[(norm, mode)]["status"] = reason
             continue
         torch.manual_seed(0)
         model = make_model(model_name, norm, depth, graph).to(device)
-        runs[norm] = (model, torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=5e-4))
+        runner = torch.compile(model) if mode == "compiled" else model
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=5e-4)
+        runs[(norm, mode)] = (runner, optimizer)
     for epoch in range(args.warmup + args.repeats):
-        for norm in list(runs):
+        for key in list(runs):
             try:
-                ms = timed_epoch(*runs[norm], graph.task, device)
+                ms = timed_epoch(*runs[key], graph.task, device)
             except torch.OutOfMemoryError:
-                rows[norm]["status"] = "skipped: out of memory"
-                del runs[norm]
+                rows[key]["status"] = "skipped: out of memory"
+                del runs[key]
                 torch.cuda.empty_cache()
                 continue
             if epoch >= args.warmup:
-                times[norm].append(ms)
-    for norm, (model, optimizer) in runs.items():
-        rows[norm].update(
-            ms=statistics.median(times[norm]),
-            ms_q1=float(np.percentile(times[norm], 25)),
-            ms_q3=float(np.percentile(times[norm], 75)),
-            peak_mb=peak_megabytes(model, optimizer, graph.task, device),
-            saved_mb=saved_megabytes(model, graph.task, device),
+                times[key].append(ms)
+    for (norm, mode), (runner, optimizer) in runs.items():
+        row = rows[(norm, mode)]
+        row.update(
+            ms=statistics.median(times[(norm, mode)]),
+            ms_q1=float(np.percentile(times[(norm, mode)], 25)),
+            ms_q3=float(np.percentile(times[(norm, mode)], 75)),
+            peak_mb=peak_megabytes(runner, optimizer, graph.task, device),
+            # saved-tensor hooks do not see inside a compiled graph
+            saved_mb=saved_megabytes(runner, graph.task, device) if mode == "eager" else math.nan,
         )
-        done.setdefault((model_name, norm), []).append(rows[norm])
+        if mode == "eager":
+            done.setdefault((model_name, norm), []).append(row)
     del runs
     if device.type == "cuda":
         torch.cuda.empty_cache()
     return list(rows.values())
 
 
-def sweep(graphs, depths, norms, args, device, done=None) -> list[dict]:
-    """Every graph x model x depth x norm; memory is predicted from the earlier runs (``done``)
-    of the same model and norm (on any graph), to skip what would not fit."""
+def sweep(graphs, depths, norms, args, device, modes, done=None) -> list[dict]:
+    """Every graph x model x depth x norm x mode; memory is predicted from the earlier eager
+    runs (``done``) of the same model and norm (on any graph), to skip what would not fit."""
     rows, done = [], {} if done is None else done
     for graph in graphs:
         data = graph.data
         print(f"\n{graph.name}: {data.num_nodes} nodes, {graph.num_edges} edges", flush=True)
         for model_name in split(args.models):
             for depth in depths:
-                group = measure_group(model_name, norms, depth, graph, device, args, done)
+                group = measure_group(model_name, norms, depth, graph, device, args, done, modes)
                 for row in group:
                     print(format_row(row), flush=True)
                 rows += group
@@ -312,7 +320,10 @@ def edge_sweep(rows, args, device) -> list[dict]:
     reused = [
         row
         for row in rows
-        if row["graph"] == "synthetic" and row["depth"] == EDGE_DEPTH and row["norm"] in norms
+        if row["graph"] == "synthetic"
+        and row["depth"] == EDGE_DEPTH
+        and row["norm"] in norms
+        and row["mode"] == "eager"
     ]
     factors = [float(f) for f in split(args.edge_factors)]
     if reused:
@@ -322,17 +333,18 @@ def edge_sweep(rows, args, device) -> list[dict]:
     graphs = [synthetic(args.arxiv_scale * f, f"synthetic x{f:g}") for f in factors]
     done = {}
     for row in rows:
-        if row["status"] == "ok":
+        if row["status"] == "ok" and row["mode"] == "eager":
             done.setdefault((row["model"], row["norm"]), []).append(row)
-    return reused + sweep(graphs, [EDGE_DEPTH], norms, args, device, done)
+    return reused + sweep(graphs, [EDGE_DEPTH], norms, args, device, ["eager"], done)
 
 
 def format_row(row: dict) -> str:
-    head = f"  {row['model']:>3} {row['norm']:>9} depth {row['depth']:>3}"
+    head = f"  {row['model']:>3} {row['norm']:>9} {row['mode']:>8} depth {row['depth']:>3}"
     if row["status"] != "ok":
         return f"{head}  {row['status']}"
     peak = "" if math.isnan(row["peak_mb"]) else f"  peak {row['peak_mb']:8.1f} MB"
-    return f"{head}  {row['ms']:9.1f} ms  saved {row['saved_mb']:8.1f} MB{peak}"
+    saved = "" if math.isnan(row["saved_mb"]) else f"  saved {row['saved_mb']:8.1f} MB"
+    return f"{head}  {row['ms']:9.1f} ms{saved}{peak}"
 
 
 # ---- ratios and slopes ----------------------------------------------------------------------
@@ -343,14 +355,24 @@ def memory_column(device: torch.device) -> str:
 
 
 def ratios(frame: pd.DataFrame, mem: str) -> pd.DataFrame:
-    """Per graph, model and depth: Lip (paper, published) / none and ours-none / PyG."""
-    wide = frame.pivot_table(index=["graph", "model", "depth"], columns="norm", values=["ms", mem])
+    """Per graph, model, depth and mode: Lip (paper, published) / none and ours-none / PyG."""
+    index = ["graph", "model", "depth", "mode"]
+    wide = frame.pivot_table(index=index, columns="norm", values=["ms", mem])
     out = pd.DataFrame(index=wide.index)
     pairs = [("paper", "none"), ("published", "none"), ("none", "pyg"), ("paper", "pyg")]
     for num, den in pairs:
         if num in wide["ms"] and den in wide["ms"]:
             out[f"time {num}/{den}"] = wide["ms"][num] / wide["ms"][den]
-            out[f"mem {num}/{den}"] = wide[mem][num] / wide[mem][den]
+            if mem in wide and num in wide[mem] and den in wide[mem]:
+                out[f"mem {num}/{den}"] = wide[mem][num] / wide[mem][den]
+    return out.dropna(how="all").reset_index()
+
+
+def compile_speedups(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per graph, model, depth and norm: eager and compiled epoch times and their ratio."""
+    wide = frame.pivot_table(index=["graph", "model", "depth", "norm"], columns="mode", values="ms")
+    out = wide.rename(columns={"eager": "eager ms", "compiled": "compiled ms"})
+    out["compiled/eager"] = wide["compiled"] / wide["eager"]
     return out.reset_index()
 
 
@@ -459,7 +481,9 @@ def write_outputs(rows, edge_rows, env, device, out: Path) -> None:
         f"dropout {DROPOUT}; epoch = forward + backward + Adam step (the project's "
         "`train_epoch`), median of the timed epochs after warm-up; the norms of one model, "
         "depth and graph are timed in turn, epoch by epoch, so that changes of the machine's "
-        "load hit them alike. `none`/`paper`/`published`: "
+        "load hit them alike (with `--compile`, also their `torch.compile`d twins, `mode` "
+        "`compiled`, timed in the same round robin after warm-up epochs that compile them). "
+        "`none`/`paper`/`published`: "
         "our GATLayer/GTLayer without norm, with LipschitzNorm (paper Eqs. 17/19) and with the "
         "published code's variant; `pyg`: PyG's GATConv/TransformerConv stack (TransformerConv "
         "gets the self-loops GTLayer adds). The synthetic graph is uniform random with "
@@ -476,10 +500,17 @@ def write_outputs(rows, edge_rows, env, device, out: Path) -> None:
         "",
         table(ratios(ok, mem)),
         "",
-        "## Growth with depth (least-squares fit over the depths)",
+        "## Growth with depth (eager; least-squares fit over the depths)",
         "",
-        table(depth_slopes(ok, mem)),
+        table(depth_slopes(ok[ok["mode"] == "eager"], mem)),
     ]
+    if (ok["mode"] == "compiled").any():
+        lines += [
+            "",
+            "## torch.compile (default inductor backend; the same models, epoch times)",
+            "",
+            table(compile_speedups(ok)),
+        ]
     if not edges_ok.empty:
         edges_ok = edges_ok[edges_ok["status"] == "ok"]
         lines += [
@@ -505,7 +536,8 @@ def main(argv=None) -> None:
     builders = {"cora": cora, "arxiv": lambda: synthetic(args.arxiv_scale, "synthetic")}
     graphs = [builders[name]() for name in split(args.graphs)]
     depths = [int(depth) for depth in split(args.depths)]
-    rows = sweep(graphs, depths, split(args.norms), args, device)
+    modes = ["eager", "compiled"] if args.compile else ["eager"]
+    rows = sweep(graphs, depths, split(args.norms), args, device, modes)
     edge_rows = edge_sweep(rows, args, device) if args.edge_factors else []
     out = Path(args.out)
     write_outputs(rows, edge_rows, env, device, out)

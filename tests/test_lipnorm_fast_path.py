@@ -73,30 +73,45 @@ def one_graph(x):
 
 class RefGATNorm(GATLipschitzNorm):
     def forward(self, score, x, att, edge_index, edge_attr=None, num_targets=None):
+        if self.variant == "paper":
+            return self.alpha * score / self.denominator(x, att, edge_index)[edge_index[1]]
         x = one_graph(x)
         assert edge_attr is None and num_targets in (None, x.size(0))
         src, dst = edge_index
         x_sq, att_sq = x.pow(2).sum(-1), att.pow(2).sum(-1)
         max_sq = ref_neighbourhood_max(x_sq, edge_index, x.size(0))
-        if self.variant == "paper":
-            scale = ref_sqrt(att_sq * (x_sq[dst] + max_sq[dst]))
-        else:
-            scale = 4.0 * ref_sqrt(att_sq * (max_sq[dst] + x_sq[src]))
+        scale = 4.0 * ref_sqrt(att_sq * (max_sq[dst] + x_sq[src]))
         return self.alpha * score / (scale + self.eps)
+
+    def denominator(self, x, att, edge_index, edge_attr=None, num_targets=None):
+        if self.variant != "paper":
+            return None
+        x = one_graph(x)
+        assert edge_attr is None and num_targets in (None, x.size(0))
+        x_sq, att_sq = x.pow(2).sum(-1), att.pow(2).sum(-1)
+        max_sq = ref_neighbourhood_max(x_sq, edge_index, x.size(0))
+        return ref_sqrt(att_sq * (x_sq + max_sq)) + self.eps
 
 
 class RefGTNorm(GTLipschitzNorm):
     def forward(self, score, query, key, value, edge_index, edge_attr=None):
         assert edge_attr is None
+        return self.alpha * score / self.denominator(query, key, value, edge_index)[edge_index[1]]
+
+    def denominator(self, query, key, value, edge_index, per_edge=False):
         dst = edge_index[1]
         u = vector_norm(query, dim=-1)
         if self.variant == "published":
             u = vector_norm(u[dst], dim=0)
-            score = score / math.sqrt(query.size(-1))
         norms = torch.stack([vector_norm(key, dim=-1), vector_norm(value, dim=-1)], dim=-1)
-        v, w = ref_neighbourhood_max(norms, edge_index, query.size(0)).unbind(-1)
-        scale = torch.maximum(torch.maximum(u * v, u * w), v * w)
-        return self.alpha * score / (scale[dst] + self.eps)
+        if per_edge:
+            v, w = ref_target_max(norms, dst, query.size(0)).unbind(-1)
+        else:
+            v, w = ref_neighbourhood_max(norms, edge_index, query.size(0)).unbind(-1)
+        denominator = torch.maximum(torch.maximum(u * v, u * w), v * w) + self.eps
+        if self.variant == "published":
+            return denominator * math.sqrt(query.size(-1))
+        return denominator
 
 
 class RefScoreNorm(ScoreLipschitzNorm):

@@ -137,6 +137,15 @@ class AttentionLayer(MessagePassing):
             return edge_index, edge_attr
         return self._replace_self_loops(edge_index, edge_attr, min(size))
 
+    def loops_last(self, edge_index: Tensor, size: tuple[int, int]) -> bool:
+        """Whether :meth:`neighbourhoods` ends ``edge_index`` with a self-loop per node, in order.
+
+        It appends them to an ``edge_index`` tensor (not to a sparse adjacency) of a graph
+        whose sources are its targets: the last ``size[1]`` edges are ``(0, 0), (1, 1), ...``.
+        """
+        square = size[0] == size[1]
+        return self.add_self_loops and square and not is_torch_sparse_tensor(edge_index)
+
     @torch.compiler.disable
     def _replace_self_loops(
         self, edge_index: Tensor, edge_attr: Tensor | None, num_nodes: int
@@ -159,9 +168,13 @@ class AttentionLayer(MessagePassing):
         return x_src.size(0), (x_src if x_dst is None else x_dst).size(0)
 
     @staticmethod
-    def edge_pairs(edge_index_j: Tensor, index: Tensor) -> Tensor:
-        """``[2, E]`` (source, target) of every edge, whatever form the adjacency came in."""
-        return torch.stack([edge_index_j, index])
+    def edge_pairs(edge_index_j: Tensor, index: Tensor) -> tuple[Tensor, Tensor]:
+        """``(source, target)`` of every edge, whatever form the adjacency came in.
+
+        A pair rather than a stacked copy: for an ``edge_index`` input both are views of it, so
+        a target index that autograd keeps shares its storage.
+        """
+        return edge_index_j, index
 
     def attend(
         self,
@@ -169,21 +182,28 @@ class AttentionLayer(MessagePassing):
         alpha: Tensor,
         value: Tensor,
         size: tuple[int, int],
-        edge_value: Tensor | None = None,
+        per_edge: bool = False,
+        loops: Tensor | None = None,
     ) -> Tensor:
-        """Aggregate ``value`` ``[N, H, C]`` with weights ``alpha`` ``[E, H]``; merge the heads.
+        """Aggregate ``value`` with weights ``alpha`` ``[E, H]``; merge the heads.
 
-        ``edge_value`` ``[E, H, C]``, if given, is added to the value of its edge.
+        ``value`` holds the values of the source nodes ``[N, H, C]``, gathered per edge here,
+        or with ``per_edge`` those of the edges ``[E, H, C]``, gathered already. ``loops``
+        ``[N, H, C]``, if given, are the values of one self-loop per node that ``edge_index``
+        leaves out and whose weights are the last ``N`` of ``alpha``: they are added per node.
         """
         alpha = F.dropout(alpha, p=self.dropout, training=self.training)
-        out = self.propagate(edge_index, x=value, alpha=alpha, edge_value=edge_value, size=size)
+        if loops is not None:
+            alpha, loop_alpha = alpha.split([alpha.size(0) - loops.size(0), loops.size(0)])
+        x, edge_value = (None, value) if per_edge else (value, None)
+        out = self.propagate(edge_index, x=x, alpha=alpha, edge_value=edge_value, size=size)
+        if loops is not None:
+            out = out + loop_alpha.unsqueeze(-1) * loops
         return out.reshape(-1, self.out_width) if self.concat else out.mean(dim=1)
 
-    def message(self, x_j: Tensor, alpha: Tensor, edge_value: OptTensor) -> Tensor:
-        """Message of edge ``(j, i)``: its attention weight times ``x_j`` (+ its edge value)."""
-        if edge_value is not None:
-            x_j = x_j + edge_value
-        return alpha.unsqueeze(-1) * x_j
+    def message(self, x_j: OptTensor, alpha: Tensor, edge_value: OptTensor) -> Tensor:
+        """Message of edge ``(j, i)``: its weight times its value, ``x_j`` or ``edge_value``."""
+        return alpha.unsqueeze(-1) * (edge_value if x_j is None else x_j)
 
     def finish(self, out: Tensor, res: Tensor | None) -> Tensor:
         """Add the residual projection and the bias (GAT, GATv2)."""

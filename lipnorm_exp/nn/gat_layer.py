@@ -8,8 +8,9 @@ from torch_geometric.typing import OptTensor
 from torch_geometric.utils import softmax
 
 from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
+from lipnorm_exp.nn.bounded_softmax import bounded_softmax
 from lipnorm_exp.nn.gat_lipschitz_norm import GATLipschitzNorm
-from lipnorm_exp.nn.lipschitz_norm import source_target
+from lipnorm_exp.nn.lipschitz_norm import rescale, source_target
 
 __all__ = ["GATLayer"]
 
@@ -147,7 +148,8 @@ class GATLayer(AttentionLayer):
         edge_index, edge_attr = self.neighbourhoods(edge_index, edge_attr, size)
         alpha = self.edge_updater(
             edge_index,
-            score=(score_src, score_dst),
+            score=score_src,
+            score_dst=score_dst,
             z=(z_src, z_dst),
             edge_attr=edge_attr,
             size=size,
@@ -158,7 +160,7 @@ class GATLayer(AttentionLayer):
     def edge_update(
         self,
         score_j: Tensor,
-        score_i: OptTensor,
+        score_dst: OptTensor,
         z: tuple[Tensor, OptTensor],
         edge_attr: OptTensor,
         edge_index_j: Tensor,
@@ -166,15 +168,53 @@ class GATLayer(AttentionLayer):
         ptr: OptTensor,
         dim_size: int,
     ) -> Tensor:
-        """Softmax weights of every edge: score, LipschitzNorm, LeakyReLU, softmax."""
-        score = score_j if score_i is None else score_j + score_i
+        r"""Softmax weights of every edge: score, LipschitzNorm, LeakyReLU, softmax.
+
+        With Eq. (17)'s per-target denominator, the factor :math:`\alpha / (c_i + \epsilon)`
+        is gathered per edge together with the target's score term (one gather, whose backward
+        pass is one scatter), and the LeakyReLU comes before the division (it is positively
+        homogeneous, so the two commute), in place where its backward allows (a positive
+        slope): autograd then keeps one score tensor for both. The normalised scores are
+        bounded, :math:`|\mathrm{LeakyReLU}(s_{ij})| \le \alpha \max(1, |\beta|)`, so their
+        softmax needs no shift (:func:`bounded_softmax`).
+        """
         edge = self.project_edges(edge_attr)
-        if edge is not None:
-            score = score + (edge * self.att_edge).sum(dim=-1)
+        slope = self.negative_slope
         if self.norm is not None:
-            att = [self.att_dst] if score_i is not None else []
+            att = [self.att_dst] if score_dst is not None else []
             att += [self.att_src] if edge is None else [self.att_src, self.att_edge]
+            att = torch.cat(att, dim=-1)[0]
             edge_index = self.edge_pairs(edge_index_j, index)
-            score = self.norm(score, z, torch.cat(att, dim=-1)[0], edge_index, edge, dim_size)
-        score = F.leaky_relu(score, self.negative_slope)
-        return softmax(score, index, ptr, dim_size)
+            denominator = self.norm.denominator(z, att, edge_index, edge, dim_size)
+            if denominator is not None:
+                factor = self.norm.alpha / denominator
+                score, factor = target_terms(score_j, score_dst, factor, index)
+                score = F.leaky_relu(self.add_edge_score(score, edge), slope, inplace=slope > 0)
+                bound = self.norm.alpha * max(1.0, abs(slope))
+                return bounded_softmax(rescale(score, factor), index, dim_size, bound)
+        score = self.add_edge_score(target_terms(score_j, score_dst, None, index)[0], edge)
+        if self.norm is not None:  # the published variant: one denominator per edge
+            score = self.norm(score, z, att, edge_index, edge, dim_size)
+        return softmax(F.leaky_relu(score, slope), index, ptr, dim_size)
+
+    def add_edge_score(self, score: Tensor, edge: OptTensor) -> Tensor:
+        r"""``score`` plus the edge term :math:`a_{e,h}^\top W_{e,h} e_{ij}`, if any."""
+        return score if edge is None else score + (edge * self.att_edge).sum(dim=-1)
+
+
+def target_terms(
+    score_j: Tensor, score_dst: OptTensor, factor: OptTensor, index: Tensor
+) -> tuple[Tensor, OptTensor]:
+    """``score_j`` plus the target's score term, and the per-target ``factor``, per edge.
+
+    With a factor both target terms are gathered in one ``index_select`` of ``[N, 2, H]``
+    rows (one scatter in the backward pass, which stacks the two gradients); the factor is
+    copied out of it, so that autograd keeps ``[E, H]`` of it.
+    """
+    if factor is None:
+        return score_j if score_dst is None else score_j + score_dst.index_select(0, index), None
+    if score_dst is None:
+        return score_j, factor.index_select(0, index)
+    gathered = torch.stack([factor, score_dst.to(factor.dtype)], dim=1).index_select(0, index)
+    factor, score_dst = gathered.unbind(1)
+    return score_j + score_dst.to(score_j.dtype), factor.contiguous()

@@ -90,26 +90,49 @@ class GATLipschitzNorm(LipschitzNormBase):
         score: Tensor,
         x: Tensor | tuple[Tensor, Tensor | None],
         att: Tensor,
-        edge_index: Tensor,
+        edge_index: Tensor | tuple[Tensor, Tensor],
         edge_attr: Tensor | None = None,
         num_targets: int | None = None,
     ) -> Tensor:
         """Normalise the raw scores of every edge by its target's :math:`c_i` (see class)."""
+        denominator = self.denominator(x, att, edge_index, edge_attr, num_targets)
+        if denominator is not None:
+            return rescale(score, (self.alpha / denominator).index_select(0, edge_index[1]))
         src, dst = edge_index
+        x_src = source_target(x)[0]
+        src_sq = squared_norm(x_src)
+        rows_sq = neighbourhood_max(src_sq, edge_index, _target_count(x, num_targets))
+        rows_sq = rows_sq.index_select(0, dst) + src_sq.index_select(0, src)
+        if edge_attr is not None:
+            rows_sq = rows_sq + squared_norm(edge_attr)
+        denominator = 4.0 * safe_sqrt(squared_norm(att) * rows_sq) + self.eps
+        return (self.alpha * score.to(denominator.dtype) / denominator).to(score.dtype)
+
+    def denominator(
+        self,
+        x: Tensor | tuple[Tensor, Tensor | None],
+        att: Tensor,
+        edge_index: Tensor | tuple[Tensor, Tensor],
+        edge_attr: Tensor | None = None,
+        num_targets: int | None = None,
+    ) -> Tensor | None:
+        r"""Per target node, :math:`c_i + \epsilon` of Eq. (17), ``[num_targets, H]``.
+
+        In :func:`compute_dtype` of ``x``. ``None`` for ``variant="published"``, whose
+        denominator differs per edge. Arguments as for ``forward``.
+        """
+        if self.variant != "paper":
+            return None
         x_src, x_dst = source_target(x)
-        num_targets = x_dst.size(0) if x_dst is not None else num_targets
         src_sq = squared_norm(x_src)
         edge_sq = None if edge_attr is None else squared_norm(edge_attr)
-        att_sq = squared_norm(att)
-        if self.variant == "paper":  # one denominator per target node, gathered once
-            rows_sq = max_row_sq(src_sq, edge_index, num_targets, edge_sq)
-            if x_dst is not None:
-                rows_sq = rows_sq + (src_sq if x_dst is x_src else squared_norm(x_dst))
-            factor = self.alpha / (safe_sqrt(att_sq * rows_sq) + self.eps)
-            return rescale(score, factor.index_select(0, dst))
-        rows_sq = neighbourhood_max(src_sq, edge_index, num_targets).index_select(0, dst)
-        rows_sq = rows_sq + src_sq.index_select(0, src)
-        if edge_sq is not None:
-            rows_sq = rows_sq + edge_sq
-        denominator = 4.0 * safe_sqrt(att_sq * rows_sq) + self.eps
-        return (self.alpha * score.to(denominator.dtype) / denominator).to(score.dtype)
+        rows_sq = max_row_sq(src_sq, edge_index, _target_count(x, num_targets), edge_sq)
+        if x_dst is not None:
+            rows_sq = rows_sq + (src_sq if x_dst is x_src else squared_norm(x_dst))
+        return safe_sqrt(rows_sq) * safe_sqrt(squared_norm(att)) + self.eps
+
+
+def _target_count(x: Tensor | tuple[Tensor, Tensor | None], num_targets: int | None) -> int:
+    """Rows of the target features, or ``num_targets`` when there are none."""
+    x_dst = source_target(x)[1]
+    return num_targets if x_dst is None else x_dst.size(0)

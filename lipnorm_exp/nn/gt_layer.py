@@ -7,8 +7,9 @@ from torch_geometric.typing import OptTensor
 from torch_geometric.utils import softmax
 
 from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
+from lipnorm_exp.nn.bounded_softmax import bounded_softmax
 from lipnorm_exp.nn.gt_lipschitz_norm import GTLipschitzNorm
-from lipnorm_exp.nn.lipschitz_norm import source_target
+from lipnorm_exp.nn.lipschitz_norm import rescale, source_target
 
 __all__ = ["GTLayer"]
 
@@ -134,10 +135,20 @@ class GTLayer(AttentionLayer):
         size = self.graph_size(x_src, x_dst)
         edge_index, edge_attr = self.neighbourhoods(edge_index, edge_attr, size)
         edge = self.project_edges(edge_attr)
-        alpha = self.edge_updater(
-            edge_index, query=query, key=key, value=value, edge=edge, size=size
+        loops = size[1] if edge is None and self.loops_last(edge_index, size) else 0
+        others = edge_index[:, : edge_index.size(1) - loops] if loops else edge_index
+        alpha, values = self.edge_updater(
+            others,
+            query=query,
+            key=key,
+            value=value,
+            edge=edge,
+            every_edge=edge_index if loops else None,
+            size=size,
         )
-        out = self.attend(edge_index, alpha, value, size, edge_value=edge)
+        out = self.attend(
+            others, alpha, values, size, per_edge=True, loops=value if loops else None
+        )
         if self.lin_skip is not None:
             skip = self.lin_skip(x_dst)
             if self.lin_beta is not None:
@@ -149,27 +160,67 @@ class GTLayer(AttentionLayer):
 
     def edge_update(
         self,
-        query_i: Tensor,
-        key_j: Tensor,
         query: Tensor,
         key: Tensor,
+        key_j: Tensor,
         value: Tensor,
+        value_j: Tensor,
         edge: OptTensor,
+        every_edge: OptTensor,
         edge_index_j: Tensor,
         index: Tensor,
         ptr: OptTensor,
         dim_size: int,
-    ) -> Tensor:
-        """Softmax weights of every edge: dot product, LipschitzNorm (or scaling), softmax."""
+    ) -> tuple[Tensor, Tensor]:
+        r"""Softmax weights of every edge, and the values ``[E, H, C]`` of the gathered ones.
+
+        The edges are those given and, when ``every_edge`` is given (the graph with the
+        self-loops the layer appended, last), the self-loops after them, whose scores are
+        taken per node: :math:`q_i^\top k_i` needs no gather. Without norm the scores are
+        :math:`q_i^\top k_{ij} / \sqrt{d}`. With LipschitzNorm the per-target factor
+        :math:`\alpha / \text{denominator}_i` scales the query of each target before the dot
+        products (and the self-loops' dot products), so that autograd keeps no score or
+        factor per edge, and the normalised scores, bounded by :math:`\alpha`, need no shift
+        in their softmax (:func:`bounded_softmax`). The key and value norms are those of the
+        nodes (with the self-loops: autograd keeps the nodes' keys and values for their
+        scores anyway), else those of the gathered per-edge keys and values.
+        """
         if edge is not None:
             key_j = key_j + edge
-        score = (query_i * key_j).sum(dim=-1)
+            value_j = value_j + edge
+        loops = every_edge is not None
+        targets = every_edge[1] if loops else index
         if self.norm is None:
-            score = score / math.sqrt(self.out_channels)
+            score = self.scores(query, key, key_j, index, loops) / math.sqrt(self.out_channels)
+            return softmax(score, targets, None if loops else ptr, dim_size), value_j
+        if loops:
+            denominator = self.norm.denominator(query, key, value, every_edge)
         else:
             edge_index = self.edge_pairs(edge_index_j, index)
-            score = self.norm(score, query, key, value, edge_index, edge)
-        return softmax(score, index, ptr, dim_size)
+            denominator = self.norm.denominator(query, key_j, value_j, edge_index, per_edge=True)
+        score = self.scores(query, key, key_j, index, loops, self.norm.alpha / denominator)
+        return bounded_softmax(score, targets, dim_size, self.norm.alpha), value_j
+
+    @staticmethod
+    def scores(
+        query: Tensor,
+        key: Tensor,
+        key_j: Tensor,
+        index: Tensor,
+        loops: bool,
+        factor: OptTensor = None,
+    ) -> Tensor:
+        r"""Dot products :math:`q_i^\top k_{ij}`: of the gathered edges, then of the self-loops.
+
+        With ``loops`` one self-loop per node follows the gathered edges. Each target's query
+        is scaled by ``factor`` ``[N, H]``, if given.
+        """
+        scaled = query if factor is None else rescale(query, factor.unsqueeze(-1))
+        score = (scaled.index_select(0, index) * key_j).sum(dim=-1)
+        if not loops:
+            return score
+        own = (query * key).sum(dim=-1)
+        return torch.cat([score, own if factor is None else rescale(own, factor)])
 
 
 def _skip_unused_lin_skip(module: GTLayer, state_dict: dict, prefix: str, *args) -> None:

@@ -2,16 +2,14 @@ import math
 
 import torch
 from torch import Tensor
-from torch.linalg import vector_norm
 
 from lipnorm_exp.nn.lipschitz_norm import (
     LipschitzNormBase,
-    neighbourhood_max,
-    quadratic_scale,
+    argmax_positions,
+    compact_index,
     rescale,
     safe_sqrt,
     squared_norm,
-    target_max,
 )
 
 __all__ = ["GTLipschitzNorm"]
@@ -80,25 +78,86 @@ class GTLipschitzNorm(LipschitzNormBase):
         query: Tensor,
         key: Tensor,
         value: Tensor,
-        edge_index: Tensor,
+        edge_index: Tensor | tuple[Tensor, Tensor],
         edge_attr: Tensor | None = None,
     ) -> Tensor:
         """Normalise the raw dot-product scores of every edge (see class)."""
         src, dst = edge_index
+        if edge_attr is not None:  # per-edge keys and values: k_j + e_ij, v_j + e_ij
+            key = key.index_select(0, src) + edge_attr
+            value = value.index_select(0, src) + edge_attr
+        denominator = self.denominator(query, key, value, edge_index, edge_attr is not None)
+        return rescale(score, (self.alpha / denominator).index_select(0, dst))
+
+    def denominator(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        edge_index: Tensor | tuple[Tensor, Tensor],
+        per_edge: bool = False,
+    ) -> Tensor:
+        r"""Per target node, :math:`\max\{uv, uw, vw\} + \epsilon`, ``[N_t, H]``.
+
+        Times :math:`\sqrt{d}` for ``variant="published"`` (its scaling :math:`1/\sqrt{d}`),
+        so that :math:`s_{ij} = \alpha \, q_i^\top k_{ij} / \text{denominator}_i` in both
+        variants; in :func:`compute_dtype` of the query.
+
+        Args:
+            query (Tensor): ``[N_t, H, d]`` target projections.
+            key (Tensor): ``[N_s, H, d]`` source projections, or with ``per_edge``
+                ``[E, H, d]`` the key of every edge (edge features added).
+            value (Tensor): the values, as ``key``.
+            edge_index: ``[2, E]`` edges or a ``(source, target)`` pair.
+            per_edge (bool): whether ``key`` and ``value`` hold one row per edge.
+        """
+        src, dst = edge_index
         num_targets = query.size(0)
-        u = safe_sqrt(squared_norm(query))
-        alpha = self.alpha
+        query_sq = squared_norm(query)
         if self.variant == "published":
             # sum over the edges (j, i) of ||q_i||^2 = sum over the nodes of in-degree * ||q_i||^2
-            in_degree = u.new_zeros(num_targets).index_add_(0, dst, u.new_ones(dst.size(0)))
-            u = vector_norm(u * in_degree.sqrt().unsqueeze(-1), dim=0)
-            alpha = alpha / math.sqrt(query.size(-1))  # the scaling 1/sqrt(d), per node
-        if edge_attr is None:
-            key_value_sq = torch.stack([squared_norm(key), squared_norm(value)], dim=-1)
-            key_value_sq = neighbourhood_max(key_value_sq, edge_index, num_targets)
-        else:  # per-edge keys and values: k_j + e_ij, v_j + e_ij
-            key_value = torch.stack([key.index_select(0, src), value.index_select(0, src)])
-            key_value_sq = squared_norm(key_value + edge_attr).movedim(0, -1)
-            key_value_sq = target_max(key_value_sq, dst, num_targets)
-        v, w = safe_sqrt(key_value_sq).unbind(dim=-1)
-        return rescale(score, (alpha / (quadratic_scale(u, v, w) + self.eps)).index_select(0, dst))
+            degree = query_sq.new_zeros(num_targets)
+            degree = degree.index_add_(0, dst, query_sq.new_ones(dst.numel()))
+            query_sq = (degree @ query_sq).expand_as(query_sq)
+        key_value_sq = torch.stack([squared_norm(key), squared_norm(value)], dim=-1)
+        scale = _two_largest_product(
+            query_sq, key_value_sq, None if per_edge else src, dst, num_targets
+        )
+        if self.variant == "published":
+            return (scale + self.eps) * math.sqrt(query.size(-1))
+        return scale + self.eps
+
+
+def _two_largest_product(
+    query_sq: Tensor, key_value_sq: Tensor, rows: Tensor | None, index: Tensor, num_targets: int
+) -> Tensor:
+    r"""Per target and head, :math:`\max\{uv, uw, vw\}` from the squared norms.
+
+    :math:`u^2` is the target's squared query norm, :math:`v^2` and :math:`w^2` the largest
+    squared key and value norms offered to it. The largest of the pairwise products of three
+    non-negative numbers is the product of the two largest. Both are read by their positions
+    in one table of all the squared norms (:func:`argmax_positions` finds the neighbourhood
+    maxima), so that autograd keeps one int32 index and the two square roots per target and
+    head.
+
+    Args:
+        query_sq (Tensor): ``[N_t, H]`` squared query norms :math:`u^2`.
+        key_value_sq (Tensor): ``[R, H, 2]`` squared key and value norms of the source nodes
+            or, with ``rows`` ``None``, of the edges.
+        rows (Tensor or None): ``[E]`` source of every edge, or ``None``.
+        index (Tensor): ``[E]`` target of every edge.
+        num_targets (int): number of targets.
+    """
+    table = torch.cat([query_sq.reshape(-1), key_value_sq.reshape(-1), query_sq.new_zeros(1)])
+    with torch.no_grad():
+        own = torch.arange(query_sq.numel(), device=query_sq.device).view_as(query_sq)
+        # a target without edges gets table.numel() - 1: the zero at the end
+        maxima = own.numel() + argmax_positions(key_value_sq, rows, index, num_targets)
+        v_sq, w_sq = table.index_select(0, maxima.view(-1)).view(maxima.shape).unbind(-1)
+        key_max, value_max = maxima.unbind(-1)
+        drop_u = (query_sq <= v_sq) & (query_sq <= w_sq)  # else drop the smaller of v, w
+        first = torch.where(drop_u, key_max, own)
+        second = torch.where(drop_u | (v_sq <= w_sq), value_max, key_max)
+        pair = compact_index(torch.stack([first, second], dim=-1), table.numel())
+    roots = safe_sqrt(table.index_select(0, pair.view(-1))).view(pair.shape)
+    return roots[..., 0] * roots[..., 1]

@@ -4,11 +4,16 @@ Every LipschitzNorm divides the raw attention scores of target node :math:`i` by
 :math:`c_i` built from norms over its neighbourhood :math:`\mathcal{N}(i)` (in-neighbours, and
 :math:`i` itself when self-loops are added). The per-node norms are computed once per node, the
 neighbourhood maximum with one integer scatter over the edges that also finds the maximising
-neighbour (the maximum is gathered from it, so its backward pass touches nodes, not edges), and
-the per-node factor is gathered back per edge once. Everything is written with differentiable
-torch operations (autograd, forward mode and ``torch.compile`` trace it); norms of half-precision
-inputs are computed in float32 (:func:`compute_dtype`).
+neighbour (:func:`argmax_positions`; the maximum is then gathered from it, so its backward pass
+touches nodes, not edges). The modules give the per-target denominator, which the layers fold
+into the scores with one gather per edge (GAT) or into the targets' queries (GT); the scores
+are then bounded and their softmax needs no shift (:mod:`~lipnorm_exp.nn.bounded_softmax`).
+Everything is written with differentiable torch operations (autograd, forward mode and
+``torch.compile`` trace it); norms of half-precision inputs are computed in float32
+(:func:`compute_dtype`).
 """
+
+import math
 
 import torch
 from torch import Tensor, nn
@@ -16,8 +21,11 @@ from torch import Tensor, nn
 __all__ = [
     "VARIANTS",
     "LipschitzNormBase",
+    "argmax_positions",
     "check_norm_options",
+    "compact_index",
     "compute_dtype",
+    "gather_positions",
     "max_row_sq",
     "neighbourhood_max",
     "norm_label",
@@ -82,8 +90,12 @@ def squared_norm(x: Tensor) -> Tensor:
 
 
 def safe_sqrt(x: Tensor) -> Tensor:
-    """Square root with a finite gradient at zero (the input is floored at the smallest normal)."""
-    return x.clamp_min(torch.finfo(x.dtype).tiny).sqrt()
+    """Square root with a finite gradient at zero: of ``x`` plus the smallest normal number.
+
+    For a non-negative ``x`` (a squared norm) the shift changes nothing above ~1e-31 in float32
+    (~1e-292 in float64); autograd keeps only the result.
+    """
+    return (x + torch.finfo(x.dtype).tiny).sqrt()
 
 
 def rescale(score: Tensor, factor: Tensor) -> Tensor:
@@ -134,7 +146,7 @@ def target_max(edge_values: Tensor, index: Tensor, num_nodes: int) -> Tensor:
     Returns:
         Tensor: ``[num_nodes, *]``.
     """
-    return _gather_found(edge_values, _argmax_by_target(edge_values, None, index, num_nodes))
+    return gather_positions(edge_values, argmax_positions(edge_values, None, index, num_nodes))
 
 
 def neighbourhood_max(values: Tensor, edge_index: Tensor, num_nodes: int) -> Tensor:
@@ -157,52 +169,74 @@ def neighbourhood_max(values: Tensor, edge_index: Tensor, num_nodes: int) -> Ten
         Tensor: ``[num_nodes, *]``; nodes without in-edges get 0.
     """
     src, dst = edge_index
-    return _gather_found(values, _argmax_by_target(values, src, dst, num_nodes))
+    return gather_positions(values, argmax_positions(values, src, dst, num_nodes))
 
 
 _SAME_WIDTH_INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 @torch.no_grad()
-def _argmax_by_target(values: Tensor, rows: Tensor | None, index: Tensor, num_nodes: int) -> Tensor:
-    """Per target node and column, the row of ``values`` that is largest over the target's edges.
+def argmax_positions(values: Tensor, rows: Tensor | None, index: Tensor, num_nodes: int) -> Tensor:
+    """Per target and column, where in ``values`` the largest value offered to the target is.
 
-    Edge ``e`` offers row ``rows[e]`` (row ``e`` when ``rows`` is ``None``) to target
-    ``index[e]``; among equal values the largest row wins. The bits of a non-negative float,
-    read as a signed integer, order as the float does (NaN above infinity, as ``torch.amax``
-    lets NaN win), so integer maxima, faster than float ones, select it exactly. For floats of
-    32 bits or fewer, value and row are packed into one 64-bit key and one scatter finds both;
-    64-bit floats take a second scatter over the edges that attain the maximum.
+    Edge ``e`` offers row ``rows[e]`` of ``values`` (row ``e`` when ``rows`` is ``None``) to
+    target ``index[e]``; among equal values the largest row wins. The bits of a non-negative
+    float, read as a signed integer, order as the float does (NaN above infinity, as
+    ``torch.amax`` lets NaN win), so integer maxima, faster than float ones, select it exactly.
+    For floats of 32 bits or fewer, value and position are packed into one 64-bit key and one
+    scatter finds both; 64-bit floats take a second scatter over the edges that attain the
+    maximum. The scatters run over the flattened ``[E * K]`` keys, several times faster than
+    over ``[E, K]`` rows.
 
     Returns:
-        Tensor: ``[num_nodes, *values.shape[1:]]`` row numbers (int64); -1 where no edge.
+        Tensor: ``[num_nodes, *values.shape[1:]]`` positions in ``values.flatten()`` (int64);
+        ``values.numel()`` where the target has no edge.
     """
-    shape = (-1,) + (1,) * (values.dim() - 1)
+    width = math.prod(values.shape[1:])
+    shape = (num_nodes, *values.shape[1:])
     keys = values.abs().view(_SAME_WIDTH_INT[values.element_size()]).long()  # abs: -0.0, -NaN
-    ids = torch.arange(values.size(0), device=values.device).view(shape)
-    if values.element_size() <= 4:
-        keys = keys.bitwise_left_shift_(32).bitwise_or_(ids)
-        edge_keys = keys if rows is None else keys.index_select(0, rows)
-        best = _scatter_amax(edge_keys, index, num_nodes)
-        return torch.where(best < 0, -1, best & 0xFFFFFFFF)
-    edge_keys = keys if rows is None else keys.index_select(0, rows)
-    best = _scatter_amax(edge_keys, index, num_nodes)
-    edge_rows = ids if rows is None else rows.view(shape)
-    attained = edge_keys == best.index_select(0, index)
-    return _scatter_amax(torch.where(attained, edge_rows, -1), index, num_nodes)
+    keys = keys.reshape(values.size(0), width)
+    positions = torch.arange(values.numel(), device=values.device).view_as(keys)
+    targets = torch.add(torch.arange(width, device=index.device), index.view(-1, 1), alpha=width)
+    targets = targets.view(-1)
+    if values.element_size() <= 4 and values.numel() < 2**32:
+        # no edge: the smallest key, whose low bits are the position past the end
+        keys = keys.bitwise_left_shift_(32).bitwise_or_(positions)
+        keys = keys if rows is None else keys.index_select(0, rows)
+        empty = torch.iinfo(torch.int64).min + values.numel()
+        return _scatter_amax(keys, targets, shape, empty) & 0xFFFFFFFF
+    if rows is not None:
+        keys, positions = keys.index_select(0, rows), positions.index_select(0, rows)
+    best = _scatter_amax(keys, targets, shape, -1)
+    attained = keys.reshape(-1) == best.view(-1).index_select(0, targets)
+    best = _scatter_amax(torch.where(attained, positions.view(-1), -1), targets, shape, -1)
+    return torch.where(best < 0, values.numel(), best)
 
 
-def _scatter_amax(edge_keys: Tensor, index: Tensor, num_nodes: int) -> Tensor:
-    """Per target, the largest non-negative integer key of its edges ``[E, *]``; -1 for none."""
-    shape = (-1,) + (1,) * (edge_keys.dim() - 1)
-    out = edge_keys.new_full((num_nodes, *edge_keys.shape[1:]), -1)
-    return out.scatter_reduce_(0, index.view(shape).expand_as(edge_keys), edge_keys, "amax")
+def _scatter_amax(keys: Tensor, targets: Tensor, shape: tuple[int, ...], empty: int) -> Tensor:
+    """Per flat target, the largest integer key offered to it; ``empty`` (smaller) for none."""
+    out = keys.new_full((math.prod(shape),), empty)
+    return out.scatter_reduce_(0, targets, keys.reshape(-1), "amax").view(shape)
 
 
-def _gather_found(values: Tensor, rows: Tensor) -> Tensor:
-    """``values`` at the given rows, column by column; 0 where the row is -1."""
-    found = rows >= 0
-    return torch.where(found, values.gather(0, rows.clamp_min(0)), 0.0)
+def gather_positions(values: Tensor, positions: Tensor) -> Tensor:
+    """``values.flatten()`` at ``positions``, 0 at ``values.numel()``, differentiably.
+
+    The positions are read from a copy of ``values`` with one zero appended, through an int32
+    index where it fits: autograd keeps that index, four bytes per result, and nothing else.
+    """
+    flat = torch.cat([values.reshape(-1), values.new_zeros(1)])
+    return flat.index_select(0, compact_index(positions, flat.numel()).view(-1)).view(
+        positions.shape
+    )
+
+
+def compact_index(positions: Tensor, size: int) -> Tensor:
+    """``positions`` into a tensor of ``size`` elements, as int32 where they fit, else int64.
+
+    An index that autograd keeps for the backward pass then takes four bytes per position.
+    """
+    return positions.to(torch.int32 if size < 2**31 else torch.int64)
 
 
 def resolve_norm(norm: str | nn.Module | None, default: type[nn.Module]) -> nn.Module | None:

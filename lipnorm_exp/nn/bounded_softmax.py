@@ -1,0 +1,45 @@
+r"""The softmax over each target's in-edges of scores that LipschitzNorm has bounded.
+
+The usual sparse softmax (PyG's) first subtracts each target's largest score, a scatter over
+the edges, so that :math:`\exp` cannot overflow. Normalised scores need no shift: every
+LipschitzNorm bounds them, :math:`|s_{ij}| \le b` (:math:`b = \alpha`, or
+:math:`\alpha \max(1, |\beta|)` after GAT's LeakyReLU), so :math:`e^{s_{ij}}` stays within
+:math:`[e^{-b}, e^{b}]` and the softmax, invariant to the shift, is computed without it:
+
+.. math::
+    \alpha_{ij} = \exp\Bigl(s_{ij} - \log \sum_{k \in \mathcal{N}(i)} e^{s_{ik}}\Bigr).
+
+The last :math:`\exp` is the weight itself, which the aggregation keeps for the backward pass
+anyway, so autograd keeps one score-sized tensor fewer than for PyG's quotient.
+"""
+
+from torch import Tensor
+from torch_geometric.utils import softmax
+
+from lipnorm_exp.nn.lipschitz_norm import compute_dtype
+
+__all__ = ["SHIFT_FREE_BOUND", "bounded_softmax"]
+
+SHIFT_FREE_BOUND = 20.0
+"""Largest bound taken without a shift: :math:`e^{\\pm 20}` is far from float32's limits."""
+
+
+def bounded_softmax(score: Tensor, index: Tensor, num_nodes: int, bound: float) -> Tensor:
+    r"""Softmax of ``score`` ``[E, *]`` over each target's edges, for :math:`|s| \le` ``bound``.
+
+    Equal to ``torch_geometric.utils.softmax(score, index, num_nodes=num_nodes)`` up to float
+    rounding (a relative error of a few units of :math:`\log \sum_k e^{s_{ik}}`'s last place);
+    for ``bound`` above :data:`SHIFT_FREE_BOUND` it is that function. Half-precision scores are
+    exponentiated in float32; the weights come back in ``score``'s dtype.
+
+    Args:
+        score (Tensor): normalised scores, one row per edge.
+        index (Tensor): ``[E]`` target of every edge.
+        num_nodes (int): number of targets.
+        bound (float): a bound of :math:`|s|` the caller guarantees.
+    """
+    if bound > SHIFT_FREE_BOUND:
+        return softmax(score, index, num_nodes=num_nodes)
+    s = score.to(compute_dtype(score))
+    total = s.new_zeros((num_nodes, *s.shape[1:])).index_add(0, index, s.exp())
+    return (s - total.log().index_select(0, index)).exp().to(score.dtype)
