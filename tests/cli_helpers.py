@@ -46,8 +46,10 @@ def command(tmp_path: Path, data_dir: Path, *arguments: str, script: tuple = ())
 
 
 def environment(**extra: str) -> dict[str, str]:
+    """The test process's environment for a CLI subprocess: this checkout first on the path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LIPNORM_", "HYDRA_"))}
-    return {**env, "WANDB_MODE": "disabled", "WANDB_SILENT": "true", **extra}
+    path = os.pathsep.join(filter(None, (str(REPO), env.get("PYTHONPATH"))))
+    return {**env, "PYTHONPATH": path, "WANDB_MODE": "disabled", "WANDB_SILENT": "true", **extra}
 
 
 def start(args: list[str], env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
