@@ -169,7 +169,8 @@ def load_ogbn_arxiv(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     classes. Citations point from a paper to the papers it cites; with
     ``dataset.to_undirected`` (true in the YAML file, as in OGB's baselines) every edge is added
     in both directions, so a paper also hears from the papers citing it. Features of a
-    fraction ``dataset.missing_rate`` of the non-training nodes are zeroed (SPEC §3).
+    fraction ``dataset.missing_rate`` of the non-training nodes are zeroed (the paper's §7.1
+    missing-vector setting).
     Accuracy is ``ogb``'s ``Evaluator("ogbn-arxiv")``.
 
     Args:
