@@ -34,7 +34,7 @@ from torch_geometric.utils import add_self_loops, remove_self_loops
 
 from lipnorm_exp.data import Task, load_task
 from lipnorm_exp.loop import train_epoch
-from lipnorm_exp.models import build_model
+from lipnorm_exp.models import MODELS
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
@@ -158,23 +158,27 @@ def make_model(model: str, norm: str, depth: int, graph: Graph) -> nn.Module:
     in_channels, out_channels = graph.task.num_features, graph.task.num_outputs
     if norm == "pyg":
         return PygStack(model, depth, in_channels, out_channels)
-    model_cfg = OmegaConf.create(
-        {
-            "name": model,
-            "depth": depth,
-            "hidden": HIDDEN,
-            "heads": HEADS,
-            "concat": True,
-            "dropout": DROPOUT,
-            "attn_dropout": 0.0,
-            "residual": False,
-            "beta": False,
-        }
+    layer = {"beta": False} if model == "gt" else {}
+    options = {} if norm == "none" else {"alpha": 1.0, "eps": 1e-12, "variant": norm}
+    return MODELS.get(model)(
+        in_channels,
+        out_channels,
+        depth=depth,
+        hidden=HIDDEN,
+        heads=HEADS,
+        head_channels=None,
+        concat=True,
+        dropout=DROPOUT,
+        attn_dropout=0.0,
+        residual=False,
+        input_width=None,
+        activation="elu",
+        last_activation=True,
+        post_layernorm=False,
+        norm="none" if norm == "none" else "lip",
+        norm_options=options,
+        **layer,
     )
-    norm_cfg = {"name": "none"} if norm == "none" else {"name": "lip", "alpha": 1.0, "eps": 1e-12}
-    if norm != "none":
-        norm_cfg["variant"] = norm
-    return build_model(model_cfg, OmegaConf.create(norm_cfg), in_channels, out_channels)
 
 
 # ---- measurements ---------------------------------------------------------------------------

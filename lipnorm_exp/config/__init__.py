@@ -6,11 +6,14 @@
 - :mod:`~lipnorm_exp.config.rules`: rules between keys.
 - :mod:`~lipnorm_exp.config.validate`: ``validate(cfg)``, all of the above on one config
   (``check_keys(cfg)``: the keys alone, without the rules between them).
+- :mod:`~lipnorm_exp.config.build`: ``build_model(cfg.model, cfg.norm, ...)``, the groups'
+  keys as the model's keyword arguments.
 
 What defines a run, and the hash that names it, are in :mod:`lipnorm_exp.records.identity`.
 """
 
+from lipnorm_exp.config.build import build_model
 from lipnorm_exp.config.resolvers import project_root, register_resolvers
 from lipnorm_exp.config.validate import check_keys, validate
 
-__all__ = ["check_keys", "project_root", "register_resolvers", "validate"]
+__all__ = ["build_model", "check_keys", "project_root", "register_resolvers", "validate"]
