@@ -5,6 +5,7 @@ which registers its resolvers)."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 PROBE = """
 import importlib, json, pkgutil, signal, socket, sys
@@ -41,3 +42,9 @@ def test_importing_every_module_changes_no_process_wide_state():
     result = json.loads(out.splitlines()[-1])
     assert result["count"] > 40
     assert result["after"] == result["before"]
+
+
+def test_no_module_imports_a_private_hydra_api():
+    package = Path(__file__).resolve().parents[1] / "lipnorm_exp"
+    users = [path.name for path in package.rglob("*.py") if "hydra._internal" in path.read_text()]
+    assert users == []
