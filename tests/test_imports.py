@@ -20,7 +20,7 @@ def state():
         "safe_globals": sorted(repr(g) for g in torch.serialization.get_safe_globals()
                                if "torch_geometric.data" in repr(g)),
         "signals": {n: repr(signal.getsignal(n)) for n in (signal.SIGINT, signal.SIGTERM)},
-        "resolvers": sorted(name for name in ("lipnorm_root", "lipnorm_cwd", "lipnorm_add")
+        "resolvers": sorted(name for name in ("lipnorm_cwd", "lipnorm_add")
                             if OmegaConf.has_resolver(name)),
         "blocked": sorted(name for name, module in sys.modules.items() if module is None),
     }
