@@ -32,8 +32,10 @@ def installed(tmp_path_factory) -> Path:
     venv.create(root / "venv", system_site_packages=True, with_pip=False)
     python = root / "venv" / "bin" / "python"
     (wheel,) = (root / "dist").glob("*.whl")
+    # --ignore-installed: a lipnorm_exp among the system packages must not count as installed
     install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q"]
-    subprocess.run([*install, "--no-deps", "--no-index", str(wheel)], check=True)
+    options = ["--no-deps", "--no-index", "--ignore-installed"]
+    subprocess.run([*install, *options, str(wheel)], check=True)
     return python
 
 
@@ -47,11 +49,11 @@ def test_the_wheel_runs_in_an_empty_folder_and_writes_there(installed, tmp_path)
     work.mkdir()
     env = {k: v for k, v in environment().items() if k != "PYTHONPATH"}
     where = "import lipnorm_exp, os; print(os.path.dirname(lipnorm_exp.__file__))"
-    package = Path(
-        subprocess.run(
-            [str(installed), "-c", where], cwd=work, env=env, capture_output=True, text=True
-        ).stdout.strip()
+    found = subprocess.run(
+        [str(installed), "-c", where], cwd=work, env=env, capture_output=True, text=True
     )
+    assert found.returncode == 0, found.stderr
+    package = Path(found.stdout.strip())
     assert package.is_relative_to(installed.parents[1])  # the wheel's copy, not the checkout
     shipped = files(package)
     args = ["model.depth=1", "train.epochs=1", "train.progress=false", "logger=none"]
