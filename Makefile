@@ -7,8 +7,8 @@ RUNS ?= results/runs
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
-install: ## install the package with all extras (CPU torch 2.13 first, so no CUDA build is pulled)
-	$(PYTHON) -m pip install -q "torch==2.13.0"
+install: ## install the package with all extras (torch 2.13 first where no torch is installed; an installed one, CUDA or not, is kept)
+	$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q "torch==2.13.0"
 	$(PYTHON) -m pip install -q -e ".[all]"
 
 run: install ## train the default config (GAT-Lip, Cora) and write its record

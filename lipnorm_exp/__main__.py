@@ -15,7 +15,7 @@ from lipnorm_exp.cli import (
     say,
     stop,
 )
-from lipnorm_exp.config import register_resolvers
+from lipnorm_exp.config import register_resolvers, search_path
 from lipnorm_exp.errors import UserError
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.stopping import in_sweep_worker, stop_requests
@@ -25,7 +25,7 @@ from lipnorm_exp.train import run
 register_resolvers()
 
 
-@hydra.main(version_base="1.3", config_path="../configs", config_name="config")
+@hydra.main(version_base="1.3", config_path=search_path(), config_name="config")
 def main(cfg: DictConfig) -> None:
     """Train one configuration; a bad value, absent data or a stop request end it in one line.
 

@@ -7,15 +7,16 @@ the identity and the attention models build it into their layers.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
-from omegaconf import DictConfig
 from torch import nn
 from torch_geometric.nn import LayerNorm, PairNorm
 
 from lipnorm_exp.registry import Registry
 
-NodeNorm = Callable[[DictConfig, int], nn.Module]
+#: ``(channels, **options)`` → the module, the options being the ``norm`` group's keys
+NodeNorm = Callable[..., nn.Module]
 NORMS: Registry[NodeNorm] = Registry("norm.name")
 ATTENTION_NORMS = ("lip",)
 
@@ -29,18 +30,18 @@ class NoNorm(nn.Identity):
 
 @NORMS.register("none")
 @NORMS.register("lip")
-def no_node_norm(cfg: DictConfig, channels: int) -> nn.Module:
-    """No node normalisation (``lip`` works on attention scores instead)."""
+def no_node_norm(channels: int, **options: Any) -> nn.Module:
+    """No node normalisation (``lip`` works on attention scores instead: its options are theirs)."""
     return NoNorm()
 
 
 @NORMS.register("pairnorm")
-def pair_norm(cfg: DictConfig, channels: int) -> nn.Module:
+def pair_norm(channels: int, *, scale: float, scale_individually: bool) -> nn.Module:
     r"""PairNorm: centre, then rescale to mean row norm ``s`` (PN) or each row to ``s`` (PN-SI)."""
-    return PairNorm(scale=cfg.scale, scale_individually=cfg.scale_individually)
+    return PairNorm(scale=scale, scale_individually=scale_individually)
 
 
 @NORMS.register("layernorm")
-def layer_norm(cfg: DictConfig, channels: int) -> nn.Module:
+def layer_norm(channels: int, *, affine: bool) -> nn.Module:
     """LayerNorm of each node's feature vector."""
-    return LayerNorm(channels, affine=cfg.affine, mode="node")
+    return LayerNorm(channels, affine=affine, mode="node")

@@ -9,6 +9,7 @@ when the sweep is stopped (Ctrl-C, SIGTERM), saying then how many jobs have no o
 """
 
 import atexit
+import itertools
 import json
 import logging
 import os
@@ -17,13 +18,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, INTERRUPTED
 from lipnorm_exp.stopping import SWEEP_PID_ENV, install_stop_handlers, sweep_process
 
@@ -48,20 +50,33 @@ OUTCOMES = (COMPLETED, DIVERGED, SKIPPED, FAILED, INTERRUPTED)
 
 
 def _param_arguments(hydra_cfg: DictConfig) -> list[str]:
-    """``hydra.sweeper.params`` as ``key=value`` strings, as :class:`BasicSweeper` writes them."""
+    """``hydra.sweeper.params`` as ``key=value`` strings, as Hydra's basic sweeper writes them."""
     params = hydra_cfg.sweeper.get("params") or {}
     return [f"{key}={value}" for key, value in params.items()]
 
 
-def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
-    """The override lists of the jobs the basic sweeper makes, in launch order.
+def _choices(override: Override) -> list[str]:
+    """The ``key=value`` strings one override stands for: one, or one per value it sweeps."""
+    key = override.get_key_element()
+    if not override.is_sweep_override():
+        return [f"{key}={override.get_value_element_as_str()}"]
+    if not override.is_discrete_sweep():
+        raise ConfigError(f"{override.input_line}: the basic sweeper takes lists and ranges only")
+    return [f"{key}={value}" for value in override.sweep_string_iterator()]
 
-    As :class:`BasicSweeper` does: ``hydra.sweeper.params`` as ``key=value`` strings, then
-    the command line (``hydra.overrides.task``), expanded into their cartesian product.
+
+def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
+    """The override lists of the jobs Hydra's basic sweeper makes, in launch order.
+
+    As the basic sweeper does: ``hydra.sweeper.params`` as ``key=value`` strings, then the
+    command line (``hydra.overrides.task``), a later override of a key replacing an earlier
+    one in its place, expanded into their cartesian product (the first key varies slowest).
     """
     arguments = [*_param_arguments(hydra_cfg), *hydra_cfg.overrides.task]
-    overrides = OverridesParser.create().parse_overrides(arguments)
-    return BasicSweeper.split_arguments(overrides, None)[0]
+    by_key: dict[str, list[str]] = {}
+    for override in OverridesParser.create().parse_overrides(arguments):
+        by_key[override.get_key_element()] = _choices(override)
+    return [list(job) for job in itertools.product(*by_key.values())]
 
 
 def sweep_axes(hydra_cfg: DictConfig) -> dict[str, list[Any]]:

@@ -22,13 +22,12 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm.auto import tqdm
 
 from lipnorm_exp.atomic import remove_stale_temps
-from lipnorm_exp.config import validate
+from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.data import Task, load_task
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.folders import writable_folder
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz
 from lipnorm_exp.loop import MONITORED, NonFiniteError, evaluate, train_epoch
-from lipnorm_exp.models import build_model
 from lipnorm_exp.records import (
     COMPLETED,
     DIVERGED,

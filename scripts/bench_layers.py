@@ -33,9 +33,9 @@ from torch_geometric.data import Data
 from torch_geometric.nn import GATConv, TransformerConv
 from torch_geometric.utils import add_self_loops, remove_self_loops
 
+from lipnorm_exp.config import build_model
 from lipnorm_exp.data import Task, load_task
 from lipnorm_exp.loop import train_epoch
-from lipnorm_exp.models import build_model
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"

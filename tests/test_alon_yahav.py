@@ -12,9 +12,8 @@ import torch.nn.functional as F
 from omegaconf import OmegaConf
 from test_models import small_graph
 
-from lipnorm_exp.config import validate
+from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.data import load_task
-from lipnorm_exp.models import build_model
 from lipnorm_exp.train import EarlyStopping, make_scheduler, run
 
 

@@ -7,13 +7,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 from omegaconf import OmegaConf
+from test_models import make
 from torch.autograd.functional import jacobian
 from torch_geometric.data import Data
 
 from lipnorm_exp.data import Task
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz, spectral_norm
 from lipnorm_exp.loop import train_epoch
-from lipnorm_exp.models import build_model
 from lipnorm_exp.nn import GATLayer
 from lipnorm_exp.report.aggregate import preset_runs, usable_runs
 from lipnorm_exp.report.figures import draw_gradient_heatmap, fig2_gradients
@@ -47,26 +47,7 @@ def graph(seed: int, nodes: int = 12, features: int = 5, classes: int = 3) -> Da
 
 
 def tiny_model(name: str, norm: str, depth: int = 3):
-    model = OmegaConf.create(
-        {
-            "name": name,
-            "depth": depth,
-            "hidden": 8,
-            "heads": 2,
-            "concat": True,
-            "dropout": 0.0,
-            "attn_dropout": 0.0,
-            "residual": False,
-            "beta": False,
-            "head_channels": None,
-            "input_width": None,
-            "activation": "elu",
-            "last_activation": True,
-            "post_layernorm": False,
-        }
-    )
-    norm = OmegaConf.create({"name": norm, "alpha": 1.0, "eps": 1e-12, "variant": "paper"})
-    return build_model(model, norm, 5, 3)
+    return make(name, norm, depth)
 
 
 def hand_norms(model, parameter_names) -> torch.Tensor:

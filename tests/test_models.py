@@ -6,9 +6,9 @@ import torch.nn.functional as F
 from conftest import CONFIGS
 from omegaconf import OmegaConf
 
-from lipnorm_exp.config import validate
+from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.models import MODELS, build_model
+from lipnorm_exp.models import MODELS
 from lipnorm_exp.norms import NORMS
 
 ATTENTION = ("gat", "gatv2", "gt")
@@ -35,7 +35,8 @@ def small_graph(num_nodes=12, num_features=5, num_classes=3, seed=0):
 
 
 def make(model_name, norm_name, depth, **model_changes):
-    model = group("model", model_name, depth=depth, hidden=8, heads=2, dropout=0.0, **model_changes)
+    heads = {"heads": 2} if model_name in ATTENTION else {}
+    model = group("model", model_name, depth=depth, hidden=8, dropout=0.0, **heads, **model_changes)
     return build_model(model, group("norm", norm_name), 5, 3)
 
 
@@ -75,9 +76,7 @@ def test_each_normalisation_changes_the_output(model_name):
 
 @pytest.mark.parametrize("scale_individually", [False, True])
 def test_pairnorm_output_is_centred_with_the_documented_scale(scale_individually):
-    norm = NORMS.get("pairnorm")(
-        group("norm", "pairnorm", scale=2.0, scale_individually=scale_individually), 8
-    )
+    norm = NORMS.get("pairnorm")(8, scale=2.0, scale_individually=scale_individually)
     x = torch.randn(30, 8) * 5 + 3
     out = norm(x)
     centred = x - x.mean(dim=0)
@@ -90,7 +89,7 @@ def test_pairnorm_output_is_centred_with_the_documented_scale(scale_individually
 
 
 def test_layernorm_normalises_each_node():
-    norm = NORMS.get("layernorm")(group("norm", "layernorm"), 8)
+    norm = NORMS.get("layernorm")(8, affine=True)
     out = norm(torch.randn(30, 8) * 5 + 3)
     assert torch.allclose(out.mean(dim=1), torch.zeros(30), atol=1e-5)
     assert torch.allclose(out.var(dim=1, unbiased=False), torch.ones(30), atol=1e-3)
@@ -151,3 +150,22 @@ def test_bad_lipschitz_norm_options_fail_at_start_up_in_one_line(
     with pytest.raises(ConfigError, match=message) as info:
         validate(make_cfg(f"model={model}", "norm=lip", override))
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("model_name", sorted(MODELS))
+def test_models_take_the_config_groups_keys_as_typed_keyword_arguments(model_name):
+    """build_model passes the group keys as they are: equal to the class called by hand."""
+    model, norm = group("model", model_name, depth=2), group("norm", "pairnorm", scale=2.0)
+    options = OmegaConf.to_container(model, resolve=True)
+    del options["name"]
+    torch.manual_seed(0)
+    built = build_model(model, norm, 5, 3)
+    torch.manual_seed(0)
+    by_hand = MODELS.get(model_name)(
+        5, 3, norm="pairnorm", norm_options={"scale": 2.0, "scale_individually": False}, **options
+    )
+    assert repr(built) == repr(by_hand)
+    for (name, a), b in zip(built.state_dict().items(), by_hand.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+    with pytest.raises(TypeError, match="missing"):
+        MODELS.get(model_name)(5, 3, norm="none", norm_options={})

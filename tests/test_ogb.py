@@ -104,6 +104,14 @@ def test_arxiv_metric_is_ogb_accuracy(arxiv, tmp_path):
     assert math.isnan(task.metric(data.y[:0], logits[:0]))
 
 
+def test_loading_leaves_the_socket_timeout_and_torch_safe_globals_as_they_were(arxiv, tmp_path):
+    timeout, safe = socket.getdefaulttimeout(), torch.serialization.get_safe_globals()
+    arxiv_task(arxiv, tmp_path)  # builds and saves the processed file
+    arxiv_task(arxiv, tmp_path)  # reads it back with torch.load
+    assert socket.getdefaulttimeout() == timeout
+    assert torch.serialization.get_safe_globals() == safe
+
+
 @pytest.mark.parametrize("rate", [0.5, 1.0])
 def test_arxiv_missing_vectors_spare_training_nodes(arxiv, tmp_path, rate):
     (data,) = arxiv_task(arxiv, tmp_path, missing_rate=rate, seed=3).train_batches

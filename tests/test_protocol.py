@@ -11,8 +11,7 @@ from conftest import CONFIGS
 from omegaconf import OmegaConf
 from test_models import small_graph
 
-from lipnorm_exp.config import validate
-from lipnorm_exp.models import build_model
+from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.records import run_id
 from lipnorm_exp.train import make_scheduler, run
 

@@ -154,8 +154,8 @@ def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, mo
 
 
 def test_evaluation_refuses_non_finite_outputs(make_cfg):
+    from lipnorm_exp.config import build_model
     from lipnorm_exp.data import load_task
-    from lipnorm_exp.models import build_model
 
     cfg = make_cfg(*SMALL)
     task = load_task(cfg.dataset, cfg.paths, 0)

@@ -6,7 +6,7 @@ import torch
 from conftest import compose_config
 from omegaconf import OmegaConf
 
-from lipnorm_exp.config import validate
+from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.data import load_task, trees
 from lipnorm_exp.data.trees import (
     TreeNeighborsMatch,
@@ -17,7 +17,6 @@ from lipnorm_exp.data.trees import (
     tree_edge_index,
 )
 from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.models import build_model
 
 
 def trees_cfg(depth: int, **overrides):

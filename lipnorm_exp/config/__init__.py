@@ -1,16 +1,28 @@
 """The config: its resolvers, its schema and the check of a composed config before a run.
 
-- :mod:`~lipnorm_exp.config.resolvers`: ``${lipnorm_root:}`` and ``${lipnorm_add:a,b}``.
+- :mod:`~lipnorm_exp.config.location`: where the YAML files are (package or checkout).
+- :mod:`~lipnorm_exp.config.resolvers`: ``${lipnorm_cwd:}`` and ``${lipnorm_add:a,b}``.
 - :mod:`~lipnorm_exp.config.constraints`: types and limits of values, checked unconverted.
 - :mod:`~lipnorm_exp.config.schema`: the keys of every group option, typed.
 - :mod:`~lipnorm_exp.config.rules`: rules between keys.
 - :mod:`~lipnorm_exp.config.validate`: ``validate(cfg)``, all of the above on one config
   (``check_keys(cfg)``: the keys alone, without the rules between them).
+- :mod:`~lipnorm_exp.config.build`: ``build_model(cfg.model, cfg.norm, ...)``, the groups'
+  keys as the model's keyword arguments.
 
 What defines a run, and the hash that names it, are in :mod:`lipnorm_exp.records.identity`.
 """
 
-from lipnorm_exp.config.resolvers import project_root, register_resolvers
+from lipnorm_exp.config.build import build_model
+from lipnorm_exp.config.location import config_dir, search_path
+from lipnorm_exp.config.resolvers import register_resolvers
 from lipnorm_exp.config.validate import check_keys, validate
 
-__all__ = ["check_keys", "project_root", "register_resolvers", "validate"]
+__all__ = [
+    "build_model",
+    "check_keys",
+    "config_dir",
+    "register_resolvers",
+    "search_path",
+    "validate",
+]

@@ -1,19 +1,17 @@
-"""The custom resolvers the YAML files use, and the root they resolve paths against."""
+"""The custom resolvers the YAML files use."""
 
-from pathlib import Path
+import os
 
 from omegaconf import OmegaConf
 
 
-def project_root() -> str:
-    """The checkout root when ``configs/`` sits beside the package, else the cwd."""
-    root = Path(__file__).resolve().parents[2]
-    return str(root) if (root / "configs").is_dir() else str(Path.cwd())
-
-
 def register_resolvers() -> None:
-    """``${lipnorm_root:}`` and ``${lipnorm_add:a,b}``, used by the YAML files."""
-    if not OmegaConf.has_resolver("lipnorm_root"):
-        OmegaConf.register_new_resolver("lipnorm_root", project_root)
+    """``${lipnorm_cwd:}`` and ``${lipnorm_add:a,b}``, used by the YAML files.
+
+    ``${lipnorm_cwd:}`` is the folder the command runs in: data, records and logs go under it
+    (``configs/paths/default.yaml``), never into the installed package.
+    """
+    if not OmegaConf.has_resolver("lipnorm_cwd"):
+        OmegaConf.register_new_resolver("lipnorm_cwd", os.getcwd)
     if not OmegaConf.has_resolver("lipnorm_add"):
         OmegaConf.register_new_resolver("lipnorm_add", lambda a, b: int(a) + int(b))

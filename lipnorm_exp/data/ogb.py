@@ -14,9 +14,11 @@ flags may be YAML booleans; a heterogeneous or binary graph is refused by
 :mod:`lipnorm_exp.config.rules`). Such a dataset is never downloaded.
 
 ``ogb`` is imported only when one of these datasets is asked for (it is the ``ogb`` extra),
-without its update check against PyPI, with the safe globals ``torch.load`` needs to read
-its processed file, and without its stdin question about new releases: a folder whose files
-are all present is taken as current.
+without its update check against PyPI, and without its stdin question about new releases: a
+folder whose files are all present is taken as current. Nothing here changes process-wide
+state for longer than a load: the socket timeout and the safe globals ``torch.load`` needs to
+read ``ogb``'s processed file hold while the dataset is read, and the stand-in module that
+turns off the update check while ``ogb`` is imported.
 """
 
 import socket
@@ -33,6 +35,8 @@ import torch.nn.functional as F
 import torch_geometric.typing
 from omegaconf import DictConfig, OmegaConf
 from torch_geometric.data import Data
+from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
+from torch_geometric.data.storage import GlobalStorage
 from torch_geometric.loader import NeighborLoader, RandomNodeLoader
 from torch_geometric.utils import index_to_mask, scatter, to_undirected
 
@@ -66,11 +70,6 @@ def _import_ogb(name: str) -> ModuleType:
             del sys.modules["outdated"]
         else:
             sys.modules["outdated"] = outdated
-    from torch_geometric.data.data import DataEdgeAttr, DataTensorAttr
-    from torch_geometric.data.storage import GlobalStorage
-
-    # ogb reads its processed file with torch.load, which is weights-only since torch 2.6.
-    torch.serialization.add_safe_globals([DataEdgeAttr, DataTensorAttr, GlobalStorage])
     return ogbn
 
 
@@ -95,12 +94,18 @@ def _required_files(meta: dict) -> list[str]:
 
 
 @contextmanager
-def _socket_timeout(seconds: float) -> Iterator[None]:
-    """Make a stalled download fail instead of hang (``ogb`` opens URLs without a timeout)."""
+def _ogb_reading() -> Iterator[None]:
+    """While ``ogb`` downloads and reads a dataset, and only then.
+
+    A stalled download fails instead of hanging (``ogb`` opens URLs without a timeout), and
+    ``torch.load``, weights-only since torch 2.6, may read the PyG classes of ``ogb``'s
+    processed file.
+    """
     previous = socket.getdefaulttimeout()
-    socket.setdefaulttimeout(seconds)
+    socket.setdefaulttimeout(_DOWNLOAD_TIMEOUT_S)
     try:
-        yield
+        with torch.serialization.safe_globals([DataEdgeAttr, DataTensorAttr, GlobalStorage]):
+            yield
     finally:
         socket.setdefaulttimeout(previous)
 
@@ -132,7 +137,7 @@ def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType
         root=str(Path(paths.data_dir) / "ogb"),
         meta_dict=meta if custom else None,
     )
-    with _socket_timeout(_DOWNLOAD_TIMEOUT_S):
+    with _ogb_reading():
         raw = [folder / file for file in files]
         loaded = load_prepared(build, folder / "processed", raw, read_gzip)
     return ogbn, loaded
@@ -169,7 +174,8 @@ def load_ogbn_arxiv(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     classes. Citations point from a paper to the papers it cites; with
     ``dataset.to_undirected`` (true in the YAML file, as in OGB's baselines) every edge is added
     in both directions, so a paper also hears from the papers citing it. Features of a
-    fraction ``dataset.missing_rate`` of the non-training nodes are zeroed (SPEC §3).
+    fraction ``dataset.missing_rate`` of the non-training nodes are zeroed (the paper's §7.1
+    missing-vector setting).
     Accuracy is ``ogb``'s ``Evaluator("ogbn-arxiv")``.
 
     Args:

@@ -1,6 +1,7 @@
 """What the attention models (GAT, GATv2, GT) share: head widths and the LipschitzNorm seam."""
 
-from omegaconf import DictConfig
+from typing import Any
+
 from torch import nn
 
 from lipnorm_exp.models.base import DepthwiseGNN
@@ -9,13 +10,22 @@ from lipnorm_exp.models.base import DepthwiseGNN
 class AttentionGNN(DepthwiseGNN):
     """A :class:`DepthwiseGNN` whose graph layers are multi-head attention layers.
 
-    ``model.hidden`` is the layer width, as for every model: concatenated heads
-    (``model.concat=true``) have ``hidden / heads`` channels each, averaged heads
-    ``hidden`` each. ``model.head_channels``, when set, gives the channels of one head
-    instead and the width follows from it (``heads × head_channels`` concatenated, as the
-    authors' ``--hidden_dim``). With ``norm=lip`` every layer normalises its scores with
-    :attr:`lip_norm_class`. Each layer is a :attr:`layer_class` built by :meth:`make_conv`;
-    a model adds its own layer options through :meth:`layer_options`.
+    ``hidden`` is the layer width, as for every model: concatenated heads (``concat=True``)
+    have ``hidden / heads`` channels each, averaged heads ``hidden`` each. ``head_channels``,
+    when set, gives the channels of one head instead and the width follows from it
+    (``heads × head_channels`` concatenated, as the authors' ``--hidden_dim``). With
+    ``norm="lip"`` every layer normalises its scores with :attr:`lip_norm_class`, built from
+    ``norm_options``. Each layer is a :attr:`layer_class` built by :meth:`make_conv`; a model
+    adds its own layer options through :meth:`layer_options`.
+
+    Args:
+        in_channels (int): input feature width.
+        out_channels (int): output width.
+        heads (int): attention heads.
+        concat (bool): concatenate the heads (else average them).
+        head_channels (int | None): channels of one head (``None``: from ``hidden``).
+        attn_dropout (float): dropout on the attention weights.
+        **options: the keyword arguments of :class:`DepthwiseGNN` (``hidden``, ``norm``, ...).
     """
 
     attention = True
@@ -24,39 +34,46 @@ class AttentionGNN(DepthwiseGNN):
     #: the LipschitzNorm module for this layer's score (set by each model)
     lip_norm_class: type[nn.Module]
 
-    @staticmethod
-    def head_channels(model: DictConfig) -> int:
-        """Channels of one head."""
-        if model.head_channels is not None:
-            return model.head_channels
-        return model.hidden // model.heads if model.concat else model.hidden
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        *,
+        heads: int,
+        concat: bool,
+        head_channels: int | None,
+        attn_dropout: float,
+        **options: Any,
+    ):
+        # read by layer_width() and make_conv(), which DepthwiseGNN.__init__ calls
+        self.heads = heads
+        self.concat = concat
+        self.attn_dropout = attn_dropout
+        if head_channels is None:
+            head_channels = options["hidden"] // heads if concat else options["hidden"]
+        self.head_channels = head_channels
+        super().__init__(in_channels, out_channels, **options)
 
-    @staticmethod
-    def width(model: DictConfig) -> int:
-        if model.head_channels is None:
-            return model.hidden
-        return model.heads * model.head_channels if model.concat else model.head_channels
+    def layer_width(self) -> int:
+        return self.heads * self.head_channels if self.concat else self.head_channels
 
-    @classmethod
-    def score_norm(cls, norm: DictConfig) -> nn.Module | None:
+    def score_norm(self) -> nn.Module | None:
         """The attention-score normalisation of one layer, or ``None``."""
-        if norm.name != "lip":
+        if self.norm != "lip":
             return None
-        return cls.lip_norm_class(alpha=norm.alpha, eps=norm.eps, variant=norm.variant)
+        return self.lip_norm_class(**self.norm_options)
 
-    def layer_options(self, model: DictConfig) -> dict:
+    def layer_options(self) -> dict[str, Any]:
         """Keyword arguments of :attr:`layer_class` beyond those every attention layer takes."""
         return {}
 
-    def make_conv(
-        self, model: DictConfig, norm: DictConfig, index: int, in_channels: int
-    ) -> nn.Module:
+    def make_conv(self, index: int, in_channels: int, width: int) -> nn.Module:
         return self.layer_class(
             in_channels,
-            self.head_channels(model),
-            heads=model.heads,
-            concat=model.concat,
-            dropout=model.attn_dropout,
-            norm=self.score_norm(norm),
-            **self.layer_options(model),
+            self.head_channels,
+            heads=self.heads,
+            concat=self.concat,
+            dropout=self.attn_dropout,
+            norm=self.score_norm(),
+            **self.layer_options(),
         )

@@ -1,8 +1,9 @@
 """The depth-wise GNN every model shares, and the registry of models by ``model.name``."""
 
+from collections.abc import Mapping
+
 import torch
 import torch.nn.functional as F
-from omegaconf import DictConfig
 from torch import nn
 
 from lipnorm_exp.norms import NORMS
@@ -39,8 +40,21 @@ class DepthwiseGNN(nn.Module):
     Args:
         in_channels (int): input feature width.
         out_channels (int): output width (classes or tasks).
-        model (DictConfig): the ``model`` config group (depth, hidden, dropout, residual, ...).
-        norm (DictConfig): the ``norm`` config group.
+        depth (int): number of graph layers.
+        hidden (int): layer width (attention models: see :class:`AttentionGNN`).
+        dropout (float): feature dropout before each graph layer.
+        residual (bool): residual connection around each graph layer.
+        input_width (int | None): width of the input Linear's output (``None``: the layer width).
+        activation (str): after each graph layer: ``elu``, ``relu`` or ``none``.
+        last_activation (bool): the activation after the last graph layer too.
+        post_layernorm (bool): LayerNorm after the residual sum of each layer.
+        norm (str): the normalisation's name (``none``, ``lip``, ``pairnorm``, ``layernorm``).
+        norm_options (Mapping[str, float | bool | str]): its keyword arguments (``lip``:
+            ``alpha``, ``eps``, ``variant``; ``pairnorm``: ``scale``, ``scale_individually``;
+            ``layernorm``: ``affine``).
+
+    Building a model from the ``model`` and ``norm`` config groups is
+    :func:`lipnorm_exp.config.build_model`'s job.
     """
 
     #: whether ``norm=lip`` applies (the layers compute attention scores)
@@ -48,36 +62,51 @@ class DepthwiseGNN(nn.Module):
     #: names of the attention parameters inside one graph layer (for gradient tracking)
     attention_parameter_names: tuple[str, ...] = ()
 
-    def __init__(self, in_channels: int, out_channels: int, model: DictConfig, norm: DictConfig):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        *,
+        depth: int,
+        hidden: int,
+        dropout: float,
+        residual: bool,
+        input_width: int | None,
+        activation: str,
+        last_activation: bool,
+        post_layernorm: bool,
+        norm: str,
+        norm_options: Mapping[str, float | bool | str],
+    ):
         super().__init__()
-        self.depth = model.depth
-        self.dropout = model.dropout
-        self.residual = model.residual
-        self.last_activation = model.last_activation
-        self.activation = ACTIVATIONS[model.activation]()
-        width = self.width(model)
-        first = model.input_width or width
+        self.depth = depth
+        self.hidden = hidden
+        self.dropout = dropout
+        self.residual = residual
+        self.last_activation = last_activation
+        self.activation = ACTIVATIONS[activation]()
+        self.norm = norm
+        self.norm_options = dict(norm_options)
+        width = self.layer_width()
+        first = input_width or width
         self.input = nn.Linear(in_channels, first)
         self.convs = nn.ModuleList(
-            self.make_conv(model, norm, i, first if i == 0 else width) for i in range(model.depth)
+            self.make_conv(i, first if i == 0 else width, width) for i in range(depth)
         )
-        self.norms = nn.ModuleList(NORMS.get(norm.name)(norm, width) for _ in range(model.depth))
+        self.norms = nn.ModuleList(NORMS.get(norm)(width, **norm_options) for _ in range(depth))
         widens = self.residual and first != width
         self.input_residual = nn.Linear(first, width, bias=False) if widens else None
         self.post_norms = nn.ModuleList(
-            nn.LayerNorm(width) for _ in range(model.depth if model.post_layernorm else 0)
+            nn.LayerNorm(width) for _ in range(depth if post_layernorm else 0)
         )
         self.output = nn.Linear(width, out_channels)
         self.reset_parameters()
 
-    @staticmethod
-    def width(model: DictConfig) -> int:
+    def layer_width(self) -> int:
         """Feature width between graph layers."""
-        return model.hidden
+        return self.hidden
 
-    def make_conv(
-        self, model: DictConfig, norm: DictConfig, index: int, in_channels: int
-    ) -> nn.Module:
+    def make_conv(self, index: int, in_channels: int, width: int) -> nn.Module:
         """Build graph layer ``index`` (0-based) mapping ``in_channels`` to ``width`` channels."""
         raise NotImplementedError
 
@@ -135,10 +164,3 @@ class DepthwiseGNN(nn.Module):
 ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "none": nn.Identity}
 
 MODELS: Registry[type[DepthwiseGNN]] = Registry("model.name")
-
-
-def build_model(
-    model: DictConfig, norm: DictConfig, in_channels: int, out_channels: int
-) -> DepthwiseGNN:
-    """The registered model named ``model.name``."""
-    return MODELS.get(model.name)(in_channels, out_channels, model, norm)

@@ -7,7 +7,7 @@ from lipnorm_exp.nn import GATLayer, GATLipschitzNorm
 
 @MODELS.register("gat")
 class GAT(AttentionGNN):
-    """Depth-wise GAT; ``norm=lip`` gives GAT-Lip."""
+    """Depth-wise GAT; ``norm="lip"`` gives GAT-Lip."""
 
     layer_class = GATLayer
     lip_norm_class = GATLipschitzNorm

@@ -1,6 +1,5 @@
 """GCN (Kipf & Welling, 2017)."""
 
-from omegaconf import DictConfig
 from torch import nn
 from torch_geometric.nn import GCNConv
 
@@ -11,7 +10,5 @@ from lipnorm_exp.models.base import MODELS, DepthwiseGNN
 class GCN(DepthwiseGNN):
     """Depth-wise GCN with symmetric normalisation and self-loops."""
 
-    def make_conv(
-        self, model: DictConfig, norm: DictConfig, index: int, in_channels: int
-    ) -> nn.Module:
-        return GCNConv(in_channels, model.hidden)
+    def make_conv(self, index: int, in_channels: int, width: int) -> nn.Module:
+        return GCNConv(in_channels, width)

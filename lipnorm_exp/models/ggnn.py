@@ -1,6 +1,5 @@
 """Gated graph neural network (Li et al., 2016)."""
 
-from omegaconf import DictConfig
 from torch import nn
 from torch_geometric.nn import GatedGraphConv
 
@@ -11,11 +10,9 @@ from lipnorm_exp.models.base import MODELS, DepthwiseGNN
 class GGNN(DepthwiseGNN):
     """Depth-wise GGNN: each graph layer is one GRU-gated propagation step with its own weights.
 
-    A narrower input (``model.input_width`` < ``model.hidden``) is zero-padded by
-    ``GatedGraphConv``; a wider one is refused.
+    A narrower input (``input_width`` < ``hidden``) is zero-padded by ``GatedGraphConv``; a
+    wider one is refused.
     """
 
-    def make_conv(
-        self, model: DictConfig, norm: DictConfig, index: int, in_channels: int
-    ) -> nn.Module:
-        return GatedGraphConv(model.hidden, num_layers=1)
+    def make_conv(self, index: int, in_channels: int, width: int) -> nn.Module:
+        return GatedGraphConv(width, num_layers=1)

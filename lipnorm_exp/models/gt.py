@@ -1,6 +1,6 @@
 """Graph Transformer (UniMP) and GT-Lip (paper Eq. 19)."""
 
-from omegaconf import DictConfig
+from typing import Any
 
 from lipnorm_exp.models.attention import AttentionGNN
 from lipnorm_exp.models.base import MODELS
@@ -9,11 +9,20 @@ from lipnorm_exp.nn import GTLayer, GTLipschitzNorm
 
 @MODELS.register("gt")
 class GT(AttentionGNN):
-    """Depth-wise Graph Transformer; ``norm=lip`` gives GT-Lip."""
+    """Depth-wise Graph Transformer; ``norm="lip"`` gives GT-Lip.
+
+    Args:
+        beta (bool): gated root weight, as in ``TransformerConv``.
+        **options: the keyword arguments of :class:`AttentionGNN`.
+    """
 
     layer_class = GTLayer
     lip_norm_class = GTLipschitzNorm
     attention_parameter_names = ("lin_query", "lin_key")
 
-    def layer_options(self, model: DictConfig) -> dict:
-        return {"beta": model.beta, "add_self_loops": True}  # i in N(i), as the paper's Eq. 19
+    def __init__(self, in_channels: int, out_channels: int, *, beta: bool, **options: Any):
+        self.beta = beta
+        super().__init__(in_channels, out_channels, **options)
+
+    def layer_options(self) -> dict[str, Any]:
+        return {"beta": self.beta, "add_self_loops": True}  # i in N(i), as the paper's Eq. 19

@@ -23,13 +23,13 @@ import pandas as pd
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
-from lipnorm_exp.config import project_root, register_resolvers
+from lipnorm_exp.config import config_dir, register_resolvers
 from lipnorm_exp.report.labels import model_label
 from lipnorm_exp.report.records import config_value
 from lipnorm_exp.sweep import sweep_axes
 
 #: the package's configs (``configs/experiment/<preset>.yaml``, ``configs/search/*.yaml``, ...)
-CONFIGS_DIR = Path(project_root()) / "configs"
+CONFIGS_DIR = config_dir()
 #: swept keys a preset's runs are not held to (module docstring)
 FREE_KEYS = ("seed", "protocol")
 
