@@ -80,27 +80,30 @@ def test_each_model_gets_the_block_of_their_run_script(make_cfg, model, block):
     assert overridden.model.activation == "elu"
 
 
-def test_their_block_is_layernorm_of_the_residual_sum_with_the_activation_inside(make_cfg):
-    cfg = make_cfg("dataset=trees", "model=gcn", "norm=none", "model.depth=2")
+def by_hand(make_cfg, model_name, block):
+    """A 2-layer TREES model of ``model_name`` and its output computed by ``block``."""
+    cfg = make_cfg("dataset=trees", f"model={model_name}", "norm=none", "model.depth=2")
     torch.manual_seed(0)
     model = build_model(cfg.model, cfg.norm, 5, 3).eval()
     x, edge_index, _ = small_graph()
     h = model.input(x)
-    for conv, layer_norm in zip(model.convs, model.post_norms, strict=True):
-        h = F.layer_norm(h + F.relu(conv(h, edge_index)), (32,), layer_norm.weight, layer_norm.bias)
-    assert torch.allclose(model(x, edge_index), model.output(h), atol=1e-6)
+    for index, conv in enumerate(model.convs):
+        h = block(model, index, h, conv(h, edge_index))
+    return model(x, edge_index), model.output(h)
+
+
+def test_their_block_is_layernorm_of_the_residual_sum_with_the_activation_inside(make_cfg):
+    def block(model, index, h, out):
+        norm = model.post_norms[index]
+        return F.layer_norm(h + F.relu(out), (32,), norm.weight, norm.bias)
+
+    ours, expected = by_hand(make_cfg, "gcn", block)
+    assert torch.allclose(ours, expected, atol=1e-6)
 
 
 def test_their_ggnn_is_plain_gated_steps(make_cfg):
-    cfg = make_cfg("dataset=trees", "model=ggnn", "norm=none", "model.depth=2")
-    torch.manual_seed(0)
-    model = build_model(cfg.model, cfg.norm, 5, 3).eval()
-    x, edge_index, _ = small_graph()
-    h = model.input(x)
-    for conv in model.convs:
-        h = conv(h, edge_index)
-    assert len(model.post_norms) == 0
-    assert torch.allclose(model(x, edge_index), model.output(h), atol=1e-6)
+    ours, expected = by_hand(make_cfg, "ggnn", lambda model, index, h, out: out)
+    assert torch.allclose(ours, expected, atol=1e-6)
 
 
 def test_training_accuracy_plateau_cuts_the_lr_like_torch_in_max_mode():

@@ -17,7 +17,7 @@ import pandas as pd
 from lipnorm_exp.report.aggregate import MISSING, Selection, cell_numbers, select
 from lipnorm_exp.report.labels import dataset_label, missing_label
 from lipnorm_exp.report.presets import PresetGrid
-from lipnorm_exp.report.provenance import UsedCell, provenance_line
+from lipnorm_exp.report.provenance import UsedCell
 from lipnorm_exp.report.table_files import Table
 
 ABLATION_PRESET = "ablation"
@@ -84,15 +84,7 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
             if chosen:
                 used.append(UsedCell(f"{where}, {name}", label, chosen))
         display.append(line)
-    return Table(
-        "ablation",
-        CAPTION,
-        pd.DataFrame(display),
-        pd.DataFrame(cells),
-        NOTES,
-        provenance_line(grid, runs, used),
-        tuple(used),
-    )
+    return Table.of_runs("ablation", CAPTION, display, cells, NOTES, grid, runs, used)
 
 
 __all__ = ["ABLATION_PRESET", "ablation_table", "max_attention_gradient"]

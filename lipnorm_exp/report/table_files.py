@@ -9,13 +9,15 @@
 Every file is a function of the table alone, so the same records give the same bytes.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from tabulate import tabulate
 
-from lipnorm_exp.report.provenance import UsedCell, runs_table
+from lipnorm_exp.report.presets import PresetGrid
+from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
 
 LATEX_SYMBOLS = {"±": r"$\pm$", "†": r"$^\dagger$", "–": "--"}
 LATEX_ESCAPES = {"%": r"\%", "&": r"\&", "_": r"\_", "#": r"\#"}
@@ -43,6 +45,30 @@ class Table:
     notes: str = ""
     provenance: str = ""
     used: tuple[UsedCell, ...] = ()
+
+    @classmethod
+    def of_runs(
+        cls,
+        name: str,
+        caption: str,
+        display: list[dict],
+        cells: list[dict],
+        notes: str,
+        grid: PresetGrid,
+        runs: pd.DataFrame,
+        used: Sequence[UsedCell],
+    ) -> "Table":
+        """A table of a preset's runs: rows as dicts, the provenance of ``runs`` and ``used``."""
+        provenance = provenance_line(grid, runs, used)
+        return cls(
+            name,
+            caption,
+            pd.DataFrame(display),
+            pd.DataFrame(cells),
+            notes,
+            provenance,
+            tuple(used),
+        )
 
 
 def _latex_symbols(text: str) -> str:

@@ -37,7 +37,7 @@ from lipnorm_exp.report.ablation import ABLATION_PRESET, ablation_table
 from lipnorm_exp.report.aggregate import MISSING, cell_numbers, preset_runs, select
 from lipnorm_exp.report.labels import dataset_label, missing_label
 from lipnorm_exp.report.presets import PresetGrid, preset_names
-from lipnorm_exp.report.provenance import UsedCell, provenance_line
+from lipnorm_exp.report.provenance import UsedCell
 from lipnorm_exp.report.table_files import Table, write_table
 from lipnorm_exp.report.trees import TREES_PRESET, trees_table
 
@@ -205,14 +205,8 @@ def build_table(runs: pd.DataFrame, grid: PresetGrid, spec: TableSpec) -> Table 
             cells.append(_cell(label, column, chosen, published))
             if chosen:
                 used.append(UsedCell(label, column.title, chosen))
-    return Table(
-        spec.name,
-        spec.caption,
-        pd.DataFrame(list(display.values())),
-        pd.DataFrame(cells),
-        spec.notes(grid),
-        provenance_line(grid, runs, used),
-        tuple(used),
+    return Table.of_runs(
+        spec.name, spec.caption, list(display.values()), cells, spec.notes(grid), grid, runs, used
     )
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import MISSING, cell_numbers, select
 from lipnorm_exp.report.presets import PresetGrid
-from lipnorm_exp.report.provenance import UsedCell, provenance_line
+from lipnorm_exp.report.provenance import UsedCell
 from lipnorm_exp.report.table_files import Table
 
 TREES_PRESET = "trees"
@@ -67,15 +67,7 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
                 used.append(UsedCell(label, f"tree depth {depth}", chosen))
         line[f"paper d = {paper.TREES_DEPTH}"] = _published(paper.TREES_TRAIN_ACC, label)
         display.append(line)
-    return Table(
-        "fig5_trees",
-        CAPTION,
-        pd.DataFrame(display),
-        pd.DataFrame(cells),
-        NOTES,
-        provenance_line(grid, runs, used),
-        tuple(used),
-    )
+    return Table.of_runs("fig5_trees", CAPTION, display, cells, NOTES, grid, runs, used)
 
 
 __all__ = ["TREES_PRESET", "passes_made", "trees_table"]
