@@ -1,8 +1,10 @@
 """Run identity across the config schema: every composition keeps the keys, values and types it
 had, so the run ids (and the whole resolved config) are those computed before the schema existed.
 
-The expected values were computed from the configs as they were before any schema checked them;
-a change here means records already on disk would no longer be found by the runs that made them.
+The expected values were computed from the configs as they were before any schema checked them
+(the TREES compositions under ``protocol=alon_yahav``: since that protocol takes each model's
+block from Alon & Yahav's run scripts); a change here means records already on disk would no
+longer be found by the runs that made them.
 """
 
 import hashlib
