@@ -30,6 +30,7 @@ CONFIG_COLUMNS = {
     "dataset": "dataset.name",
     "missing_rate": "dataset.missing_rate",
     "tree_depth": "dataset.depth",
+    "passes_per_epoch": "dataset.passes_per_epoch",
     "model": "model.name",
     "depth": "model.depth",
     "hidden": "model.hidden",
@@ -47,7 +48,12 @@ CONFIG_COLUMNS = {
 }
 
 #: values of config keys that a record may leave out
-CONFIG_DEFAULTS = {"missing_rate": 0.0, "residual": False, "protocol": "standard"}
+CONFIG_DEFAULTS = {
+    "missing_rate": 0.0,
+    "passes_per_epoch": 1,
+    "residual": False,
+    "protocol": "standard",
+}
 
 SUMMARY_COLUMNS = (
     "metric",
@@ -65,6 +71,7 @@ NUMERIC_COLUMNS = (
     "seed",
     "missing_rate",
     "tree_depth",
+    "passes_per_epoch",
     "depth",
     "hidden",
     "heads",

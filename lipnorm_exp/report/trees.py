@@ -31,8 +31,7 @@ NOTES = (
 
 def passes_made(runs: pd.DataFrame) -> float:
     """Mean passes over the training trees of ``runs``: epochs run × passes per epoch."""
-    per_epoch = [config["dataset"].get("passes_per_epoch", 1) for config in runs["config"]]
-    return float((runs["epochs_run"] * per_epoch).mean())
+    return float((runs["epochs_run"] * runs["passes_per_epoch"]).mean())
 
 
 def _published(values: dict, key) -> str:
