@@ -132,15 +132,19 @@ class DepthwiseGNN(nn.Module):
             h = F.dropout(x, p=self.dropout, training=self.training)
             h = norm(self.conv_forward(conv, h, x0, edge_index), batch)
             activate = self.last_activation or index < self.depth - 1
-            if self.post_norms:  # Alon & Yahav's block: the activation inside the residual
+            if self.post_norms:  # Alon & Yahav's block: LN(x + σ(h))
                 h = self.activation(h) if activate else h
-            if self.residual:
-                h = h + (self.input_residual(x) if index == 0 and self.input_residual else x)
-            if self.post_norms:
-                x = self.post_norms[index](h)
-            else:
+                x = self.post_norms[index](self.add_residual(index, h, x))
+            else:  # σ(h + x)
+                h = self.add_residual(index, h, x)
                 x = self.activation(h) if activate else h
         return self.output(x)
+
+    def add_residual(self, index: int, h: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """``h`` plus the residual ``P_l x`` of graph layer ``index`` (``h`` without one)."""
+        if not self.residual:
+            return h
+        return h + (self.input_residual(x) if index == 0 and self.input_residual else x)
 
     def layer_parameters(self) -> list[tuple[list[nn.Parameter], list[nn.Parameter]]]:
         """Per graph layer: (its attention parameters, all its parameters)."""
