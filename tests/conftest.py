@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
@@ -13,6 +14,16 @@ CONFIGS = REPO / "configs"
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 
 register_resolvers()
+
+
+def assert_reset_parameters_redraws(layer: torch.nn.Module) -> None:
+    """``layer.reset_parameters()`` replaces every parameter's values (none keeps a filler)."""
+    with torch.no_grad():
+        for p in layer.parameters():
+            p.fill_(0.123)
+    layer.reset_parameters()
+    for name, p in layer.named_parameters():
+        assert not torch.any(p == 0.123), name
 
 
 def compose_config(tmp_path: Path, overrides: list[str] = ()) -> DictConfig:

@@ -5,6 +5,7 @@ argument validation and the returned weights."""
 
 import pytest
 import torch
+from conftest import assert_reset_parameters_redraws
 from torch_geometric.nn import GATConv, GATv2Conv, TransformerConv
 from torch_geometric.utils import to_edge_index, to_torch_coo_tensor, to_torch_csr_tensor
 
@@ -236,12 +237,7 @@ def test_repr(layer, text):
 )
 def test_reset_parameters_draws_new_weights(cls, options):
     layer = cls(**{"in_channels": F_IN, **options}, out_channels=C, heads=2, edge_dim=D)
-    with torch.no_grad():
-        for p in layer.parameters():
-            p.fill_(0.123)
-    layer.reset_parameters()
-    for name, p in layer.named_parameters():
-        assert not torch.any(p == 0.123), name
+    assert_reset_parameters_redraws(layer)
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ with ``norm="lip"`` the scores are Eq. (19) per query and head over the unmasked
 
 import pytest
 import torch
+from conftest import assert_reset_parameters_redraws
 from torch import nn
 
 from lipnorm_exp.nn import DenseLipschitzNorm, LipschitzMultiheadAttention
@@ -133,13 +134,7 @@ def test_attention_dropout_equals_torch_in_training():
 
 
 def test_reset_parameters_draws_new_weights():
-    layer = LipschitzMultiheadAttention(E, H, add_bias_kv=True, kdim=3)
-    with torch.no_grad():
-        for p in layer.parameters():
-            p.fill_(0.123)
-    layer.reset_parameters()
-    for name, p in layer.named_parameters():
-        assert not torch.any(p == 0.123), name
+    assert_reset_parameters_redraws(LipschitzMultiheadAttention(E, H, add_bias_kv=True, kdim=3))
 
 
 # ---- norm="lip" ---------------------------------------------------------------------------
