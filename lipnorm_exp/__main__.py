@@ -4,7 +4,7 @@ import os
 import sys
 
 import hydra
-from omegaconf import DictConfig
+from omegaconf import DictConfig, ListConfig
 
 from lipnorm_exp.cli import (
     ERROR_PREFIX,
@@ -33,11 +33,14 @@ def main(cfg: DictConfig) -> None:
     its line again at the end); a stop request ends the sweep, a worker process at once.
     """
     position = sweep_position()
+    runs = len(cfg.seed) if isinstance(cfg.seed, ListConfig) else 1
     with stop_requests():
         try:
-            note_outcome(outcome_of(run(cfg, desc=position)))
+            result = run(cfg, desc=position)
+            for record in result if isinstance(result, list) else [result]:
+                note_outcome(outcome_of(record))
         except UserError as error:
-            note_outcome(FAILED, str(error))
+            note_outcome(FAILED, str(error), runs)
             if not position:
                 stop(error)
             if full_error_wanted():
@@ -45,14 +48,14 @@ def main(cfg: DictConfig) -> None:
             say(f"{ERROR_PREFIX}{error}")
             raise JobError(f"{ERROR_PREFIX}{error}") from None
         except KeyboardInterrupt as stop_request:
-            note_outcome(INTERRUPTED, str(stop_request) or "Ctrl-C")
+            note_outcome(INTERRUPTED, str(stop_request) or "Ctrl-C", runs)
             say(f"{interruption(stop_request)} {position}".rstrip())
             if in_sweep_worker():
                 sys.stdout.flush()
                 os._exit(EXIT_INTERRUPTED)  # its sweep is gone or stopping: nothing to return to
             sys.exit(EXIT_INTERRUPTED)
         except Exception as error:
-            note_outcome(FAILED, f"{type(error).__name__}: {error}")
+            note_outcome(FAILED, f"{type(error).__name__}: {error}", runs)
             raise
 
 

@@ -4,9 +4,12 @@ An evaluation whose model outputs are not all finite raises :class:`NonFiniteErr
 instead of scoring them: the arg-max of NaN logits is class 0, an accuracy of nothing.
 """
 
+from collections.abc import Iterable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch_geometric.data import Data
 
 from lipnorm_exp.data import Task
 
@@ -87,10 +90,18 @@ def evaluate(model: nn.Module, task: Task, device: torch.device) -> dict[str, fl
         NonFiniteError: some output of the model is NaN or infinite.
     """
     model.eval()
+    return score(task, (_forward(model, batch, device) for batch in task.eval_batches))
+
+
+def score(task: Task, outputs: Iterable[tuple[torch.Tensor, Data]]) -> dict[str, float]:
+    """``{split}_loss`` and ``{split}_acc`` of every split from ``(outputs, batch)`` pairs.
+
+    Raises:
+        NonFiniteError: some output is NaN or infinite.
+    """
     logits = {split: [] for split in SPLITS}
     targets = {split: [] for split in SPLITS}
-    for batch in task.eval_batches:
-        out, batch = _forward(model, batch, device)
+    for out, batch in outputs:
         if not bool(torch.isfinite(out).all()):
             raise NonFiniteError("the model's outputs are not all finite")
         for split in SPLITS:

@@ -1,4 +1,4 @@
-"""Sweep progress: "run k of n" for each job and a tally of the outcomes at the end.
+"""Sweep progress: "job k of n" for each job and a tally of the runs' outcomes at the end.
 
 :class:`SweepProgress` is a Hydra callback (``configs/hydra/default.yaml``). At the start
 of a multirun it counts the grid the basic sweeper will expand and passes the total, and the
@@ -32,9 +32,11 @@ from lipnorm_exp.stopping import SWEEP_PID_ENV, install_stop_handlers, sweep_pro
 __all__ = [
     "SweepProgress",
     "grid_jobs",
+    "grid_runs",
     "grid_size",
     "note_outcome",
     "outcome_of",
+    "runs_of_job",
     "sweep_axes",
     "sweep_position",
     "tally",
@@ -100,6 +102,19 @@ def grid_size(hydra_cfg: DictConfig) -> int:
     return len(grid_jobs(hydra_cfg))
 
 
+def runs_of_job(job: list[str]) -> int:
+    """Number of runs one job (its override list) trains: the seeds of its ``seed`` list, or 1."""
+    for override in OverridesParser.create().parse_overrides(job):
+        if override.get_key_element() == "seed" and isinstance(override.value(), list):
+            return len(override.value())
+    return 1
+
+
+def grid_runs(hydra_cfg: DictConfig) -> int:
+    """Number of runs a sweep trains: its jobs, each counted by :func:`runs_of_job`."""
+    return sum(runs_of_job(job) for job in grid_jobs(hydra_cfg))
+
+
 def sweep_position() -> str:
     """``"[k/n]"`` inside a multirun job (``"[k]"`` when n is unknown), ``""`` otherwise."""
     if not HydraConfig.initialized():
@@ -117,26 +132,33 @@ def outcome_of(record: dict[str, Any]) -> str:
     return SKIPPED if record.get("skipped") else record["status"]
 
 
-def note_outcome(outcome: str, error: str | None = None) -> None:
-    """Append this job's outcome (one of :data:`OUTCOMES`) to the sweep's progress file.
+def note_outcome(outcome: str, error: str | None = None, runs: int = 1) -> None:
+    """Append the outcome (one of :data:`OUTCOMES`) of ``runs`` runs of this job to the log.
+
+    The log is the sweep's progress file; a job training several seeds together notes each
+    run's outcome.
 
     A no-op outside a multirun.
     """
     if not sweep_position():
         return
     hydra_cfg = HydraConfig.get()
-    line = json.dumps({"job": hydra_cfg.job.num, "outcome": outcome, "error": error})
+    line = json.dumps({"job": hydra_cfg.job.num, "outcome": outcome, "error": error, "runs": runs})
     path = Path(hydra_cfg.sweep.dir) / PROGRESS_FILE
     with open(path, "a") as handle:  # one short append per job: atomic on local disks
         handle.write(line + "\n")
 
 
 def tally(sweep_dir: str | Path) -> Counter:
-    """Outcomes (:data:`OUTCOMES`) of the jobs of one sweep that have one."""
+    """Outcomes (:data:`OUTCOMES`) of the runs of one sweep that have one."""
     path = Path(sweep_dir) / PROGRESS_FILE
-    if not path.exists():
-        return Counter()
-    return Counter(json.loads(line)["outcome"] for line in path.read_text().splitlines() if line)
+    counts: Counter = Counter()
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line:
+                noted = json.loads(line)
+                counts[noted["outcome"]] += noted.get("runs", 1)
+    return counts
 
 
 def tally_line(counts: Counter, total: int) -> str:
@@ -170,8 +192,8 @@ class SweepProgress(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Count the grid, hand the total and this process's id to the jobs, arm the tally."""
-        self._total = grid_size(config.hydra)
-        os.environ[TOTAL_ENV] = str(self._total)
+        self._total = grid_runs(config.hydra)
+        os.environ[TOTAL_ENV] = str(grid_size(config.hydra))
         os.environ[SWEEP_PID_ENV] = sweep_process()
         self._sweep_dir = str(config.hydra.sweep.dir)
         self._handlers = install_stop_handlers()

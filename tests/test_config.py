@@ -96,7 +96,11 @@ def test_descriptions_say_what_is_allowed_and_values_show_their_wrong_kind():
 #: command-line values of the wrong type, unknown keys and the like: (overrides, the message)
 BAD_VALUES = [
     (["model.depth=abc"], r"^model\.depth must be an integer >= 1, got abc \(a string\)$"),
-    (["seed=abc"], r"^seed must be an integer in \[0, 4294967295\], got abc \(a string\)$"),
+    (
+        ["seed=abc"],
+        r"^seed must be an integer in \[0, 4294967295\] or a list \(each item an integer in "
+        r"\[0, 4294967295\]\), got abc \(a string\)$",
+    ),
     (["train.lr=abc"], r"^train\.lr must be a number > 0, got abc \(a string\)$"),
     (["dataset.missing_rate=abc"], r"^dataset\.missing_rate must be a number in \[0, 1\], got abc"),
     (["model.residual=no"], r"^model\.residual must be true or false, got no \(a string\)$"),

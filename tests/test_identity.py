@@ -728,9 +728,14 @@ CASES = [
 ]
 
 
+#: top-level keys added since the pins, none of which defines a run (``seeds_per_job``: how a
+#: preset's sweep groups its seeds into jobs)
+ADDED_SINCE = ("seeds_per_job",)
+
+
 def whole_config_hash(cfg) -> str:
     container = OmegaConf.to_container(cfg, resolve=True)
-    for key in ("paths", "hydra", "logger"):
+    for key in ("paths", "hydra", "logger", *ADDED_SINCE):
         container.pop(key, None)
     return hashlib.sha256(json.dumps(container, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -748,3 +753,9 @@ def test_a_composition_keeps_its_run_id_and_values(
     cfg = composed(overrides)
     assert run_id(cfg) == expected_id
     assert whole_config_hash(cfg) == expected_whole
+
+
+def test_keys_added_since_do_not_define_a_run(composed):
+    plain = composed([])
+    for key in ADDED_SINCE:
+        assert run_id(composed([f"{key}=4"])) == run_id(plain)

@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.records import run_id
-from lipnorm_exp.sweep import grid_jobs, grid_size, sweep_axes
+from lipnorm_exp.sweep import grid_jobs, grid_runs, grid_size, sweep_axes
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 PRESETS = sorted(path.stem for path in (CONFIGS / "experiment").glob("*.yaml"))
@@ -241,3 +241,17 @@ def test_ablation_changes_one_factor_of_the_protocol():
             if before[section][key] != after[section][key]
         ]
         assert len(differing) == 1, (name, differing)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_seeds_per_job_groups_every_presets_seeds(preset):
+    """The same runs, in jobs of up to 3 seeds trained together; each job validates."""
+    plain = compose_sweep(f"+experiment={preset}", "scale=paper")
+    grouped = compose_sweep(f"+experiment={preset}", "scale=paper", "seeds_per_job=3")
+    seeds = sweep_axes(plain.hydra)["seed"]
+    jobs = grid_jobs(grouped.hydra)
+    assert grid_runs(grouped.hydra) == grid_size(plain.hydra)
+    assert len(jobs) == grid_size(plain.hydra) // len(seeds) * -(-len(seeds) // 3)
+    job_cfg = compose_job(jobs[0])
+    validate(job_cfg)
+    assert list(job_cfg.seed) == seeds[:3]

@@ -2,11 +2,32 @@
 
 import os
 
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
+
+from lipnorm_exp.errors import ConfigError
+
+
+def seed_groups(seeds: int | str, per_job: int) -> int | str:
+    """A preset's seed axis with ``per_job`` seeds trained together in each job.
+
+    ``seeds`` is the axis as the preset's grid writes it (``range(10)``, ``0,1,2``, ``3``);
+    with ``per_job=1`` it comes back as it is, one run per job. Else the seeds are cut, in
+    order, into lists of ``per_job`` (the last may be shorter), swept as Hydra sweeps lists:
+    ``range(5)`` with 2 per job gives ``[0,1],[2,3],[4]``.
+    """
+    if not isinstance(per_job, int) or isinstance(per_job, bool) or per_job < 1:
+        raise ConfigError(f"seeds_per_job must be an integer >= 1, got {per_job}")
+    if per_job == 1:
+        return seeds
+    (axis,) = OverridesParser.create().parse_overrides([f"seed={seeds}"])
+    values = list(axis.sweep_iterator()) if axis.is_sweep_override() else [axis.value()]
+    groups = [values[start : start + per_job] for start in range(0, len(values), per_job)]
+    return ",".join("[" + ",".join(str(seed) for seed in group) + "]" for group in groups)
 
 
 def register_resolvers() -> None:
-    """``${lipnorm_cwd:}`` and ``${lipnorm_add:a,b}``, used by the YAML files.
+    """``${lipnorm_cwd:}``, ``${lipnorm_add:a,b}`` and ``${lipnorm_seed_groups:seeds,n}``.
 
     ``${lipnorm_cwd:}`` is the folder the command runs in: data, records and logs go under it
     (``configs/paths/default.yaml``), never into the installed package.
@@ -15,3 +36,5 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("lipnorm_cwd", os.getcwd)
     if not OmegaConf.has_resolver("lipnorm_add"):
         OmegaConf.register_new_resolver("lipnorm_add", lambda a, b: int(a) + int(b))
+    if not OmegaConf.has_resolver("lipnorm_seed_groups"):
+        OmegaConf.register_new_resolver("lipnorm_seed_groups", seed_groups)

@@ -97,8 +97,18 @@ def meta_dict_is_a_homogeneous_csv_graph(config: dict[str, Any]) -> None:
         raise ConfigError("dataset.meta_dict: only homogeneous graphs in CSV files are supported")
 
 
+def seeds_trained_together_are_distinct(config: dict[str, Any]) -> None:
+    """A list of seeds (runs trained together) names at least one seed, each once."""
+    seeds = config["seed"]
+    if isinstance(seeds, list) and (not seeds or len(set(seeds)) != len(seeds)):
+        raise ConfigError(
+            f"seed={seeds} must be one seed or a list of distinct seeds (runs trained together)"
+        )
+
+
 #: every rule, in the order they are checked
 RULES: tuple[Rule, ...] = (
+    seeds_trained_together_are_distinct,
     attention_norm_needs_attention,
     heads_divide_the_width,
     gatv2_has_the_paper_variant_only,

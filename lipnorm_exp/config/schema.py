@@ -49,6 +49,8 @@ NonNegativeNumber = Annotated[float, AtLeast(0)]
 Fraction = Annotated[float, Between(0, 1)]
 Dropout = Annotated[float, Between(0, 1, open_high=True)]
 Absent = MAY_BE_ABSENT
+#: a run's seed (a list of them trains those runs together: :mod:`lipnorm_exp.batched`)
+Seed = Annotated[int, Between(0, 2**32 - 1)]
 #: the monitored columns an early stop may watch (it stops once one reaches 1)
 ACCURACIES = tuple(name for name, higher in MONITORED.items() if higher)
 
@@ -298,7 +300,8 @@ class Ablation:
 class Config:
     """``configs/config.yaml`` composed: top-level keys, then the groups in dependency order."""
 
-    seed: Annotated[int, Between(0, 2**32 - 1)]
+    seed: Seed | list[Seed]
+    seeds_per_job: Annotated[Positive, Absent]  # absent from records made before it existed
     scale: Annotated[str, OneOf(("quick", "paper"))]
     force: bool
     device: Annotated[str, Matches(r"auto|cpu|cuda(:\d+)?", "auto, cpu, cuda or cuda:<index>")]

@@ -3,9 +3,9 @@
 from collections.abc import Mapping
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from lipnorm_exp.nn.copy_dropout import dropout
 from lipnorm_exp.norms import NORMS
 from lipnorm_exp.registry import Registry
 
@@ -129,7 +129,7 @@ class DepthwiseGNN(nn.Module):
         """Node outputs ``[N, out_channels]``; ``batch`` assigns nodes to graphs (PairNorm)."""
         x = x0 = self.input(x)
         for index, (conv, norm) in enumerate(zip(self.convs, self.norms, strict=True)):
-            h = F.dropout(x, p=self.dropout, training=self.training)
+            h = dropout(x, self.dropout, self.training)
             h = norm(self.conv_forward(conv, h, x0, edge_index), batch)
             activate = self.last_activation or index < self.depth - 1
             if self.post_norms:  # Alon & Yahav's block: LN(x + σ(h))

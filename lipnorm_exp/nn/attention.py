@@ -9,7 +9,6 @@ pair ``(x_src, x_dst)``, an ``edge_index`` ``[2, E]`` or a ``torch.sparse`` adja
 """
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn import Parameter
 from torch_geometric.nn import MessagePassing
@@ -18,6 +17,7 @@ from torch_geometric.typing import OptTensor
 from torch_geometric.utils import add_self_loops, is_torch_sparse_tensor, remove_self_loops
 from torch_geometric.utils.sparse import set_sparse_value
 
+from lipnorm_exp.nn.copy_dropout import dropout
 from lipnorm_exp.nn.lipschitz_norm import norm_label, resolve_norm
 
 __all__ = ["AttentionLayer"]
@@ -192,7 +192,7 @@ class AttentionLayer(MessagePassing):
         ``[N, H, C]``, if given, are the values of one self-loop per node that ``edge_index``
         leaves out and whose weights are the last ``N`` of ``alpha``: they are added per node.
         """
-        alpha = F.dropout(alpha, p=self.dropout, training=self.training)
+        alpha = dropout(alpha, self.dropout, self.training)
         if loops is not None:
             alpha, loop_alpha = alpha.split([alpha.size(0) - loops.size(0), loops.size(0)])
         x, edge_value = (None, value) if per_edge else (value, None)

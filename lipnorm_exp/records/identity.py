@@ -16,7 +16,16 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 #: keys that say where or how a run is shown, not what it computes: left out of its hash
-NON_DEFINING_KEYS = ("paths", "force", "device", "logger", "tags", "grid", "hydra")
+NON_DEFINING_KEYS = (
+    "paths",
+    "force",
+    "device",
+    "logger",
+    "tags",
+    "grid",
+    "seeds_per_job",
+    "hydra",
+)
 NON_DEFINING_TRAIN_KEYS = ("progress",)
 #: the key that tells the seeds of one setting apart
 SEED_KEY = "seed"

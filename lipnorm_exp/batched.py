@@ -1,0 +1,236 @@
+"""``seed=[0,1,2]``: several seeds of one configuration trained together in one process.
+
+Each seed is the run it would be alone, with the same identity and record: its data, model and
+random stream are made exactly as :func:`lipnorm_exp.train.run` makes them (seed everything,
+load the task, build the model), and it has its own Adam optimiser, learning-rate schedule,
+early stop and best epoch (:class:`~lipnorm_exp.run_state.RunState`). What is shared is the
+computation: every epoch runs the forward and backward pass of all copies still training as
+one batch (:class:`~lipnorm_exp.copies.StackedCopies`), so a GPU runs a few large kernels
+instead of many small ones. The loss minimised is the sum of the copies' losses, whose gradient
+with respect to each copy's parameters is that copy's own; dropout draws each copy's masks from
+its own stream. A run's losses therefore equal those of the same run trained alone, within float
+tolerance (the batched kernels add in another order).
+
+A copy leaves the batch when it ends (early stop, divergence, last epoch) and its record is
+written then; a seed whose finished record exists is skipped, as alone. Each record says it was
+trained in a batch (``batched``: the seeds trained together). Only full-graph tasks can be
+batched: every copy trains and evaluates on one graph, the same for all (its features may
+differ, as the missing vectors of each seed do).
+"""
+
+import copy
+import math
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+import torch
+from omegaconf import DictConfig
+from torch_geometric.data import Data
+from tqdm.auto import tqdm
+
+from lipnorm_exp.config import build_model
+from lipnorm_exp.copies import StackedCopies
+from lipnorm_exp.data import Task, load_task
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.lipschitz_estimate import layer_lipschitz
+from lipnorm_exp.loop import NonFiniteError, gradient_norms, score, task_loss
+from lipnorm_exp.nn.copy_dropout import RandomStream
+from lipnorm_exp.records import run_id
+from lipnorm_exp.run_state import RunState
+from lipnorm_exp.runs import (
+    finished_record,
+    log_outcome,
+    new_record,
+    note_failure,
+    prepare,
+    save_outcome,
+    seed_everything,
+)
+from lipnorm_exp.tracking import make_tracker
+
+__all__ = ["BATCHED_KEY", "member_config", "run_batched"]
+
+#: the record key naming the seeds a run was trained together with
+BATCHED_KEY = "batched"
+
+
+def member_config(cfg: DictConfig, seed: int) -> DictConfig:
+    """The config of the run of ``seed`` among ``cfg.seed``'s: ``cfg`` with that one seed."""
+    member = copy.deepcopy(cfg)
+    member.seed = seed
+    return member
+
+
+def _single_graph(task: Task, seed: int) -> Data:
+    """The one graph ``task`` trains and evaluates on, or a :class:`ConfigError`."""
+    train, evaluation = list(task.train_batches), list(task.eval_batches)
+    if len(train) != 1 or len(evaluation) != 1 or train[0] is not evaluation[0]:
+        raise ConfigError(
+            f"seed=[...] trains runs together on one full graph; dataset.name={task.name} "
+            f"trains in batches (seed {seed}): give one seed per run"
+        )
+    return train[0]
+
+
+def _check_logger(cfg: DictConfig) -> None:
+    if cfg.logger.name != "none":
+        raise ConfigError(
+            f"seed=[...] (runs trained together) is tracked by its records only; "
+            f"logger.name={cfg.logger.name}, allowed: none (or give one seed per run)"
+        )
+
+
+def run_batched(cfg: DictConfig, desc: str = "") -> list[dict[str, Any]]:
+    """Train the runs of every seed of ``cfg.seed`` together; their records, in seed order.
+
+    Seeds with a finished record are skipped (their records come back marked ``skipped``).
+    """
+    results_dir, device = prepare(cfg)
+    _check_logger(cfg)
+    members = [member_config(cfg, seed) for seed in cfg.seed]
+    records: list[dict[str, Any] | None] = [
+        finished_record(member, results_dir, run_id(member), desc) for member in members
+    ]
+    todo = [k for k, record in enumerate(records) if record is None]
+    if todo:
+        for k, record in zip(
+            todo,
+            _train_together([members[k] for k in todo], results_dir, device, desc),
+            strict=True,
+        ):
+            records[k] = record
+    return records
+
+
+def _train_together(members: list[DictConfig], results_dir, device, desc) -> list[dict]:
+    """Build the copies of ``members``, train them as one batch, save each record as it ends."""
+    started, clock = datetime.now(timezone.utc), time.perf_counter()
+    models, tasks, graphs, streams = [], [], [], []
+    for member in members:
+        seed_everything(member.seed)
+        task = load_task(member.dataset, member.paths, member.seed)
+        graphs.append(_single_graph(task, member.seed).to(device))
+        tasks.append(task)
+        models.append(
+            build_model(member.model, member.norm, task.num_features, task.num_outputs).to(device)
+        )
+        streams.append(RandomStream(device))
+    if any(not torch.equal(graph.edge_index, graphs[0].edge_index) for graph in graphs):
+        raise ConfigError("seed=[...] needs one graph for every seed; these seeds' graphs differ")
+    seeds = [int(member.seed) for member in members]
+    records, trackers = [], []
+    for member in members:
+        rid = run_id(member)
+        records.append({**new_record(member, rid, device, started), BATCHED_KEY: {"seeds": seeds}})
+        trackers.append(make_tracker(member, rid))
+    setup_s = time.perf_counter() - clock
+    open_runs = set(range(len(members)))
+
+    def close(k: int, result: dict[str, Any]) -> None:
+        records[k].update(result)
+        open_runs.discard(k)
+        save_outcome(records[k], results_dir, trackers[k], clock, setup_s)
+        log_outcome(records[k], desc)
+
+    try:
+        fit_together(
+            StackedCopies(models, streams), tasks, graphs, members[0].train, trackers, close, desc
+        )
+    except BaseException as error:
+        for k in sorted(open_runs):
+            note_failure(records[k], error)
+            save_outcome(records[k], results_dir, trackers[k], clock, setup_s)
+        raise
+    return records
+
+
+def fit_together(
+    copies: StackedCopies,
+    tasks: list[Task],
+    graphs: list[Data],
+    train: DictConfig,
+    trackers: list,
+    close: Callable[[int, dict[str, Any]], None],
+    desc: str = "",
+) -> None:
+    """Train ``copies`` on their ``graphs`` as one batch; ``close(k, result)`` as copy k ends.
+
+    ``result`` is what :func:`lipnorm_exp.train.fit` returns for a run alone: ``status``,
+    ``error``, ``summary`` and ``history``.
+    """
+    optimizers = [
+        torch.optim.Adam(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+        for model in copies.models
+    ]
+    states = [
+        RunState(optimizer, train, tracker)
+        for optimizer, tracker in zip(optimizers, trackers, strict=True)
+    ]
+    edge_index, x = graphs[0].edge_index, torch.stack([graph.x for graph in graphs])
+    active = list(range(len(graphs)))
+    bar = tqdm(range(1, train.epochs + 1), desc=desc, disable=not train.progress, leave=False)
+    for epoch in bar:
+        for k in active:
+            states[k].start_epoch()
+        losses, grads = _train_step(
+            copies, active, x, edge_index, tasks, graphs, optimizers, train.track_gradients
+        )
+        outputs = _evaluation_outputs(copies, active, x, edge_index)
+        for i, k in enumerate(active):
+            try:
+                if not math.isfinite(losses[i]):
+                    raise NonFiniteError("non-finite training loss")
+                metrics = score(tasks[k], [(outputs[i], graphs[k])])
+            except NonFiniteError as divergence:
+                states[k].diverge(epoch, str(divergence))
+                continue
+            states[k].end_epoch(
+                epoch,
+                losses[i],
+                metrics,
+                grads[i],
+                lambda k=k: layer_lipschitz(copies.models[k], graphs[k]),
+            )
+        for k in [k for k in active if states[k].done]:
+            close(k, states[k].result(tasks[k].metric_name))
+        active = [k for k in active if not states[k].done]
+        bar.set_postfix(training=len(active))
+        if not active:
+            break
+    bar.close()
+
+
+def _train_step(
+    copies: StackedCopies,
+    active: list[int],
+    x: torch.Tensor,
+    edge_index: torch.Tensor,
+    tasks: list[Task],
+    graphs: list[Data],
+    optimizers: list[torch.optim.Optimizer],
+    track_gradients: bool,
+) -> tuple[list[float], list[torch.Tensor | None]]:
+    """One optimiser step of every copy in ``active``; their losses and gradient norms."""
+    copies.train()
+    for k in active:
+        optimizers[k].zero_grad()
+    out = copies(active, x[active], edge_index)
+    losses = []
+    for i, k in enumerate(active):
+        mask = graphs[k].train_mask
+        losses.append(task_loss(tasks[k], out[i][mask], graphs[k].y[mask]))
+    torch.stack(losses).sum().backward()
+    grads = [gradient_norms(copies.models[k]) if track_gradients else None for k in active]
+    for k in active:
+        optimizers[k].step()
+    return [loss.item() for loss in losses], grads
+
+
+@torch.no_grad()
+def _evaluation_outputs(
+    copies: StackedCopies, active: list[int], x: torch.Tensor, edge_index: torch.Tensor
+) -> torch.Tensor:
+    copies.train(False)
+    return copies(active, x[active], edge_index)

@@ -1,0 +1,111 @@
+r"""Dropout that gives copies of a model stacked under ``torch.func.vmap`` their own masks.
+
+A run trained alone draws its dropout masks from torch's global generator, seeded by the run's
+seed. Several runs trained together as one ``vmap`` over their stacked parameters would draw
+one mask batch from one generator (``randomness="different"``), so no run would see the masks
+it sees alone. :func:`dropout` is ``F.dropout`` except inside :func:`copy_streams`, where a
+custom operator draws the mask of copy :math:`k` from copy :math:`k`'s generator state, exactly
+as ``F.dropout`` would draw it in that run alone: the state is swapped into the global
+generator, ``F.dropout`` of a tensor of ones gives the scaled mask
+:math:`m / (1 - p)`, :math:`m \sim \mathrm{Bernoulli}(1 - p)`, and the state moves on. The
+input is then multiplied by the mask, as ``F.dropout`` does.
+
+Call the stacked model under ``vmap(..., randomness="same")``: the masks are drawn by the
+operator's vmap rule, outside vmap's own randomness.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+__all__ = ["RandomStream", "copy_streams", "dropout"]
+
+
+class RandomStream:
+    """The state of torch's global generator for one device, kept apart from it.
+
+    Args:
+        device: whose generator (CPU, or one CUDA device).
+    """
+
+    def __init__(self, device: torch.device):
+        self.device = torch.device(device)
+        self.state = self._get()
+
+    def _get(self) -> Tensor:
+        if self.device.type == "cuda":
+            return torch.cuda.get_rng_state(self.device)
+        return torch.get_rng_state()
+
+    def _set(self, state: Tensor) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.set_rng_state(state, self.device)
+        else:
+            torch.set_rng_state(state)
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """Within: the global generator is this stream; after: it is as it was before."""
+        saved = self._get()
+        self._set(self.state)
+        try:
+            yield
+        finally:
+            self.state = self._get()
+            self._set(saved)
+
+
+_STREAMS: ContextVar[list[RandomStream] | None] = ContextVar("copy_streams", default=None)
+
+
+@contextmanager
+def copy_streams(streams: list[RandomStream]) -> Iterator[None]:
+    """Within: :func:`dropout` under ``vmap`` gives copy ``k`` the masks of ``streams[k]``."""
+    token = _STREAMS.set(streams)
+    try:
+        yield
+    finally:
+        _STREAMS.reset(token)
+
+
+def _mask(like: Tensor, p: float) -> Tensor:
+    return F.dropout(torch.ones_like(like), p=p, training=True)
+
+
+@torch.library.custom_op("lipnorm_exp::copy_dropout_mask", mutates_args=())
+def _copy_mask(like: Tensor, p: float) -> Tensor:
+    """The scaled mask of a single copy: the first stream's."""
+    with _STREAMS.get()[0].active():
+        return _mask(like, p)
+
+
+@_copy_mask.register_fake
+def _(like: Tensor, p: float) -> Tensor:
+    return torch.empty_like(like)
+
+
+def _copy_mask_vmap(info, in_dims: tuple, like: Tensor, p: float) -> tuple[Tensor, int]:
+    """One mask per copy along the vmapped dimension, copy ``k`` from ``streams[k]``."""
+    like = like.movedim(in_dims[0], 0)
+    streams = _STREAMS.get()
+    if len(streams) != like.size(0):
+        raise RuntimeError(f"{like.size(0)} stacked copies but {len(streams)} random streams")
+    masks = []
+    for stream, copy in zip(streams, like, strict=True):
+        with stream.active():
+            masks.append(_mask(copy, p))
+    return torch.stack(masks), 0
+
+
+_copy_mask.register_vmap(_copy_mask_vmap)
+
+
+def dropout(x: Tensor, p: float, training: bool) -> Tensor:
+    """``F.dropout(x, p, training)``; inside :func:`copy_streams`, each copy's own masks."""
+    if _STREAMS.get() is None or not training or p == 0.0:
+        return F.dropout(x, p=p, training=training)
+    return x * _copy_mask(x.detach(), p)

@@ -1,0 +1,165 @@
+"""One run's state between epochs: its schedule, early stop, history, best epoch and outcome.
+
+:class:`RunState` is what a training loop hands each epoch's numbers to, whether it trains one
+run (:func:`lipnorm_exp.train.fit`) or several together (:mod:`lipnorm_exp.batched`): both
+keep the same rows, select the same best epoch and stop on the same rule.
+"""
+
+import time
+from typing import Any
+
+import torch
+from omegaconf import DictConfig
+
+from lipnorm_exp.loop import MONITORED
+from lipnorm_exp.records import COMPLETED, DIVERGED
+
+__all__ = ["MIN_IMPROVEMENT", "EarlyStopping", "RunState", "make_scheduler", "summarise"]
+
+
+def make_scheduler(
+    optimizer: torch.optim.Optimizer, train: DictConfig
+) -> torch.optim.lr_scheduler.ReduceLROnPlateau | None:
+    """The learning-rate schedule of ``train.scheduler``, or ``None`` for ``none``.
+
+    ``plateau`` multiplies the lr by ``scheduler_factor`` once ``scheduler_metric`` has not
+    improved for ``scheduler_patience`` epochs: the validation loss as the authors' scripts,
+    or the training accuracy as Alon & Yahav's (an accuracy must rise by more than 1e-4,
+    their absolute threshold).
+    """
+    if train.scheduler == "none":
+        return None
+    if MONITORED[train.scheduler_metric]:
+        mode, threshold_mode = "max", "abs"
+    else:
+        mode, threshold_mode = "min", "rel"
+    return torch.optim.lr_scheduler.ReduceLROnPlateau(
+        optimizer,
+        mode=mode,
+        factor=train.scheduler_factor,
+        patience=train.scheduler_patience,
+        threshold_mode=threshold_mode,
+    )
+
+
+#: the least rise of an accuracy that counts as an improvement for early stopping
+MIN_IMPROVEMENT = 1e-4
+
+
+class EarlyStopping:
+    """Stop after ``train.patience`` epochs without a better ``train.patience_metric``.
+
+    An accuracy counts as better when it rises by more than :data:`MIN_IMPROVEMENT` (Alon &
+    Yahav's rule); a run whose monitored accuracy reaches 1 stops at once, having nothing left
+    to improve. ``patience=0`` never stops.
+    """
+
+    def __init__(self, train: DictConfig):
+        self.patience = train.patience
+        self.metric = train.patience_metric
+        self.best: float | None = None
+        self.best_epoch = 0
+
+    def stop(self, row: dict[str, Any]) -> bool:
+        """Take one epoch's row; whether training should end after it."""
+        if not self.patience:
+            return False
+        value = row[self.metric]
+        if self.best is None or value > self.best + MIN_IMPROVEMENT:
+            self.best, self.best_epoch = value, row["epoch"]
+        return value >= 1.0 or row["epoch"] - self.best_epoch >= self.patience
+
+
+def summarise(history: list[dict], best: dict | None, metric: str, diverged_at: int | None) -> dict:
+    """Summary metrics of a run from its history and best-validation epoch."""
+    train_accs = [row["train_acc"] for row in history]
+    return {
+        "metric": metric,
+        "best_epoch": best["epoch"] if best else None,
+        "best_val_acc": best["val_acc"] if best else None,
+        "test_acc_at_best_val": best["test_acc"] if best else None,
+        "train_acc_at_best_val": best["train_acc"] if best else None,
+        "best_train_acc": max(train_accs) if train_accs else None,
+        "final_train_acc": train_accs[-1] if train_accs else None,
+        "epochs_run": len(history),
+        "diverged_at_epoch": diverged_at,
+    }
+
+
+class RunState:
+    """The epochs of one run so far, and whether it goes on.
+
+    The best epoch is the one with the highest validation accuracy (the first one on ties).
+    A run ends after ``train.epochs`` epochs, on :class:`EarlyStopping`, or at a divergence
+    (:meth:`diverge`), which leaves no row: the history holds the epochs before it.
+
+    Args:
+        optimizer: the run's optimiser (its lr is logged and scheduled).
+        train: the ``train`` config group.
+        tracker: receives every row (:mod:`lipnorm_exp.tracking`).
+    """
+
+    def __init__(self, optimizer: torch.optim.Optimizer, train: DictConfig, tracker):
+        self.optimizer = optimizer
+        self.train = train
+        self.tracker = tracker
+        self.scheduler = make_scheduler(optimizer, train)
+        self.stopping = EarlyStopping(train)
+        self.history: list[dict[str, Any]] = []
+        self.best: dict[str, Any] | None = None
+        self.status, self.error, self.diverged_at = COMPLETED, None, None
+        self.done = False
+        self.started = time.perf_counter()
+
+    def start_epoch(self) -> None:
+        """Start the clock of the epoch's ``time_s``."""
+        self.started = time.perf_counter()
+
+    def diverge(self, epoch: int, what: str) -> None:
+        """End the run as ``diverged``: ``what`` was not finite at ``epoch``."""
+        self.status, self.diverged_at = DIVERGED, epoch
+        self.error = f"{what} at epoch {epoch}"
+        self.done = True
+
+    def end_epoch(
+        self,
+        epoch: int,
+        loss: float,
+        metrics: dict[str, float],
+        grads: torch.Tensor | None = None,
+        lipschitz=None,
+    ) -> dict[str, Any]:
+        """Record one finished epoch; returns its row.
+
+        Args:
+            epoch: 1-based epoch number.
+            loss: mean training loss of the epoch.
+            metrics: loss and metric of every split (:func:`~lipnorm_exp.loop.evaluate`).
+            grads: mean ``[depth, 2]`` gradient norms of the epoch, when tracked.
+            lipschitz: called for the per-layer Lipschitz estimates when they are due.
+        """
+        row = {"epoch": epoch, "train_step_loss": loss, **metrics}
+        if self.scheduler is not None:
+            row["lr"] = self.optimizer.param_groups[0]["lr"]
+            self.scheduler.step(row[self.train.scheduler_metric])
+        row["time_s"] = time.perf_counter() - self.started
+        if grads is not None:
+            row["grad_attn"], row["grad_layer"] = grads[:, 0].tolist(), grads[:, 1].tolist()
+        due = epoch == 1 or epoch % self.train.lipschitz_every == 0
+        if self.train.estimate_lipschitz and due and lipschitz is not None:
+            row["lipschitz"] = lipschitz()
+        self.history.append(row)
+        self.tracker.log_epoch(row)
+        if self.best is None or row["val_acc"] > self.best["val_acc"]:
+            self.best = row
+        self.done = self.stopping.stop(row) or epoch >= self.train.epochs
+        return row
+
+    def result(self, metric: str) -> dict[str, Any]:
+        """``status``, ``error``, ``summary`` and ``history`` as they go into the record."""
+        return {
+            "status": self.status,
+            "error": self.error,
+            "summary": summarise(self.history, self.best, metric, self.diverged_at),
+            "history": self.history,
+        }

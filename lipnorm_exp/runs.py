@@ -1,0 +1,156 @@
+"""What every run does around its training: folders, device, seeding, skipping, its record.
+
+Shared by :func:`lipnorm_exp.train.run` (one run) and :func:`lipnorm_exp.batched.run_batched`
+(several seeds trained together), so that a run's record is the same whichever trained it.
+"""
+
+import logging
+import random
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from lipnorm_exp.atomic import remove_stale_temps
+from lipnorm_exp.config import validate
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.folders import writable_folder
+from lipnorm_exp.records import (
+    FAILED,
+    FINISHED,
+    INTERRUPTED,
+    add_tags,
+    git_commit,
+    machine,
+    portable_paths,
+    save_record,
+    take_record,
+    versions,
+)
+
+__all__ = [
+    "finished_record",
+    "log_outcome",
+    "new_record",
+    "note_failure",
+    "pick_device",
+    "prepare",
+    "save_outcome",
+    "seed_everything",
+]
+
+log = logging.getLogger(__name__)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python, NumPy and torch (CPU and CUDA)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def pick_device(name: str) -> torch.device:
+    """``auto`` is CUDA when available, else CPU; ``cpu``, ``cuda`` and ``cuda:<index>`` as said.
+
+    Raises:
+        ConfigError: a CUDA device this machine does not have.
+    """
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(name)
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (device.index or 0) >= count:
+            have = f"cuda:0 to cuda:{count - 1}" if count else "no CUDA device"
+            raise ConfigError(f"device={name} is not on this machine ({have}); allowed: auto, cpu")
+    return device
+
+
+def prepare(cfg: DictConfig) -> tuple[Path, torch.device]:
+    """Validate ``cfg``, check the folders it writes to, clear stale temporary files.
+
+    Returns:
+        the results folder and the device to train on.
+    """
+    validate(cfg)
+    results_dir = writable_folder(cfg.paths.results_dir, "paths.results_dir")
+    writable_folder(cfg.paths.data_dir, "paths.data_dir")
+    remove_stale_temps(results_dir)
+    return results_dir, pick_device(cfg.device)
+
+
+def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> dict | None:
+    """The finished record of run ``rid``, re-tagged with ``cfg.tags`` and marked ``skipped``.
+
+    ``None`` when the run has no finished record, or ``force=true`` asks to run it again.
+    """
+    existing = take_record(results_dir, rid)
+    if not existing or existing["status"] not in FINISHED or cfg.force:
+        return None
+    log.info("%s skip run %s: a %s record exists", desc, rid, existing["status"])
+    return {**add_tags(results_dir, existing, cfg.tags), "skipped": True}
+
+
+def new_record(cfg: DictConfig, rid: str, device: torch.device, started: datetime) -> dict:
+    """The record of a run about to train: ``failed`` until its training returns."""
+    config = OmegaConf.to_container(cfg, resolve=True)
+    config["paths"] = portable_paths(config["paths"])
+    return {
+        "run_id": rid,
+        "status": FAILED,
+        "error": None,
+        "config": config,
+        "device": str(device),
+        "machine": machine(device),
+        "versions": versions(),
+        "git_commit": git_commit(),
+        "started_at": started.isoformat(),
+    }
+
+
+def note_failure(record: dict[str, Any], error: BaseException) -> None:
+    """Mark ``record`` ``interrupted`` (a stop request) or ``failed`` with ``error``."""
+    if isinstance(error, KeyboardInterrupt):
+        record["status"], record["error"] = INTERRUPTED, str(error) or type(error).__name__
+    else:
+        record["error"] = f"{type(error).__name__}: {error}"
+
+
+def save_outcome(
+    record: dict[str, Any], results_dir: Path, tracker, clock: float, setup_s: float
+) -> None:
+    """Add the timings (from ``clock``, a ``perf_counter`` at the start) and save the record.
+
+    The tracker is closed even when saving fails.
+    """
+    total = time.perf_counter() - clock
+    epochs = len(record.get("history", []))
+    record["timing"] = {
+        "total_s": total,
+        "setup_s": setup_s,
+        "epoch_s_mean": (total - setup_s) / epochs if epochs else None,
+    }
+    record["finished_at"] = datetime.now(timezone.utc).isoformat()
+    try:
+        save_record(results_dir, record)
+    finally:
+        tracker.finish(record)
+
+
+def log_outcome(record: dict[str, Any], desc: str) -> None:
+    """One log line: the run's status, best validation and test accuracy, time."""
+    summary = record["summary"]
+    log.info(
+        "%s run %s %s: best val %.4f, test at best val %.4f (epoch %s), %.1f s",
+        desc,
+        record["run_id"],
+        record["status"],
+        summary["best_val_acc"] or float("nan"),
+        summary["test_acc_at_best_val"] or float("nan"),
+        summary["best_epoch"],
+        record["timing"]["total_s"],
+    )
