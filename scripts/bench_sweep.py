@@ -1,14 +1,17 @@
-"""Sweep throughput: runs per minute of a preset sweep with the joblib launcher, per n_jobs.
+"""Sweep throughput: runs per minute of a preset sweep, per n_jobs and seeds per job.
 
-For each K in --n-jobs, launches
+For each K in --n-jobs and S in --seeds-per-job, launches
 
-    python -m lipnorm_exp +experiment=<preset> hydra/launcher=joblib hydra.launcher.n_jobs=K ...
+    python -m lipnorm_exp +experiment=<preset> hydra/launcher=joblib hydra.launcher.n_jobs=K \
+        seeds_per_job=S ...
 
 with a fresh temporary results folder (so nothing is skipped as already done), times the
-sweep's wall clock (start-up included) and counts the records it wrote. Writes
-<out>/sweep.csv and <out>/sweep.md.
+sweep's wall clock (start-up included) and counts the records it wrote. S > 1 trains S seeds
+of each configuration together in one process (``seed=[...]``, lipnorm_exp/batched.py); S = 1
+is one run at a time. Writes <out>/sweep.csv and <out>/sweep.md.
 
     python scripts/bench_sweep.py --epochs 2 --datasets cora --depths 2 --seeds 0   # minutes
+    python scripts/bench_sweep.py --n-jobs 1 --seeds-per-job 1,5 --seeds 'range(5)'
 """
 
 import argparse
@@ -33,6 +36,9 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     cuda = torch.cuda.is_available()
     parser.add_argument("--n-jobs", default="1,2,4,8" if cuda else "1,2")
+    parser.add_argument(
+        "--seeds-per-job", default="1", help="seeds trained together per job, e.g. 1,5"
+    )
     parser.add_argument("--device", default="cuda" if cuda else "cpu")
     parser.add_argument("--experiment", default="residual", help="preset in configs/experiment")
     parser.add_argument("--scale", default="quick", choices=("quick", "paper"))
@@ -50,7 +56,7 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def overrides(args, n_jobs: int, folder: Path) -> list[str]:
+def overrides(args, n_jobs: int | str, seeds_per_job: int | str, folder: Path) -> list[str]:
     """Command-line overrides of one sweep; grid values are quoted so that a comma-separated
     list reaches the preset's sweeper as one string instead of sweeping the grid key."""
     items = [
@@ -58,6 +64,7 @@ def overrides(args, n_jobs: int, folder: Path) -> list[str]:
         f"scale={args.scale}",
         "hydra/launcher=joblib",
         f"hydra.launcher.n_jobs={n_jobs}",
+        f"seeds_per_job={seeds_per_job}",
         f"paths.results_dir={folder / 'runs'}",
         f"paths.log_dir={folder / 'logs'}",
         f"device={args.device}",
@@ -80,13 +87,14 @@ def count_records(results_dir: Path) -> dict[str, int]:
     return counts
 
 
-def run_sweep(args, n_jobs: int) -> dict:
+def run_sweep(args, n_jobs: int, seeds_per_job: int) -> dict:
     """One sweep at ``n_jobs`` workers: wall clock, records and runs per minute."""
     threads = args.threads_per_job or max(1, (os.cpu_count() or 1) // n_jobs)
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
         folder = Path(tmp)
-        command = [sys.executable, "-m", "lipnorm_exp", *overrides(args, n_jobs, folder)]
+        arguments = overrides(args, n_jobs, seeds_per_job, folder)
+        command = [sys.executable, "-m", "lipnorm_exp", *arguments]
         print(" ".join(command), flush=True)
         start = time.perf_counter()
         done = subprocess.run(
@@ -98,6 +106,7 @@ def run_sweep(args, n_jobs: int) -> dict:
         print(done.stderr[-2000:], file=sys.stderr)
     return {
         "n_jobs": n_jobs,
+        "seeds_per_job": seeds_per_job,
         "threads_per_job": threads,
         "returncode": done.returncode,
         "finished": counts["finished"],
@@ -125,15 +134,16 @@ def environment(args) -> dict:
 def write_outputs(frame: pd.DataFrame, env: dict, args, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out / "sweep.csv", index=False)
-    example = " ".join(overrides(args, "K", Path("<tmp>")))
-    lines = ["# Sweep throughput (joblib launcher)", ""]
+    example = " ".join(overrides(args, "K", "S", Path("<tmp>")))
+    lines = ["# Sweep throughput (joblib launcher, seeds trained together)", ""]
     lines += [f"- {key}: `{value}`" for key, value in env.items()]
     lines += [
         f"- sweep: `python -m lipnorm_exp {example}`",
         "",
         "`wall_s`: the whole sweep (start-up, data loading, every run); `finished`: records "
-        "written as completed or diverged; `speedup`: runs per minute over those at the "
-        "smallest n_jobs.",
+        "written as completed or diverged; `seeds_per_job`: seeds trained together in one "
+        "process (1: one run at a time); `speedup`: runs per minute over those of the first "
+        "row.",
         "",
         frame.to_markdown(index=False, floatfmt=".3g"),
     ]
@@ -145,13 +155,15 @@ def main(argv=None) -> None:
     env = environment(args)
     rows = []
     for n_jobs in (int(k) for k in args.n_jobs.split(",")):
-        row = run_sweep(args, n_jobs)
-        print(
-            f"n_jobs={n_jobs}: {row['finished']} runs in {row['wall_s']:.1f} s "
-            f"= {row['runs_per_min']:.2f} runs/min ({row['failed']} failed)",
-            flush=True,
-        )
-        rows.append(row)
+        for seeds_per_job in (int(s) for s in args.seeds_per_job.split(",")):
+            row = run_sweep(args, n_jobs, seeds_per_job)
+            print(
+                f"n_jobs={n_jobs}, seeds_per_job={seeds_per_job}: {row['finished']} runs in "
+                f"{row['wall_s']:.1f} s = {row['runs_per_min']:.2f} runs/min "
+                f"({row['failed']} failed)",
+                flush=True,
+            )
+            rows.append(row)
     frame = pd.DataFrame(rows)
     frame["speedup"] = frame["runs_per_min"] / frame["runs_per_min"].iloc[0]
     out = Path(args.out)
