@@ -14,12 +14,12 @@ install: ## install the package with all extras (torch 2.13 first where no torch
 run: install ## train the default config (GAT-Lip, Cora) and write its record
 	$(PYTHON) -m lipnorm_exp
 
-test: install ## the whole test suite, as CI runs it
+test: install ## the whole test suite, as CI runs it (one worker per CPU core)
 	$(PYTHON) -m lipnorm_exp --cfg job > /dev/null
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n auto --dist loadfile
 
 test-fast: ## tests without the end-to-end CLI runs
-	$(PYTHON) -m pytest -q -m "not slow"
+	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not slow"
 
 lint: ## ruff check and format check
 	$(PYTHON) -m ruff check lipnorm_exp tests scripts

@@ -1,5 +1,6 @@
 """Shared fixtures: configs composed through Hydra with paths in a temporary folder."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,10 @@ CONFIGS = REPO / "configs"
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 
 register_resolvers()
+
+if os.environ.get("PYTEST_XDIST_WORKER"):  # workers share the cores: one thread each
+    os.environ["OMP_NUM_THREADS"] = "1"
+    torch.set_num_threads(1)
 
 
 def assert_reset_parameters_redraws(layer: torch.nn.Module) -> None:

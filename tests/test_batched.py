@@ -89,7 +89,7 @@ def test_finished_seeds_are_skipped(make_cfg):
 
 
 def test_mini_batch_tasks_are_refused(make_cfg):
-    cfg = make_cfg("dataset=trees", "dataset.depth=2", "seed=[0,1]")
+    cfg = make_cfg("dataset=trees", "dataset.depth=2", "dataset.num_trees=64", "seed=[0,1]")
     with pytest.raises(ConfigError, match=r"dataset.name=trees trains in batches"):
         run_batched(cfg)
 

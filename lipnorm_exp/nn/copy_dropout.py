@@ -105,7 +105,11 @@ _copy_mask.register_vmap(_copy_mask_vmap)
 
 
 def dropout(x: Tensor, p: float, training: bool) -> Tensor:
-    """``F.dropout(x, p, training)``; inside :func:`copy_streams`, each copy's own masks."""
-    if _STREAMS.get() is None or not training or p == 0.0:
+    """``F.dropout(x, p, training)``; inside :func:`copy_streams`, each copy's own masks.
+
+    Under ``torch.compile`` it is ``F.dropout`` (stacked copies are run eagerly), so that it
+    adds no graph break.
+    """
+    if torch.compiler.is_compiling() or _STREAMS.get() is None or not training or p == 0.0:
         return F.dropout(x, p=p, training=training)
     return x * _copy_mask(x.detach(), p)
