@@ -7,7 +7,13 @@ import pytest
 import torch
 from conftest import assert_reset_parameters_redraws
 from torch_geometric.nn import GATConv, GATv2Conv, TransformerConv
-from torch_geometric.utils import to_edge_index, to_torch_coo_tensor, to_torch_csr_tensor
+from torch_geometric.utils import (
+    add_self_loops,
+    remove_self_loops,
+    to_edge_index,
+    to_torch_coo_tensor,
+    to_torch_csr_tensor,
+)
 
 from lipnorm_exp.nn import (
     GATLayer,
@@ -263,3 +269,19 @@ def test_invalid_options_are_clear_errors(cls):
         cls(F_IN, C, heads=0)
     with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\)"):
         cls(F_IN, C, dropout=1.0)
+
+
+def test_layers_reuse_the_self_loops_of_the_same_edge_index_and_only_of_it():
+    """A deep stack replaces one edge_index's self-loops once; a changed tensor is redone."""
+    torch.manual_seed(0)
+    x, edge_index = torch.randn(6, 4), torch.tensor([[0, 1, 2, 2, 4], [1, 2, 2, 3, 5]])
+    layer = GTLayer(4, 2, heads=2, add_self_loops=True)
+    first = layer(x, edge_index, return_attention_weights=True)[1][0]
+    again = layer(x, edge_index, return_attention_weights=True)[1][0]
+    expected = add_self_loops(remove_self_loops(edge_index)[0], num_nodes=6)[0]
+    assert again is first and torch.equal(first, expected)
+    edge_index[1, 0] = 0  # the same tensor changed in place: (0, 1) becomes a self-loop
+    changed = layer(x, edge_index, return_attention_weights=True)[1][0]
+    assert torch.equal(changed, add_self_loops(remove_self_loops(edge_index)[0], num_nodes=6)[0])
+    other = edge_index.clone()
+    assert layer(x, other, return_attention_weights=True)[1][0] is not changed

@@ -26,6 +26,41 @@ __all__ = ["AttentionLayer"]
 AttentionWeights = tuple[Tensor, Tensor]
 
 
+class _LastLoops:
+    """The last ``edge_index`` whose self-loops were replaced, and the result.
+
+    The layers of a deep model see the same ``edge_index`` tensor one after another; the first
+    replaces its self-loops (a data-dependent selection, then a concatenation) and the others
+    reuse the result. An entry holds a reference to its input, so the tensor it names cannot be
+    freed and its memory reused; an input or result changed in place since has another
+    ``_version`` and is not reused.
+    """
+
+    def __init__(self):
+        self.source: Tensor | None = None
+        self.version = -1
+        self.num_nodes = -1
+        self.result: Tensor | None = None
+        self.result_version = -1
+
+    def holds(self, edge_index: Tensor, num_nodes: int) -> bool:
+        """Whether the entry is the result for this very tensor, unchanged, and ``num_nodes``."""
+        return (
+            self.source is edge_index
+            and self.version == edge_index._version
+            and self.num_nodes == num_nodes
+            and self.result._version == self.result_version
+        )
+
+    def keep(self, edge_index: Tensor, num_nodes: int, result: Tensor) -> None:
+        """Remember ``result`` as the self-loops of ``edge_index`` replaced for ``num_nodes``."""
+        self.source, self.version, self.num_nodes = edge_index, edge_index._version, num_nodes
+        self.result, self.result_version = result, result._version
+
+
+_LAST_LOOPS = _LastLoops()
+
+
 class AttentionLayer(MessagePassing):
     """Base of :class:`GATLayer`, :class:`GTLayer` and :class:`GATv2Layer` (not used alone).
 
@@ -131,7 +166,9 @@ class AttentionLayer(MessagePassing):
         With ``add_self_loops`` the input's self-loops are replaced by one per node (of the
         ``min(size)`` nodes that are both source and target); their features are set by
         ``fill_value``. Dropping the input's loops has a data-dependent size, so this runs
-        outside ``torch.compile``'s graph: a single graph break, the layer's only one.
+        outside ``torch.compile``'s graph: a single graph break, the layer's only one. Without
+        edge features, the layers of a stack called on the same ``edge_index`` tensor share one
+        replacement (:class:`_LastLoops`).
         """
         if not self.add_self_loops:
             return edge_index, edge_attr
@@ -150,10 +187,17 @@ class AttentionLayer(MessagePassing):
     def _replace_self_loops(
         self, edge_index: Tensor, edge_attr: Tensor | None, num_nodes: int
     ) -> tuple[Tensor, Tensor | None]:
+        cacheable = edge_attr is None and not is_torch_sparse_tensor(edge_index)
+        if cacheable and _LAST_LOOPS.holds(edge_index, num_nodes):
+            return _LAST_LOOPS.result, None
+        edge_index_in = edge_index
         edge_index, edge_attr = remove_self_loops(edge_index, edge_attr)
-        return add_self_loops(
+        edge_index, edge_attr = add_self_loops(
             edge_index, edge_attr, fill_value=self.fill_value, num_nodes=num_nodes
         )
+        if cacheable:
+            _LAST_LOOPS.keep(edge_index_in, num_nodes, edge_index)
+        return edge_index, edge_attr
 
     @staticmethod
     def graph_size(
