@@ -43,5 +43,10 @@ DEEP="dataset.num_trees=5000 dataset.passes_per_epoch=10 train.scheduler_patienc
 $P +experiment=trees grid.paper.tree_depths=3 "grid.paper.seeds='0,1,2'" $DEEP
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 $DEEP
 $P +experiment=trees grid.paper.tree_depths=5 grid.paper.seeds=0 $DEEP
+# ... and at most 1000 passes where 300 did not fit: GCN and GAT-Lip at d = 3, and at d = 4 the
+# models Alon & Yahav fit (GAT, GGNN, GIN, GCN) and GAT-Lip
+LONG="${DEEP/epochs=30/epochs=100}"
+$P +experiment=trees grid.paper.tree_depths=3 "grid.paper.seeds='0,1,2'" "grid.paper.methods='gcn,gat_lip'" $LONG
+$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gat,gat_lip,ggnn,gin,gcn'" $LONG
 
 python -m lipnorm_exp.report --runs results/runs --out results
