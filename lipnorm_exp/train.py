@@ -88,7 +88,7 @@ def lipschitz(model: torch.nn.Module, task: Task, device: torch.device) -> list[
     return layer_lipschitz(model, next(iter(task.eval_batches)).to(device))
 
 
-def run(cfg: DictConfig, desc: str = "") -> dict[str, Any]:
+def run(cfg: DictConfig, desc: str = "") -> dict[str, Any] | list[dict[str, Any]]:
     """Run one configuration and return its record (the existing one when skipped).
 
     A finished record of the same run (same :func:`~lipnorm_exp.records.run_id`, made by this
