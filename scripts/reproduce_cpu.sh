@@ -48,6 +48,7 @@ $P +experiment=trees grid.paper.tree_depths=5 grid.paper.seeds=0 $DEEP
 LONG="${DEEP/epochs=30/epochs=100}"
 $P +experiment=trees grid.paper.tree_depths=3 "grid.paper.seeds='0,1,2'" "grid.paper.methods='gcn,gat_lip'" $LONG
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gat,gat_lip,ggnn,gin,gcn'" $LONG
-$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 grid.paper.methods=gcn "${DEEP/epochs=30/epochs=300}"
+LONGER="${DEEP/epochs=30/epochs=300}"
+$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 grid.paper.methods=gcn $LONGER
 
 python -m lipnorm_exp.report --runs results/runs --out results
