@@ -38,7 +38,7 @@ from lipnorm_exp.lipschitz_estimate import layer_lipschitz
 from lipnorm_exp.loop import NonFiniteError, gradient_norms, score, task_loss
 from lipnorm_exp.nn.copy_dropout import RandomStream
 from lipnorm_exp.records import run_id
-from lipnorm_exp.run_state import RunState
+from lipnorm_exp.run_state import RunState, make_optimizer
 from lipnorm_exp.runs import (
     finished_record,
     log_outcome,
@@ -160,24 +160,22 @@ def fit_together(
     ``result`` is what :func:`lipnorm_exp.train.fit` returns for a run alone: ``status``,
     ``error``, ``summary`` and ``history``.
     """
-    optimizers = [
-        torch.optim.Adam(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
-        for model in copies.models
-    ]
+    optimizers = [make_optimizer(model, train) for model in copies.models]
     states = [
         RunState(optimizer, train, tracker)
         for optimizer, tracker in zip(optimizers, trackers, strict=True)
     ]
     edge_index, x = graphs[0].edge_index, torch.stack([graph.x for graph in graphs])
     active = list(range(len(graphs)))
+    inputs = x  # the features of the copies in ``active``, re-indexed when one leaves
     bar = tqdm(range(1, train.epochs + 1), desc=desc, disable=not train.progress, leave=False)
     for epoch in bar:
         for k in active:
             states[k].start_epoch()
         losses, grads = _train_step(
-            copies, active, x, edge_index, tasks, graphs, optimizers, train.track_gradients
+            copies, active, inputs, edge_index, tasks, graphs, optimizers, train.track_gradients
         )
-        outputs = _evaluation_outputs(copies, active, x, edge_index)
+        outputs = _evaluation_outputs(copies, active, inputs, edge_index)
         for i, k in enumerate(active):
             try:
                 if not math.isfinite(losses[i]):
@@ -195,7 +193,9 @@ def fit_together(
             )
         for k in [k for k in active if states[k].done]:
             close(k, states[k].result(tasks[k].metric_name))
-        active = [k for k in active if not states[k].done]
+        still = [k for k in active if not states[k].done]
+        if len(still) < len(active):
+            active, inputs = still, x[still]
         bar.set_postfix(training=len(active))
         if not active:
             break
@@ -205,18 +205,21 @@ def fit_together(
 def _train_step(
     copies: StackedCopies,
     active: list[int],
-    x: torch.Tensor,
+    inputs: torch.Tensor,
     edge_index: torch.Tensor,
     tasks: list[Task],
     graphs: list[Data],
     optimizers: list[torch.optim.Optimizer],
     track_gradients: bool,
 ) -> tuple[list[float], list[torch.Tensor | None]]:
-    """One optimiser step of every copy in ``active``; their losses and gradient norms."""
+    """One optimiser step of every copy in ``active``; their losses and gradient norms.
+
+    ``inputs`` holds the stacked features of those copies, in the order of ``active``.
+    """
     copies.train()
     for k in active:
         optimizers[k].zero_grad()
-    out = copies(active, x[active], edge_index)
+    out = copies(active, inputs, edge_index)
     losses = []
     for i, k in enumerate(active):
         mask = graphs[k].train_mask
@@ -230,7 +233,7 @@ def _train_step(
 
 @torch.no_grad()
 def _evaluation_outputs(
-    copies: StackedCopies, active: list[int], x: torch.Tensor, edge_index: torch.Tensor
+    copies: StackedCopies, active: list[int], inputs: torch.Tensor, edge_index: torch.Tensor
 ) -> torch.Tensor:
     copies.train(False)
-    return copies(active, x[active], edge_index)
+    return copies(active, inputs, edge_index)

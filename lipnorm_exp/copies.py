@@ -61,8 +61,6 @@ class StackedCopies:
         chosen = [self.models[k] for k in copies]
         params = _stacked(chosen, "named_parameters")
         buffers = _stacked(chosen, "named_buffers")
-        mode = chosen[0].training
-        self.structure.train(mode)
 
         def one(copy_params, copy_buffers, copy_x):
             return functional_call(self.structure, (copy_params, copy_buffers), (copy_x, *args))

@@ -14,7 +14,19 @@ from omegaconf import DictConfig
 from lipnorm_exp.loop import MONITORED
 from lipnorm_exp.records import COMPLETED, DIVERGED
 
-__all__ = ["MIN_IMPROVEMENT", "EarlyStopping", "RunState", "make_scheduler", "summarise"]
+__all__ = [
+    "MIN_IMPROVEMENT",
+    "EarlyStopping",
+    "RunState",
+    "make_optimizer",
+    "make_scheduler",
+    "summarise",
+]
+
+
+def make_optimizer(model: torch.nn.Module, train: DictConfig) -> torch.optim.Adam:
+    """Adam over ``model``'s parameters with ``train.lr`` and ``train.weight_decay``."""
+    return torch.optim.Adam(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
 
 
 def make_scheduler(

@@ -39,6 +39,7 @@ __all__ = [
     "runs_of_job",
     "sweep_axes",
     "sweep_position",
+    "swept_values",
     "tally",
     "tally_line",
 ]
@@ -89,12 +90,12 @@ def sweep_axes(hydra_cfg: DictConfig) -> dict[str, list[Any]]:
     one value takes that value alone.
     """
     overrides = OverridesParser.create().parse_overrides(_param_arguments(hydra_cfg))
-    return {
-        override.get_key_element(): (
-            list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
-        )
-        for override in overrides
-    }
+    return {override.get_key_element(): swept_values(override) for override in overrides}
+
+
+def swept_values(override: Override) -> list[Any]:
+    """The values one override takes, typed as Hydra parses them: those it sweeps, or its one."""
+    return list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
 
 
 def grid_size(hydra_cfg: DictConfig) -> int:

@@ -25,7 +25,7 @@ from lipnorm_exp.data import Task, load_task
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz
 from lipnorm_exp.loop import NonFiniteError, evaluate, train_epoch
 from lipnorm_exp.records import run_id
-from lipnorm_exp.run_state import RunState
+from lipnorm_exp.run_state import RunState, make_optimizer
 from lipnorm_exp.runs import (
     finished_record,
     log_outcome,
@@ -54,7 +54,7 @@ def fit(
     (:class:`~lipnorm_exp.run_state.RunState`). An epoch whose training loss or model outputs
     are not finite ends the run as ``diverged``.
     """
-    optimizer = torch.optim.Adam(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+    optimizer = make_optimizer(model, train)
     state = RunState(optimizer, train, tracker)
     bar = tqdm(
         range(1, train.epochs + 1),

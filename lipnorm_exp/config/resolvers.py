@@ -6,6 +6,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
 from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.sweep import swept_values
 
 
 def seed_groups(seeds: int | str, per_job: int) -> int | str:
@@ -21,7 +22,7 @@ def seed_groups(seeds: int | str, per_job: int) -> int | str:
     if per_job == 1:
         return seeds
     (axis,) = OverridesParser.create().parse_overrides([f"seed={seeds}"])
-    values = list(axis.sweep_iterator()) if axis.is_sweep_override() else [axis.value()]
+    values = swept_values(axis)
     groups = [values[start : start + per_job] for start in range(0, len(values), per_job)]
     return ",".join("[" + ",".join(str(seed) for seed in group) + "]" for group in groups)
 
