@@ -183,6 +183,16 @@ class AttentionLayer(MessagePassing):
         square = size[0] == size[1]
         return self.add_self_loops and square and not is_torch_sparse_tensor(edge_index)
 
+    def appended_loops(self, edge_index: Tensor, size: tuple[int, int]) -> tuple[Tensor, int]:
+        """``(others, n)``: the edges before the ``n`` self-loops :meth:`neighbourhoods` appended.
+
+        ``n`` is ``size[1]`` where :meth:`loops_last` holds, else 0 (``others`` is then
+        ``edge_index``). A layer aggregates those self-loops per node (``attend(...,
+        loops=...)``) instead of gathering their messages.
+        """
+        loops = size[1] if self.loops_last(edge_index, size) else 0
+        return (edge_index[:, : edge_index.size(1) - loops] if loops else edge_index), loops
+
     @torch.compiler.disable
     def _replace_self_loops(
         self, edge_index: Tensor, edge_attr: Tensor | None, num_nodes: int

@@ -154,8 +154,9 @@ class GATLayer(AttentionLayer):
             edge_attr=edge_attr,
             size=size,
         )
-        out = self.finish(self.attend(edge_index, alpha, z_src, size), res)
-        return self.result(out, edge_index, alpha, return_attention_weights)
+        others, loops = self.appended_loops(edge_index, size)
+        out = self.attend(others, alpha, z_src, size, loops=z_src if loops else None)
+        return self.result(self.finish(out, res), edge_index, alpha, return_attention_weights)
 
     def edge_update(
         self,

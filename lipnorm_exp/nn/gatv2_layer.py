@@ -163,8 +163,9 @@ class GATv2Layer(AttentionLayer):
             edge_attr=edge_attr,
             size=size,
         )
-        out = self.finish(self.attend(edge_index, alpha, x_l, size), res)
-        return self.result(out, edge_index, alpha, return_attention_weights)
+        others, loops = self.appended_loops(edge_index, size)
+        out = self.attend(others, alpha, x_l, size, loops=x_l if loops else None)
+        return self.result(self.finish(out, res), edge_index, alpha, return_attention_weights)
 
     def edge_update(
         self,
