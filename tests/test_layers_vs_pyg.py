@@ -199,28 +199,6 @@ def test_return_attention_weights_shapes(cls, concat):
     torch.testing.assert_close(sums, torch.ones(N, 3))  # a distribution over each N(i)
 
 
-@pytest.mark.parametrize("norm", [None, "lip", GTLipschitzNorm(variant="published")])
-@pytest.mark.parametrize("add_self_loops", [True, False])
-def test_gt_one_product_projection_equals_three(norm, add_self_loops):
-    """Sources that are the targets take one product [W_q; W_k; W_v] (and, with the appended
-    self-loops and LipschitzNorm, one reduction for the three squared norms); a pair of equal
-    but distinct tensors takes three: outputs, weights and gradients agree."""
-    torch.manual_seed(0)
-    layer = GTLayer(F_IN, C, heads=2, norm=norm, add_self_loops=add_self_loops)
-    x = torch.randn(N, F_IN, requires_grad=True)
-    x_src, x_dst = (x.detach().clone().requires_grad_() for _ in range(2))
-    fused = layer(x, EDGES, return_attention_weights=True)
-    fused[0].square().sum().backward()
-    fused_grads = [p.grad.clone() for p in layer.parameters()]
-    layer.zero_grad()
-    separate = layer((x_src, x_dst), EDGES, return_attention_weights=True)
-    separate[0].square().sum().backward()
-    assert_same(fused, separate)
-    torch.testing.assert_close(x.grad, x_src.grad + x_dst.grad, rtol=1e-5, atol=1e-5)
-    for want, param in zip(fused_grads, layer.parameters(), strict=True):
-        torch.testing.assert_close(param.grad, want, rtol=1e-5, atol=1e-5)
-
-
 @pytest.mark.parametrize(("ours", "theirs", "kwargs"), EDGE_PAIRS)
 def test_lazy_input_size_equals_pyg(ours, theirs, kwargs):
     """``in_channels=-1`` (PyG's lazy ``Linear``) works as PyG's layer does."""

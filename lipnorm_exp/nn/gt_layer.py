@@ -1,16 +1,15 @@
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
-from torch_geometric.nn.dense.linear import Linear, is_uninitialized_parameter
+from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.typing import OptTensor
 from torch_geometric.utils import softmax
 
 from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
 from lipnorm_exp.nn.bounded_softmax import bounded_softmax
 from lipnorm_exp.nn.gt_lipschitz_norm import GTLipschitzNorm
-from lipnorm_exp.nn.lipschitz_norm import rescale, source_target, squared_norm
+from lipnorm_exp.nn.lipschitz_norm import rescale, source_target
 
 __all__ = ["GTLayer"]
 
@@ -129,7 +128,10 @@ class GTLayer(AttentionLayer):
     ) -> Tensor | tuple[Tensor, AttentionWeights]:
         """Attend over each node's neighbourhood; see the class docstring for shapes."""
         x_src, x_dst = source_target(x)
-        query, key, value, projections = self.project_all(x_src, x_dst)
+        shape = (-1, self.heads, self.out_channels)
+        query = self.lin_query(x_dst).view(shape)
+        key = self.lin_key(x_src).view(shape)
+        value = self.lin_value(x_src).view(shape)
         size = self.graph_size(x_src, x_dst)
         edge_index, edge_attr = self.neighbourhoods(edge_index, edge_attr, size)
         edge = self.project_edges(edge_attr)
@@ -137,9 +139,6 @@ class GTLayer(AttentionLayer):
         others, loops = (
             (edge_index, 0) if edge is not None else self.appended_loops(edge_index, size)
         )
-        node_sq = None
-        if loops and self.norm is not None and projections is not None:
-            node_sq = squared_norm(projections)
         alpha, values = self.edge_updater(
             others,
             query=query,
@@ -147,7 +146,6 @@ class GTLayer(AttentionLayer):
             value=value,
             edge=edge,
             every_edge=edge_index if loops else None,
-            node_sq=node_sq,
             size=size,
         )
         out = self.attend(
@@ -162,26 +160,6 @@ class GTLayer(AttentionLayer):
                 out = out + skip
         return self.result(out, edge_index, alpha, return_attention_weights)
 
-    def project_all(
-        self, x_src: Tensor, x_dst: Tensor
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
-        r"""Queries, keys and values ``[N, H, d]``, and the tensor ``[N, 3, H, d]`` they view.
-
-        Where sources are targets (``x_dst is x_src``) the three projections are one product
-        with the stacked weights :math:`[W_q; W_k; W_v]`, and the fourth result is that
-        product, viewed per projection and head; otherwise (a bipartite pair, or lazily
-        initialised weights) three products and ``None``.
-        """
-        shape = (-1, self.heads, self.out_channels)
-        lins = (self.lin_query, self.lin_key, self.lin_value)
-        if x_dst is not x_src or any(is_uninitialized_parameter(lin.weight) for lin in lins):
-            query = self.lin_query(x_dst).view(shape)
-            return query, self.lin_key(x_src).view(shape), self.lin_value(x_src).view(shape), None
-        weight = torch.cat([lin.weight for lin in lins])
-        bias = None if self.lin_query.bias is None else torch.cat([lin.bias for lin in lins])
-        projections = F.linear(x_src, weight, bias).view(-1, 3, self.heads, self.out_channels)
-        return (*projections.unbind(1), projections)
-
     def edge_update(
         self,
         query: Tensor,
@@ -191,7 +169,6 @@ class GTLayer(AttentionLayer):
         value_j: Tensor,
         edge: OptTensor,
         every_edge: OptTensor,
-        node_sq: OptTensor,
         edge_index_j: Tensor,
         index: Tensor,
         ptr: OptTensor,
@@ -208,8 +185,7 @@ class GTLayer(AttentionLayer):
         factor per edge, and the normalised scores, bounded by :math:`\alpha`, need no shift
         in their softmax (:func:`bounded_softmax`). The key and value norms are those of the
         nodes (with the self-loops: autograd keeps the nodes' keys and values for their
-        scores anyway), else those of the gathered per-edge keys and values; ``node_sq``
-        ``[N, 3, H]``, if given, holds the nodes' squared query, key and value norms.
+        scores anyway), else those of the gathered per-edge keys and values.
         """
         if edge is not None:
             key_j = key_j + edge
@@ -219,11 +195,7 @@ class GTLayer(AttentionLayer):
         if self.norm is None:
             score = self.scores(query, key, key_j, index, loops) / math.sqrt(self.out_channels)
             return softmax(score, targets, None if loops else ptr, dim_size), value_j
-        if node_sq is not None:
-            denominator = self.norm.denominator_of_squares(
-                node_sq[:, 0], node_sq[:, 1:], every_edge, self.out_channels
-            )
-        elif loops:
+        if loops:
             denominator = self.norm.denominator(query, key, value, every_edge)
         else:
             edge_index = self.edge_pairs(edge_index_j, index)

@@ -111,44 +111,20 @@ class GTLipschitzNorm(LipschitzNormBase):
             edge_index: ``[2, E]`` edges or a ``(source, target)`` pair.
             per_edge (bool): whether ``key`` and ``value`` hold one row per edge.
         """
-        key_value_sq = torch.stack([squared_norm(key), squared_norm(value)], dim=1)
-        return self.denominator_of_squares(
-            squared_norm(query), key_value_sq, edge_index, query.size(-1), per_edge
-        )
-
-    def denominator_of_squares(
-        self,
-        query_sq: Tensor,
-        key_value_sq: Tensor,
-        edge_index: Tensor | tuple[Tensor, Tensor],
-        channels: int,
-        per_edge: bool = False,
-    ) -> Tensor:
-        r""":meth:`denominator` from the squared norms :math:`u^2` and :math:`(v^2, w^2)`.
-
-        A layer that projects queries, keys and values with one product takes their squared
-        norms with one reduction too, and passes them here.
-
-        Args:
-            query_sq (Tensor): ``[N_t, H]`` squared query norms.
-            key_value_sq (Tensor): ``[R, 2, H]`` squared key (``[:, 0]``) and value
-                (``[:, 1]``) norms of the ``R`` source nodes or, with ``per_edge``, edges.
-            edge_index: ``[2, E]`` edges or a ``(source, target)`` pair.
-            channels (int): channels of one head :math:`d`.
-            per_edge (bool): whether ``key_value_sq`` holds one row per edge.
-        """
         src, dst = edge_index
-        num_targets = query_sq.size(0)
+        num_targets = query.size(0)
+        query_sq = squared_norm(query)
         if self.variant == "published":
             # sum over the edges (j, i) of ||q_i||^2 = sum over the nodes of in-degree * ||q_i||^2
             degree = query_sq.new_zeros(num_targets)
             degree = degree.index_add_(0, dst, query_sq.new_ones(dst.numel()))
             query_sq = (degree @ query_sq).expand_as(query_sq)
+        key_value_sq = torch.stack([squared_norm(key), squared_norm(value)], dim=-1)
         scale = _two_largest_product(
             query_sq, key_value_sq, None if per_edge else src, dst, num_targets
         )
         if self.variant == "published":
-            return (scale + self.eps) * math.sqrt(channels)
+            return (scale + self.eps) * math.sqrt(query.size(-1))
         return scale + self.eps
 
 
@@ -166,7 +142,7 @@ def _two_largest_product(
 
     Args:
         query_sq (Tensor): ``[N_t, H]`` squared query norms :math:`u^2`.
-        key_value_sq (Tensor): ``[R, 2, H]`` squared key and value norms of the source nodes
+        key_value_sq (Tensor): ``[R, H, 2]`` squared key and value norms of the source nodes
             or, with ``rows`` ``None``, of the edges.
         rows (Tensor or None): ``[E]`` source of every edge, or ``None``.
         index (Tensor): ``[E]`` target of every edge.
@@ -177,8 +153,8 @@ def _two_largest_product(
         own = torch.arange(query_sq.numel(), device=query_sq.device).view_as(query_sq)
         # a target without edges gets table.numel() - 1: the zero at the end
         maxima = own.numel() + argmax_positions(key_value_sq, rows, index, num_targets)
-        v_sq, w_sq = table.index_select(0, maxima.view(-1)).view(maxima.shape).unbind(1)
-        key_max, value_max = maxima.unbind(1)
+        v_sq, w_sq = table.index_select(0, maxima.view(-1)).view(maxima.shape).unbind(-1)
+        key_max, value_max = maxima.unbind(-1)
         drop_u = (query_sq <= v_sq) & (query_sq <= w_sq)  # else drop the smaller of v, w
         first = torch.where(drop_u, key_max, own)
         second = torch.where(drop_u | (v_sq <= w_sq), value_max, key_max)
