@@ -127,6 +127,16 @@ def test_bipartite_equals_pyg(ours, theirs, kwargs, edge_dim):
     assert got[0].size(0) == N_DST
 
 
+@pytest.mark.parametrize(("ours", "theirs", "kwargs"), EDGE_PAIRS[:2])
+def test_square_bipartite_pair_with_self_loops_equals_pyg(ours, theirs, kwargs):
+    """As many sources as targets: the appended self-loop (i, i) carries source i's message,
+    aggregated per node by our layers and gathered by PyG's."""
+    layer, ref = twins(ours, theirs, kwargs, in_channels=(F_SRC, F_DST))
+    x = (torch.randn(N, F_SRC), torch.randn(N, F_DST))
+    got = layer(x, EDGES, return_attention_weights=True)
+    assert_same(got, ref(x, EDGES, return_attention_weights=True))
+
+
 def test_gat_without_target_features_takes_the_size_as_pyg():
     """GATConv's ``(x_src, None)``: no target term in the score, targets counted by ``size``."""
     layer, ref = twins(GATLayer, GATConv, {}, in_channels=(F_SRC, F_DST))
