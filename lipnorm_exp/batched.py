@@ -45,6 +45,7 @@ from lipnorm_exp.runs import (
     new_record,
     note_failure,
     prepare,
+    run_locks,
     save_outcome,
     seed_everything,
 )
@@ -85,22 +86,26 @@ def _check_logger(cfg: DictConfig) -> None:
 def run_batched(cfg: DictConfig, desc: str = "") -> list[dict[str, Any]]:
     """Train the runs of every seed of ``cfg.seed`` together; their records, in seed order.
 
-    Seeds with a finished record are skipped (their records come back marked ``skipped``).
+    Seeds with a finished record are skipped (their records come back marked ``skipped``); the
+    runs' locks are held meanwhile (:func:`~lipnorm_exp.runs.run_locks`).
     """
     results_dir, device = prepare(cfg)
     _check_logger(cfg)
     members = [member_config(cfg, seed) for seed in cfg.seed]
-    records: list[dict[str, Any] | None] = [
-        finished_record(member, results_dir, run_id(member), desc) for member in members
-    ]
-    todo = [k for k, record in enumerate(records) if record is None]
-    if todo:
-        for k, record in zip(
-            todo,
-            _train_together([members[k] for k in todo], results_dir, device, desc),
-            strict=True,
-        ):
-            records[k] = record
+    rids = [run_id(member) for member in members]
+    with run_locks(results_dir, rids, desc):
+        records: list[dict[str, Any] | None] = [
+            finished_record(member, results_dir, rid, desc)
+            for member, rid in zip(members, rids, strict=True)
+        ]
+        todo = [k for k, record in enumerate(records) if record is None]
+        if todo:
+            for k, record in zip(
+                todo,
+                _train_together([members[k] for k in todo], results_dir, device, desc),
+                strict=True,
+            ):
+                records[k] = record
     return records
 
 

@@ -22,6 +22,7 @@ from omegaconf import DictConfig, open_dict, read_write
 from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.errors import UserError
 from lipnorm_exp.folders import writable_folder
+from lipnorm_exp.sweep import check_grid_overrides
 
 __all__ = [
     "ERROR_PREFIX",
@@ -102,9 +103,11 @@ class Preflight(Callback):
         The config here is the sweep's, in which every swept key still holds its default: a
         key that is wrong in it is wrong in every job. Rules between keys wait for each job's
         own config (``model=gcn`` with ``norm`` swept over ``none,pairnorm`` holds the default
-        ``norm=lip`` here).
+        ``norm=lip`` here). A sweep over a preset's grid key is refused
+        (:func:`~lipnorm_exp.sweep.check_grid_overrides`).
         """
         try:
+            check_grid_overrides(config.hydra)
             check_keys(_without_hydra(config))
             _check_folders(config)
         except UserError as error:

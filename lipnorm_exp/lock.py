@@ -1,7 +1,7 @@
 """An inter-process lock on a name inside a folder, held for a ``with`` block."""
 
 import fcntl
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -9,17 +9,26 @@ __all__ = ["folder_lock"]
 
 
 @contextmanager
-def folder_lock(folder: str | Path, name: str) -> Iterator[None]:
+def folder_lock(
+    folder: str | Path, name: str, on_wait: Callable[[], None] | None = None
+) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``<folder>/.locks/<name>.lock`` for the block.
 
-    Workers started together by a launcher (joblib, submitit) use it to take turns: at
-    preparing a dataset's files (one name per dataset), at rewriting a run record's tags. The
-    lock is released when the block ends or the process dies.
+    Processes take turns with it: workers started together by a launcher (joblib, submitit) at
+    preparing a dataset's files (one name per dataset) and at rewriting a run record's tags,
+    and any two processes given the same run (one name per run id). The lock is released when
+    the block ends or the process dies. ``on_wait`` is called once, before waiting, when
+    another process holds the lock.
     """
     locks = Path(folder) / ".locks"
     locks.mkdir(parents=True, exist_ok=True)
     with open(locks / f"{name}.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
         finally:

@@ -7,6 +7,8 @@ Shared by :func:`lipnorm_exp.train.run` (one run) and :func:`lipnorm_exp.batched
 import logging
 import random
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from lipnorm_exp.atomic import remove_stale_temps
 from lipnorm_exp.config import validate
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.folders import writable_folder
+from lipnorm_exp.lock import folder_lock
 from lipnorm_exp.records import (
     FAILED,
     FINISHED,
@@ -39,6 +42,7 @@ __all__ = [
     "note_failure",
     "pick_device",
     "prepare",
+    "run_locks",
     "save_outcome",
     "seed_everything",
 ]
@@ -81,6 +85,26 @@ def prepare(cfg: DictConfig) -> tuple[Path, torch.device]:
     writable_folder(cfg.paths.data_dir, "paths.data_dir")
     remove_stale_temps(results_dir)
     return results_dir, pick_device(cfg.device)
+
+
+@contextmanager
+def run_locks(results_dir: Path, rids: list[str], desc: str = "") -> Iterator[None]:
+    """Hold the lock of each run of ``rids`` while it is checked for a record and trained.
+
+    Two processes given the same run (two sweeps over one grid, a sweep relaunched while the
+    first still runs) take turns: the second waits, saying so in the log, and then finds the
+    first one's finished record and skips the run, instead of training it again and replacing
+    that record. A killed process releases its locks. The locks are taken in sorted order, so
+    that two processes holding some of the same runs cannot wait for each other.
+    """
+
+    def waiting(rid: str):
+        return lambda: log.info("%s run %s: another process holds it; waiting", desc, rid)
+
+    with ExitStack() as stack:
+        for rid in sorted(set(rids)):
+            stack.enter_context(folder_lock(results_dir, f"run-{rid}", waiting(rid)))
+        yield
 
 
 def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> dict | None:

@@ -31,6 +31,7 @@ from lipnorm_exp.stopping import SWEEP_PID_ENV, install_stop_handlers, sweep_pro
 
 __all__ = [
     "SweepProgress",
+    "check_grid_overrides",
     "grid_jobs",
     "grid_runs",
     "grid_size",
@@ -80,6 +81,28 @@ def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
     for override in OverridesParser.create().parse_overrides(arguments):
         by_key[override.get_key_element()] = _choices(override)
     return [list(job) for job in itertools.product(*by_key.values())]
+
+
+def check_grid_overrides(hydra_cfg: DictConfig) -> None:
+    """Refuse a command line that sweeps over a preset's grid key.
+
+    A preset's sweep reads its axes from ``grid.<scale>.*``
+    (``seed: ${lipnorm_seed_groups:${grid.${scale}.seeds},...}``). Unquoted,
+    ``grid.paper.seeds=range(3)`` is itself a sweep: Hydra makes one job per value, and each
+    job's axes still come from the preset's own grid (the ``trees`` preset at one depth and
+    method: 30 runs instead of 3). Quoted, ``"grid.paper.seeds='range(3)'"`` sets the axis.
+
+    Raises:
+        ConfigError: naming the override and the quoted form that sets the axis.
+    """
+    for override in OverridesParser.create().parse_overrides(list(hydra_cfg.overrides.task)):
+        key = override.get_key_element()
+        if override.is_sweep_override() and override.key_or_group.startswith("grid."):
+            value = override.input_line.split("=", 1)[1]
+            raise ConfigError(
+                f"{override.input_line} sweeps over the grid key {key} instead of setting it; "
+                f"quote the value to set the preset's axis: \"{key}='{value}'\""
+            )
 
 
 def sweep_axes(hydra_cfg: DictConfig) -> dict[str, list[Any]]:

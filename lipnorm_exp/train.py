@@ -1,8 +1,8 @@
 """``run(cfg)``: one configuration from config to record.
 
-Validate → check the folders it writes to → skip if a finished record exists (adding this
-config's tags to it) → load data → build model → train with best-validation selection → write
-the record. A non-finite loss or output ends the run as ``diverged`` (a result: deep
+Validate → check the folders it writes to → take the run's lock (a second process given the
+same run waits for it) → skip if a finished record exists (adding this config's tags to it) →
+load data → build model → train with best-validation selection → write the record. A non-finite loss or output ends the run as ``diverged`` (a result: deep
 unnormalised GATs explode), keeping the epochs before it; an exception during training writes
 a ``failed`` record with the error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see
 :mod:`lipnorm_exp.stopping`) an ``interrupted`` one, and either is raised again. Neither
@@ -13,6 +13,7 @@ import logging
 import math
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -32,6 +33,7 @@ from lipnorm_exp.runs import (
     new_record,
     note_failure,
     prepare,
+    run_locks,
     save_outcome,
     seed_everything,
 )
@@ -108,9 +110,19 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any] | list[dict[str, Any]
         return run_batched(cfg, desc)
     results_dir, device = prepare(cfg)
     rid = run_id(cfg)
-    existing = finished_record(cfg, results_dir, rid, desc)
-    if existing:
-        return existing
+    with run_locks(results_dir, [rid], desc):
+        existing = finished_record(cfg, results_dir, rid, desc)
+        if existing:
+            return existing
+        record = train_run(cfg, rid, results_dir, device, desc)
+    log_outcome(record, desc)
+    return record
+
+
+def train_run(
+    cfg: DictConfig, rid: str, results_dir: Path, device: torch.device, desc: str
+) -> dict[str, Any]:
+    """Load the data, build the model, train, and save run ``rid``'s record (also on failure)."""
     started, clock = datetime.now(timezone.utc), time.perf_counter()
     seed_everything(cfg.seed)
     task = load_task(cfg.dataset, cfg.paths, cfg.seed)
@@ -125,5 +137,4 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any] | list[dict[str, Any]
         raise
     finally:
         save_outcome(record, results_dir, tracker, clock, setup_s)
-    log_outcome(record, desc)
     return record

@@ -234,7 +234,7 @@ def test_a_broken_record_is_set_aside_with_a_warning_and_its_run_redone(make_cfg
     assert not again.get("skipped") and again["status"] == COMPLETED
     assert read_record(path.parent, first["run_id"])["started_at"] == again["started_at"]
     (aside,) = path.parent.glob(f"{path.name}.broken-*")
-    assert aside.exists() and [p for p in broken if p.name.startswith(".")] == []
+    assert aside.exists() and [p.name for p in broken if p.name.startswith(".")] == [".locks"]
     assert [r["run_id"] for _, r in iter_records(path.parent)] == [first["run_id"]]
 
 
