@@ -2,9 +2,10 @@
 
 Validate → check the folders it writes to → take the run's lock (a second process given the
 same run waits for it) → skip if a finished record exists (adding this config's tags to it) →
-load data → build model → train with best-validation selection → write the record. A non-finite loss or output ends the run as ``diverged`` (a result: deep
-unnormalised GATs explode), keeping the epochs before it; an exception during training writes
-a ``failed`` record with the error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see
+load data → build model → train with best-validation selection → write the record. A
+non-finite loss or output ends the run as ``diverged`` (a result: deep unnormalised GATs
+explode), keeping the epochs before it; an exception during training writes a ``failed``
+record with the error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see
 :mod:`lipnorm_exp.stopping`) an ``interrupted`` one, and either is raised again. Neither
 replaces a finished record of the run (:func:`~lipnorm_exp.records.save_record`).
 """
