@@ -527,6 +527,24 @@ def test_fig5_draws_ours_beside_alon_yahav_and_the_papers_depth_10(usable):
     assert {line.get_label() for line in missing} >= {"GCN (no records)", "GAT-PN (no records)"}
 
 
+def test_fig5_labels_a_point_trained_on_another_batch_size_than_its_protocols(usable):
+    runs, grid = of_preset(usable, "trees")
+    runs = runs.copy()
+    table = {"d2": 64, "d3": 64, "default": 1024}
+    chosen = (runs["label"] == "GAT-Lip") & (runs["tree_depth"] == 3)
+    runs["config"] = [
+        {
+            **config,
+            "protocol": {"name": "alon_yahav", "batch_size_per_depth": table},
+            "dataset": {**config["dataset"], "batch_size": 256 if hit else table["d3"]},
+        }
+        for config, hit in zip(runs["config"], chosen, strict=True)
+    ]
+    ax = DRAW["fig5_trees"](runs, grid).figure.axes[0]
+    ((text, xy),) = [(note.get_text(), note.xy) for note in ax.texts]
+    assert text == "batch 256" and xy == (3, pytest.approx(30.0))
+
+
 def test_trees_table_gives_fig5s_numbers_beside_alon_yahav_and_the_paper(usable, report_dir):
     table = trees_table(*of_preset(usable, "trees"))
     rows = by_model(table.display)

@@ -43,6 +43,7 @@ from lipnorm_exp.report.aggregate import TEST, VALIDATION, Selection, curves, pr
 from lipnorm_exp.report.labels import dataset_label, metric_label, missing_label
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
+from lipnorm_exp.report.trees import off_protocol_batches
 
 #: the paper's markers (Fig. 5): circles for none, triangles for PairNorm, squares for Lip
 NORM_MARKERS = {"none": "o", "pairnorm": "^", "lip": "s", "layernorm": "D"}
@@ -294,13 +295,26 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
 
     Dashed lines are Alon & Yahav's training accuracies (their Fig. 3, models without
     normalisation, in the colour of the same model here); stars are the paper's values at
-    depth 10 and the dotted bar the level every other model stays below there.
+    depth 10 and the dotted bar the level every other model stays below there. A point whose
+    runs trained on mini-batches of another size than their protocol's is labelled with it
+    (``batch 256``), as in the table.
     """
     styles = _styles(grid)
     fig = Figure(figsize=(6.5, 5.2), layout="constrained")
     ax = fig.add_subplot()
     train = "best_train_acc"
     cells = _plot_curves(ax, runs, "tree_depth", styles, "tree depth", train, train)
+    for cell in cells:
+        batches = off_protocol_batches(cell.selection.runs).strip(" ()")
+        if batches:
+            ax.annotate(
+                batches,
+                (cell.selection.runs["tree_depth"].iloc[0], cell.selection.mean),
+                xytext=(5, -3),
+                textcoords="offset points",
+                fontsize="xx-small",
+                color=styles[cell.row]["color"],
+            )
     for label, values in paper.ALON_YAHAV_TRAIN_ACC.items():
         ax.plot(
             list(values),
