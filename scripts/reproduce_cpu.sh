@@ -47,7 +47,8 @@ $P +experiment=trees grid.paper.tree_depths=5 grid.paper.seeds=0 $DEEP
 # at d = 4 the models Alon & Yahav fit (GAT, GGNN, GIN, GCN) and GAT-Lip; at d = 4 also GGNN
 # with 2000 passes, GAT-Lip with 1500, GCN and GAT with 3000; at d = 5 GCN, GIN, GGNN and GAT
 # with 1000; GAT-Lip at d = 3 with 2000; GAT and GAT-Lip at d = 4 with 3000 passes of batches of
-# 256 trees (Alon & Yahav's 1024 is 4 optimiser steps per pass over our 4000 training trees)
+# 256 trees (Alon & Yahav's 1024 is 4 optimiser steps per pass over our 4000 training trees),
+# GAT-Lip also with 1200 passes of 64
 LONG="${DEEP/epochs=30/epochs=100}"
 $P +experiment=trees grid.paper.tree_depths=3 "grid.paper.seeds='0,1,2'" "grid.paper.methods='gcn,ggnn,gat,gat_lip'" $LONG
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gat,gat_lip,ggnn,gin,gcn'" $LONG
@@ -58,5 +59,6 @@ LONGER="${DEEP/epochs=30/epochs=300}"
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gcn,gat'" $LONGER
 $P +experiment=trees grid.paper.tree_depths=3 "grid.paper.seeds='0,1,2'" grid.paper.methods=gat_lip "${DEEP/epochs=30/epochs=200}"
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gat,gat_lip'" dataset.batch_size=256 $LONGER
+$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 grid.paper.methods=gat_lip dataset.batch_size=64 "${DEEP/epochs=30/epochs=120}"
 
 python -m lipnorm_exp.report --runs results/runs --out results
