@@ -577,7 +577,7 @@ def test_a_trees_cell_names_a_batch_size_its_protocol_does_not_set():
             ]
         }
     )
-    assert off_protocol_batches(runs) == " (batch 64, 256)"
+    assert off_protocol_batches(runs) == "batch 64, 256"
     assert off_protocol_batches(runs.iloc[[0, 3]]) == ""
 
 

@@ -305,7 +305,7 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     train = "best_train_acc"
     cells = _plot_curves(ax, runs, "tree_depth", styles, "tree depth", train, train)
     for cell in cells:
-        batches = off_protocol_batches(cell.selection.runs).strip(" ()")
+        batches = off_protocol_batches(cell.selection.runs)
         if batches:
             ax.annotate(
                 batches,

@@ -38,12 +38,12 @@ def passes_made(runs: pd.DataFrame) -> float:
 
 
 def off_protocol_batches(runs: pd.DataFrame) -> str:
-    """`` (batch b)`` with the mini-batch sizes of ``runs`` that are not their protocol's.
+    """``batch b`` with the mini-batch sizes of ``runs`` that are not their protocol's.
 
     A protocol with a per-depth table (``protocol.batch_size_per_depth``, keys ``d<depth>`` and
     ``default``) sets ``dataset.batch_size``; a run given another size on the command line is
-    marked, so that a cell says when it was trained otherwise. Empty when every run kept its
-    protocol's size or its protocol has no table.
+    marked, so that a cell or a point of Fig. 5 says when it was trained otherwise. Empty when
+    every run kept its protocol's size or its protocol has no table.
     """
     sizes = set()
     for config in runs["config"]:
@@ -52,7 +52,14 @@ def off_protocol_batches(runs: pd.DataFrame) -> str:
         expected = table.get(f"d{dataset['depth']}", table.get("default"))
         if expected is not None and dataset.get("batch_size", expected) != expected:
             sizes.add(dataset["batch_size"])
-    return f" (batch {', '.join(str(size) for size in sorted(sizes))})" if sizes else ""
+    return f"batch {', '.join(str(size) for size in sorted(sizes))}" if sizes else ""
+
+
+def _passes_text(runs: pd.DataFrame) -> str:
+    """A cell's mean passes, with ``(batch b)`` where its runs left their protocol's size."""
+    batches = off_protocol_batches(runs)
+    passes = f"{passes_made(runs):.0f}"
+    return f"{passes} ({batches})" if batches else passes
 
 
 def _published(values: dict, key) -> str:
@@ -72,9 +79,7 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
             )
             passes = passes_made(chosen.runs) if chosen else float("nan")
             line[f"d = {depth}"] = chosen.text() if chosen else MISSING
-            line[f"d = {depth} passes"] = (
-                f"{passes:.0f}{off_protocol_batches(chosen.runs)}" if chosen else MISSING
-            )
+            line[f"d = {depth} passes"] = _passes_text(chosen.runs) if chosen else MISSING
             line[f"d = {depth} A&Y"] = _published(alon_yahav, depth)
             cells.append(
                 {
