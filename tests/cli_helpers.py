@@ -53,15 +53,10 @@ def environment(**extra: str) -> dict[str, str]:
 
 
 def start(args: list[str], env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen(
-        args,
-        cwd=REPO,
-        env=env or environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        **kwargs,
-    )
+    """The CLI in a subprocess from the checkout, output piped (``kwargs`` override, e.g.
+    ``stderr=subprocess.STDOUT``)."""
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    return subprocess.Popen(args, cwd=REPO, env=env or environment(), **{**pipes, **kwargs})
 
 
 def cli(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess:

@@ -130,10 +130,7 @@ def test_a_run_another_process_holds_is_waited_for_then_skipped(tmp_path, data_d
     rid, results_dir = run_id(cfg), Path(cfg.paths.results_dir)
     args = command(tmp_path, data_dir, *TINY)
     with folder_lock(results_dir, f"run-{rid}"):  # this process is "training" the run
-        second = subprocess.Popen(
-            args, cwd=REPO, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True,
-        )  # fmt: skip
+        second = start(args, stderr=subprocess.STDOUT)
         log = []
         for line in second.stdout:  # ends at the process's exit if it never waits
             log.append(line)
