@@ -1,5 +1,5 @@
 """Helpers of the end-to-end tests: ``python -m lipnorm_exp`` in a subprocess, writing under a
-temporary folder, with Cora prepared once beforehand."""
+temporary folder, with Cora prepared once beforehand (``conftest.data_dir``)."""
 
 import json
 import os
@@ -7,21 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import compose_config
-
-from lipnorm_exp.data import load_task
-
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 TINY = ("model.depth=1", "model.hidden=8", "model.heads=1", "train.epochs=2")
 ERROR_PREFIX = "lipnorm_exp: error: "
-
-
-def prepared_data(folder: Path) -> Path:
-    """``folder/data`` with Cora copied in and processed: runs started at once only read it."""
-    cfg = compose_config(folder)
-    load_task(cfg.dataset, cfg.paths, seed=0)
-    return Path(cfg.paths.data_dir)
 
 
 def command(tmp_path: Path, data_dir: Path, *arguments: str, script: tuple = ()) -> list[str]:

@@ -9,6 +9,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig
 
 from lipnorm_exp.config import register_resolvers
+from lipnorm_exp.data import load_task
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
@@ -51,3 +52,16 @@ def compose_config(tmp_path: Path, overrides: list[str] = ()) -> DictConfig:
 def make_cfg(tmp_path):
     """``make_cfg(*overrides)`` → a composed config whose files go under ``tmp_path``."""
     return lambda *overrides: compose_config(tmp_path, list(overrides))
+
+
+def prepared_data(folder: Path) -> Path:
+    """``folder/data`` with Cora copied in and processed: runs started at once only read it."""
+    cfg = compose_config(folder)
+    load_task(cfg.dataset, cfg.paths, seed=0)
+    return Path(cfg.paths.data_dir)
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory) -> Path:
+    """Cora prepared once per test module, shared by the command lines it starts."""
+    return prepared_data(tmp_path_factory.mktemp("data"))

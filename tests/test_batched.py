@@ -3,7 +3,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
-from cli_helpers import cli, command, prepared_data, records
+from cli_helpers import cli, command, records
 from torch.func import vmap
 
 from lipnorm_exp.batched import BATCHED_KEY, run_batched
@@ -131,9 +131,8 @@ def test_seed_groups_cut_a_presets_seed_axis():
     assert runs_of_job(["model=gat", "seed=4"]) == 1
 
 
-def test_cli_trains_a_seed_list_together(tmp_path):
-    data = prepared_data(tmp_path)
-    out = cli(command(tmp_path, data, "model.depth=1", "train.epochs=2", "seed=[3,4]"))
+def test_cli_trains_a_seed_list_together(tmp_path, data_dir):
+    out = cli(command(tmp_path, data_dir, "model.depth=1", "train.epochs=2", "seed=[3,4]"))
     assert out.returncode == 0, out.stderr
     made = records(tmp_path)
     assert sorted(r["config"]["seed"] for r in made.values()) == [3, 4]

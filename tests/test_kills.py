@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from cli_helpers import ERROR_PREFIX, TINY, cli, command, prepared_data, records, start
+from cli_helpers import ERROR_PREFIX, TINY, cli, command, records, start
 
 from lipnorm_exp.records import COMPLETED, INTERRUPTED, RERUN_SUFFIX
 from lipnorm_exp.stopping import SWEEP_PID_ENV
@@ -35,11 +35,6 @@ def killed_at(point: str, name: str, tmp_path: Path, data_dir: Path, *overrides:
 
 def temporary_files(folder: Path) -> list[Path]:
     return sorted(folder.rglob(".*.tmp"))
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory) -> Path:
-    return prepared_data(tmp_path_factory.mktemp("data"))
 
 
 @pytest.mark.parametrize("point", ["raw_copy", "processed_data", "pre_transform"])

@@ -1,0 +1,159 @@
+"""The command line's one-line errors end to end: bad values, wrong types, unknown keys and
+options, absent data and an unwritable results folder, each through ``python -m lipnorm_exp``
+in a subprocess writing under ``tmp_path``. The cases start at once in one fixture.
+"""
+
+import subprocess
+
+import pytest
+from cli_helpers import ERROR_PREFIX, REPO, command, environment, records, start, tally_line
+
+pytestmark = pytest.mark.slow
+
+MODEL_OPTIONS = sorted(path.stem for path in (REPO / "configs" / "model").glob("*.yaml"))
+
+
+#: command lines that must fail, by name (``{empty}``: a folder with no data)
+ERROR_CASES = {
+    "missing_rate": ("dataset.missing_rate=1.5",),
+    "depth": ("model.depth=0",),
+    "lip_on_gcn": ("model=gcn", "norm=lip"),
+    "no_data": ("paths.raw_dirs=[]", "paths.data_dir={empty}", "dataset.download=false"),
+    "unknown_option": ("model=foo",),
+    "in_a_multirun": ("--multirun", "model.depth=0,1", "model.hidden=8"),
+    "unwritable_results": ("paths.results_dir=/proc/lipnorm_runs", "paths.data_dir={empty}/d"),
+    "preset_scale": ("+experiment=residual", "scale=huge"),
+    "unknown_key_in_a_sweep": ("--multirun", "+foo=1", "seed=0,1"),
+    "grid_key_swept": ("+experiment=trees", "grid.quick.seeds=range(3)"),
+}
+#: wrong types and unknown keys through the real CLI: case name → (override, the key its one line
+#: must name); one of each kind of check (a type, a boolean, a choice, an unknown key), as
+#: tests/test_config.py checks every message of the validation in-process
+WRONG_TYPES = {
+    "depth_abc": ("model.depth=abc", "model.depth"),
+    "residual_no": ("model.residual=no", "model.residual"),
+    "unknown_key": ("+foo=1", "foo"),
+    "device_tpu": ("device=tpu", "device"),
+}
+ERROR_CASES.update({name: (override,) for name, (override, _) in WRONG_TYPES.items()})
+
+
+@pytest.fixture(scope="module")
+def error_runs(tmp_path_factory, data_dir):
+    """Every case of :data:`ERROR_CASES` started at once (each CLI start is mostly imports)."""
+    root = tmp_path_factory.mktemp("errors")
+    (root / "empty").mkdir()
+    processes = {}
+    for name, overrides in ERROR_CASES.items():
+        filled = [override.format(empty=root / "empty") for override in overrides]
+        processes[name] = start(command(root / name, data_dir, "train.epochs=2", *filled))
+    try:
+        results = {name: process.communicate(timeout=300) for name, process in processes.items()}
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+    return root, {name: (processes[name].returncode, *results[name]) for name in processes}
+
+
+@pytest.mark.parametrize(
+    "case, key",
+    [
+        ("missing_rate", "dataset.missing_rate"),
+        ("depth", "model.depth"),
+        ("lip_on_gcn", "norm=lip"),
+    ],
+)
+def test_a_bad_value_ends_a_run_with_one_line_naming_the_key(error_runs, case, key):
+    root, results = error_runs
+    code, _, stderr = results[case]
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith(ERROR_PREFIX)
+    assert key in lines[0]
+    assert not (root / case / "runs").exists()
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_TYPES))
+def test_a_wrong_type_or_unknown_key_ends_in_one_line_without_a_traceback(error_runs, case):
+    root, results = error_runs
+    code, stdout, stderr = results[case]
+    override, key = WRONG_TYPES[case]
+    assert code == 2
+    assert "Traceback" not in stdout + stderr
+    (line,) = stderr.strip().splitlines()
+    assert line.startswith(f"{ERROR_PREFIX}{key}")
+    assert override.split("=", 1)[1] in line  # the value
+    assert "must be" in line or "allowed: " in line  # what is allowed
+    assert not (root / case / "runs").exists() and not (root / case / "logs").exists()
+
+
+@pytest.mark.parametrize(
+    ("case", "line"),
+    [
+        ("preset_scale", "scale must be quick or paper, got huge"),
+        ("unknown_key_in_a_sweep", "foo=1 is not a key of the config; allowed: ablation, "),
+        (
+            "grid_key_swept",
+            "grid.quick.seeds=range(3) sweeps over the grid key grid.quick.seeds instead of "
+            "setting it; quote the value to set the preset's axis: \"grid.quick.seeds='range(3)'\"",
+        ),
+    ],
+)
+def test_a_value_wrong_for_every_job_stops_a_sweep_before_its_first_job(error_runs, case, line):
+    root, results = error_runs
+    code, stdout, stderr = results[case]
+    assert code == 2 and "Traceback" not in stdout + stderr
+    assert stderr.strip().splitlines()[-1].startswith(f"{ERROR_PREFIX}{line}")
+    assert not (root / case / "logs").exists()
+
+
+def test_an_unwritable_results_folder_fails_before_any_data_is_read(error_runs):
+    root, results = error_runs
+    code, _, stderr = results["unwritable_results"]
+    assert code == 2
+    (line,) = stderr.strip().splitlines()
+    assert line.startswith(f"{ERROR_PREFIX}paths.results_dir=/proc/lipnorm_runs is not a writable")
+    assert not (root / "empty" / "d").exists()
+
+
+def test_hydra_full_error_shows_the_traceback(tmp_path, data_dir):
+    args = command(tmp_path, data_dir, "model.depth=abc")
+    out = subprocess.run(
+        args, cwd=REPO, env=environment(HYDRA_FULL_ERROR="1"), capture_output=True, text=True
+    )
+    assert out.returncode != 0
+    assert "Traceback" in out.stderr and "ConfigError: model.depth must be" in out.stderr
+
+
+def test_absent_data_ends_a_run_with_one_line_naming_the_folder(error_runs):
+    root, results = error_runs
+    code, _, stderr = results["no_data"]
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith(ERROR_PREFIX)
+    assert str(root / "empty" / "Planetoid" / "Cora" / "raw") in lines[0]
+    assert "ind.cora.graph" in lines[0]
+
+
+def test_an_unknown_option_lists_the_allowed_ones(error_runs):
+    _, results = error_runs
+    code, _, stderr = results["unknown_option"]
+    assert code == 1
+    assert "Could not find 'model/foo'" in stderr
+    allowed = stderr.split("Available options in 'model':", 1)[1].split()
+    assert allowed[: len(MODEL_OPTIONS)] == MODEL_OPTIONS
+
+
+def test_a_bad_value_in_a_multirun_fails_that_job_only(error_runs):
+    root, results = error_runs
+    code, stdout, stderr = results["in_a_multirun"]
+    assert code == 1
+    assert f"{ERROR_PREFIX}model.depth must be an integer >= 1, got 0" in stderr.splitlines()
+    assert "Traceback" not in stdout + stderr
+    assert tally_line(completed=1, failed=1) in stdout + stderr
+    found = records(root / "in_a_multirun")
+    assert len(found) == 1
+    assert [record["config"]["model"]["depth"] for record in found.values()] == [1]
