@@ -28,7 +28,7 @@ from lipnorm_exp.report.labels import model_label
 from lipnorm_exp.report.presets import preset_grid
 from lipnorm_exp.report.records import load_records, record_row, records_frame
 from lipnorm_exp.report.tables import TABLES, build_table, compact
-from lipnorm_exp.report.trees import off_protocol_batches, trees_table
+from lipnorm_exp.report.trees import departures, trees_table
 
 TABLE1, TABLE2, TABLE3 = TABLES
 DRAW = {spec.name: spec.draw for spec in FIGURES}
@@ -562,23 +562,33 @@ def test_trees_table_gives_fig5s_numbers_beside_alon_yahav_and_the_paper(usable,
     assert len(behind) == 2 * 2 * 2  # two labels × two depths × two seeds
 
 
-def test_a_trees_cell_names_a_batch_size_its_protocol_does_not_set():
+def test_a_trees_cell_names_a_batch_size_or_alpha_its_protocol_and_the_paper_do_not_set():
     table = {"d3": 64, "d4": 1024, "default": 2048}
+    rows = (
+        (4, 1024, {"name": "alon_yahav", "batch_size_per_depth": table}, {"name": "none"}),
+        (4, 256, {"name": "alon_yahav", "batch_size_per_depth": table}, {"name": "none"}),
+        (7, 64, {"name": "alon_yahav", "batch_size_per_depth": table}, {"name": "none"}),
+        (4, 256, {"name": "standard"}, {"name": "none"}),  # no table: nothing to differ from
+        (4, 1024, {"name": "standard"}, {"name": "lip", "alpha": 1.0}),
+        (4, 1024, {"name": "standard"}, {"name": "lip", "alpha": 4.0}),
+        (4, 1024, {"name": "standard"}, {"name": "pairnorm", "alpha": 4.0}),  # not LipschitzNorm's
+    )
     runs = pd.DataFrame(
         {
             "config": [
-                {"dataset": {"depth": depth, "batch_size": size}, "protocol": protocol}
-                for depth, size, protocol in (
-                    (4, 1024, {"name": "alon_yahav", "batch_size_per_depth": table}),
-                    (4, 256, {"name": "alon_yahav", "batch_size_per_depth": table}),
-                    (7, 64, {"name": "alon_yahav", "batch_size_per_depth": table}),
-                    (4, 256, {"name": "standard"}),  # no table: nothing to differ from
-                )
+                {
+                    "dataset": {"depth": depth, "batch_size": size},
+                    "protocol": protocol,
+                    "norm": norm,
+                }
+                for depth, size, protocol, norm in rows
             ]
         }
     )
-    assert off_protocol_batches(runs) == "batch 64, 256"
-    assert off_protocol_batches(runs.iloc[[0, 3]]) == ""
+    assert departures(runs.iloc[:4]) == "batch 64, 256"
+    assert departures(runs.iloc[[0, 3, 4, 6]]) == ""
+    assert departures(runs) == "batch 64, 256, α = 4"
+    assert departures(runs.iloc[[5]]) == "α = 4"
 
 
 def test_fig6_marks_a_missing_point_instead_of_joining_across_it(frame):

@@ -43,7 +43,7 @@ from lipnorm_exp.report.aggregate import TEST, VALIDATION, Selection, curves, pr
 from lipnorm_exp.report.labels import dataset_label, metric_label, missing_label
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
-from lipnorm_exp.report.trees import off_protocol_batches
+from lipnorm_exp.report.trees import departures
 
 #: the paper's markers (Fig. 5): circles for none, triangles for PairNorm, squares for Lip
 NORM_MARKERS = {"none": "o", "pairnorm": "^", "lip": "s", "layernorm": "D"}
@@ -296,8 +296,9 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     Dashed lines are Alon & Yahav's training accuracies (their Fig. 3, models without
     normalisation, in the colour of the same model here); stars are the paper's values at
     depth 10 and the dotted bar the level every other model stays below there. A point whose
-    runs trained on mini-batches of another size than their protocol's is labelled with it
-    (``batch 256``), as in the table.
+    runs trained on mini-batches of another size than their protocol's, or with another
+    LipschitzNorm scale than the paper's, is labelled with it (``batch 256, α = 4``), as in the
+    table.
     """
     styles = _styles(grid)
     fig = Figure(figsize=(6.5, 5.2), layout="constrained")
@@ -305,10 +306,10 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     train = "best_train_acc"
     cells = _plot_curves(ax, runs, "tree_depth", styles, "tree depth", train, train)
     for cell in cells:
-        batches = off_protocol_batches(cell.selection.runs)
-        if batches:
+        marks = departures(cell.selection.runs)
+        if marks:
             ax.annotate(
-                batches,
+                marks,
                 (cell.selection.runs["tree_depth"].iloc[0], cell.selection.mean),
                 xytext=(5, -3),
                 textcoords="offset points",

@@ -145,6 +145,9 @@ TABLE3 = {
     ),
 }
 
+#: LipschitzNorm's scale of the normalised scores in every experiment of the paper (§4).
+LIP_ALPHA = 1.0
+
 #: TREES (paper §7.2, Fig. 5): training accuracy in % at tree depth 10.
 TREES_DEPTH = 10
 TREES_TRAIN_ACC = {_label("gat", "lip"): 68.3, _label("gat", "pairnorm"): 47.8}

@@ -5,7 +5,8 @@ records: the best training accuracy over the run (``best_train_acc``, %; the TRE
 fitting, paper §7.2) as mean ± std over the seeds ``n=k`` (``†k``: k diverged), then the mean
 number of passes over the training trees those runs made (``epochs_run`` × the record's
 ``dataset.passes_per_epoch``: a run stopped by its plateau makes fewer than its budget), with
-their mini-batch size where it is not their protocol's for that depth. Beside
+their mini-batch size where it is not their protocol's for that depth and LipschitzNorm's scale
+where it is not the paper's. Beside
 each depth, Alon & Yahav's training accuracy for the same model without normalisation (their
 Fig. 3) where they report one; last, the paper's value at depth 10 (Fig. 5).
 """
@@ -26,7 +27,8 @@ NOTES = (
     "Ours: best training accuracy over the run, mean ± std over n seeds (†k: k diverged); "
     "passes: mean passes over the training trees those runs made; (batch b): trees per "
     "mini-batch where the runs' differ from their protocol's (Alon & Yahav's: 64 at d ≤ 3, 1024 "
-    "at d ≥ 4). `A&Y`: Alon & Yahav's "
+    f"at d ≥ 4); (α = a): LipschitzNorm's scale where it is not the paper's ({paper.LIP_ALPHA:g}). "
+    "`A&Y`: Alon & Yahav's "
     "training accuracy (their Fig. 3, no normalisation). `paper d = 10`: the paper's Fig. 5 "
     f"(every model not listed there < {paper.TREES_OTHERS_BELOW:.0f}). –: no value."
 )
@@ -37,29 +39,36 @@ def passes_made(runs: pd.DataFrame) -> float:
     return float((runs["epochs_run"] * runs["passes_per_epoch"]).mean())
 
 
-def off_protocol_batches(runs: pd.DataFrame) -> str:
-    """``batch b`` with the mini-batch sizes of ``runs`` that are not their protocol's.
+def departures(runs: pd.DataFrame) -> str:
+    """What ``runs`` set otherwise than their protocol and the paper: ``batch 256, α = 4``.
 
     A protocol with a per-depth table (``protocol.batch_size_per_depth``, keys ``d<depth>`` and
     ``default``) sets ``dataset.batch_size``; a run given another size on the command line is
-    marked, so that a cell or a point of Fig. 5 says when it was trained otherwise. Empty when
-    every run kept its protocol's size or its protocol has no table.
+    marked (``batch b``). A LipschitzNorm whose ``norm.alpha`` is not the paper's
+    (:data:`~lipnorm_exp.report.paper.LIP_ALPHA`, §4) is marked ``α = a``. A cell or a point of
+    Fig. 5 shows the result, so that it says when it was trained otherwise. Empty when every run
+    kept both.
     """
-    sizes = set()
+    sizes, alphas = set(), set()
     for config in runs["config"]:
         dataset = config["dataset"]
         table = config["protocol"].get("batch_size_per_depth") or {}
         expected = table.get(f"d{dataset['depth']}", table.get("default"))
         if expected is not None and dataset.get("batch_size", expected) != expected:
             sizes.add(dataset["batch_size"])
-    return f"batch {', '.join(str(size) for size in sorted(sizes))}" if sizes else ""
+        norm = config.get("norm", {})
+        if norm.get("name") == "lip" and norm.get("alpha", paper.LIP_ALPHA) != paper.LIP_ALPHA:
+            alphas.add(norm["alpha"])
+    marks = [f"batch {', '.join(str(size) for size in sorted(sizes))}"] if sizes else []
+    marks += [f"α = {alpha:g}" for alpha in sorted(alphas)]
+    return ", ".join(marks)
 
 
 def _passes_text(runs: pd.DataFrame) -> str:
-    """A cell's mean passes, with ``(batch b)`` where its runs left their protocol's size."""
-    batches = off_protocol_batches(runs)
+    """A cell's mean passes, with what its runs set otherwise (:func:`departures`)."""
+    marks = departures(runs)
     passes = f"{passes_made(runs):.0f}"
-    return f"{passes} ({batches})" if batches else passes
+    return f"{passes} ({marks})" if marks else passes
 
 
 def _published(values: dict, key) -> str:
@@ -97,4 +106,4 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
     return Table.of_runs("fig5_trees", CAPTION, display, cells, NOTES, grid, runs, used)
 
 
-__all__ = ["TREES_PRESET", "off_protocol_batches", "passes_made", "trees_table"]
+__all__ = ["TREES_PRESET", "departures", "passes_made", "trees_table"]
