@@ -151,6 +151,32 @@ def test_normalised_scores_are_bounded_by_alpha(scale):
     assert e.abs().max() > 0.1 * scale  # the raw scores do follow the input scale
 
 
+@pytest.mark.parametrize("alpha", [1.0, 4.0])
+def test_gat_lip_attention_weights_differ_by_at_most_exp_of_the_score_range(alpha):
+    """Scores in [-alpha, alpha], then LeakyReLU(0.2): within a neighbourhood the largest weight
+    is at most e^{1.2 alpha} times the smallest (and a larger alpha allows a sharper choice);
+    plain GAT on the same inputs is not bounded."""
+    torch.manual_seed(2)
+    ei = edge_index()
+    x = 30.0 * features(torch.float32)
+    ratios = {}
+    for norm in (None, GATLipschitzNorm(alpha=alpha)):
+        layer = GATLayer(F_IN, C, heads=H, negative_slope=0.2, norm=norm)
+        with torch.no_grad():
+            layer.att_src.mul_(20.0)
+        _, (used, weight) = layer(x, ei, return_attention_weights=True)
+        log_weight = weight.log()
+        largest = torch.full((N, H), -math.inf).scatter_reduce(
+            0, used[1].unsqueeze(-1).expand_as(weight), log_weight, "amax"
+        )
+        smallest = torch.full((N, H), math.inf).scatter_reduce(
+            0, used[1].unsqueeze(-1).expand_as(weight), log_weight, "amin"
+        )
+        ratios[norm is None] = (largest - smallest).max().item()
+    assert 0.5 * 1.2 * alpha < ratios[False] <= 1.2 * alpha + 1e-4  # alpha sets the range
+    assert ratios[True] > 1.2 * 4.0  # without the norm, far sharper than either bound
+
+
 # ---- whole layers: outputs, attention weights and gradients --------------------------------
 
 

@@ -31,6 +31,14 @@ class GATLipschitzNorm(LipschitzNormBase):
     bounds one head by :math:`L_F(\mathrm{Att}) \le e \sqrt{1/n_i} + \sqrt{8}`,
     :math:`n_i = |\mathcal{N}(i)|` (for :math:`\alpha = 1`).
 
+    **Selectivity.** The normalised scores lie in :math:`[-\alpha, \alpha]` (Cauchy–Schwarz), so
+    after LeakyReLU with slope :math:`\beta \in [0, 1]` two neighbours' attention weights differ
+    by a factor of at most :math:`e^{(1 + \beta)\alpha}` (:math:`e^{1.2} \approx 3.3` at
+    :math:`\alpha = 1`). A node of a binary tree with its self-loop then gives one child at most
+    :math:`e^{1.2} / (e^{1.2} + 2) \approx 0.62` of its attention: routing one leaf through
+    :math:`d` levels (TREES, paper §7.2) keeps at most :math:`0.62^d` of it in the attention
+    path, where a larger :math:`\alpha` allows a near-hard choice (0.99 at :math:`\alpha = 4`).
+
     **Edge features.** With projected edge features :math:`\varepsilon_{ij} = W_{e,h} e_{ij}`
     the score gains the term :math:`a_{e,h}^\top \varepsilon_{ij}` (as in PyG's ``GATConv``):
     the rows become :math:`[z_i \,\|\, z_j \,\|\, \varepsilon_{ij}]` and the query
