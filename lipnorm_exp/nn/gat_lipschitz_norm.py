@@ -37,7 +37,7 @@ class GATLipschitzNorm(LipschitzNormBase):
     :math:`\alpha = 1`). A node of a binary tree with its self-loop then gives one child at most
     :math:`e^{1.2} / (e^{1.2} + 2) \approx 0.62` of its attention: routing one leaf through
     :math:`d` levels (TREES, paper §7.2) keeps at most :math:`0.62^d` of it in the attention
-    path, where a larger :math:`\alpha` allows a near-hard choice (0.99 at :math:`\alpha = 4`).
+    path, where a larger :math:`\alpha` allows a near-hard choice (0.98 at :math:`\alpha = 4`).
 
     **Edge features.** With projected edge features :math:`\varepsilon_{ij} = W_{e,h} e_{ij}`
     the score gains the term :math:`a_{e,h}^\top \varepsilon_{ij}` (as in PyG's ``GATConv``):
