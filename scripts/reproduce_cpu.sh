@@ -49,7 +49,8 @@ $P +experiment=trees grid.paper.tree_depths=5 grid.paper.seeds=0 $DEEP
 # with 1000; GAT-Lip at d = 3 with 2000; GAT and GAT-Lip at d = 4 with 3000 passes of batches of
 # 256 trees (Alon & Yahav's 1024 is 4 optimiser steps per pass over our 4000 training trees),
 # GAT-Lip also with 1200 passes of 64; at d = 4 with batches of 256, GAT with up to 8000 passes,
-# GAT-Lip at norm.alpha=4 with 5000 and GAT-PN with 2500; GAT-Lip at norm.alpha=4 at d = 5
+# GAT-Lip at norm.alpha=4 with 5000 and GAT-PN with 2500; GCN-PN and GIN-PN at d = 4 with 1000;
+# GAT-Lip at norm.alpha=4 at d = 5
 LONG="${DEEP/epochs=30/epochs=100}"
 $P +experiment=trees grid.paper.tree_depths=3 "grid.paper.seeds='0,1,2'" "grid.paper.methods='gcn,ggnn,gat,gat_lip'" $LONG
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gat,gat_lip,ggnn,gin,gcn'" $LONG
@@ -65,6 +66,7 @@ B256="grid.paper.tree_depths=4 grid.paper.seeds=0 dataset.batch_size=256"
 $P +experiment=trees $B256 grid.paper.methods=gat "${DEEP/epochs=30/epochs=800}"
 $P +experiment=trees $B256 grid.paper.methods=gat_lip norm.alpha=4 "${DEEP/epochs=30/epochs=500}"
 $P +experiment=trees $B256 grid.paper.methods=gat_pn "${DEEP/epochs=30/epochs=250}"
+$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gcn_pn,gin_pn'" $LONG
 $P +experiment=trees grid.paper.tree_depths=5 grid.paper.seeds=0 grid.paper.methods=gat_lip norm.alpha=4 $DEEP
 
 python -m lipnorm_exp.report --runs results/runs --out results
