@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+from conftest import REPO, SHARED_DATASETS
+
 TINY = ("model.depth=1", "model.hidden=8", "model.heads=1", "train.epochs=2")
 ERROR_PREFIX = "lipnorm_exp: error: "
 
