@@ -12,10 +12,11 @@ its own stream. A run's losses therefore equal those of the same run trained alo
 tolerance (the batched kernels add in another order).
 
 A copy leaves the batch when it ends (early stop, divergence, last epoch) and its record is
-written then; a seed whose finished record exists is skipped, as alone. Each record says it was
-trained in a batch (``batched``: the seeds trained together). Only full-graph tasks can be
-batched: every copy trains and evaluates on one graph, the same for all (its features may
-differ, as the missing vectors of each seed do).
+written then; a seed whose finished record exists is skipped, as alone. Each copy keeps its own
+checkpoint (:mod:`lipnorm_exp.checkpoint`, its dropout stream included) and resumes from it.
+Each record says it was trained in a batch (``batched``: the seeds trained together). Only
+full-graph tasks can be batched: every copy trains and evaluates on one graph, the same for all
+(its features may differ, as the missing vectors of each seed do).
 """
 
 import copy
@@ -30,6 +31,7 @@ from omegaconf import DictConfig
 from torch_geometric.data import Data
 from tqdm.auto import tqdm
 
+from lipnorm_exp.checkpoint import snapshot
 from lipnorm_exp.config import build_model
 from lipnorm_exp.copies import StackedCopies
 from lipnorm_exp.data import Task, load_task
@@ -40,11 +42,13 @@ from lipnorm_exp.nn.copy_dropout import RandomStream
 from lipnorm_exp.records import run_id
 from lipnorm_exp.run_state import RunState, make_optimizer
 from lipnorm_exp.runs import (
+    end_run,
     finished_record,
     log_outcome,
     new_record,
-    note_failure,
+    open_checkpoint,
     prepare,
+    resume,
     run_locks,
     save_outcome,
     seed_everything,
@@ -55,6 +59,8 @@ __all__ = ["BATCHED_KEY", "member_config", "run_batched"]
 
 #: the record key naming the seeds a run was trained together with
 BATCHED_KEY = "batched"
+#: the checkpoint key of a copy's dropout stream
+STREAM_KEY = "stream"
 
 
 def member_config(cfg: DictConfig, seed: int) -> DictConfig:
@@ -110,7 +116,10 @@ def run_batched(cfg: DictConfig, desc: str = "") -> list[dict[str, Any]]:
 
 
 def _train_together(members: list[DictConfig], results_dir, device, desc) -> list[dict]:
-    """Build the copies of ``members``, train them as one batch, save each record as it ends."""
+    """Build the copies of ``members``, resume them from their checkpoints, train them together.
+
+    Each record is saved as its run ends, also on a stop or a failure, keeping the epochs so far.
+    """
     started, clock = datetime.now(timezone.utc), time.perf_counter()
     models, tasks, graphs, streams = [], [], [], []
     for member in members:
@@ -125,58 +134,68 @@ def _train_together(members: list[DictConfig], results_dir, device, desc) -> lis
     if any(not torch.equal(graph.edge_index, graphs[0].edge_index) for graph in graphs):
         raise ConfigError("seed=[...] needs one graph for every seed; these seeds' graphs differ")
     seeds = [int(member.seed) for member in members]
-    records, trackers = [], []
-    for member in members:
+    records, trackers, states, checkpoints = [], [], [], []
+    for member, model, stream in zip(members, models, streams, strict=True):
         rid = run_id(member)
         records.append({**new_record(member, rid, device, started), BATCHED_KEY: {"seeds": seeds}})
         trackers.append(make_tracker(member, rid))
+        states.append(RunState(make_optimizer(model, member.train), member.train, trackers[-1]))
+        checkpoints.append(open_checkpoint(member, results_dir, rid, clock))
+        saved = resume(checkpoints[-1], model, states[-1], desc=desc)
+        if saved:
+            stream.state = saved[STREAM_KEY]
     setup_s = time.perf_counter() - clock
     open_runs = set(range(len(members)))
 
-    def close(k: int, result: dict[str, Any]) -> None:
-        records[k].update(result)
+    def close(k: int, error: BaseException | None = None) -> None:
+        end_run(records[k], states[k], tasks[k].metric_name, checkpoints[k], error)
         open_runs.discard(k)
-        save_outcome(records[k], results_dir, trackers[k], clock, setup_s)
+        save_outcome(records[k], results_dir, trackers[k], checkpoints[k], setup_s)
         log_outcome(records[k], desc)
 
-    try:
-        fit_together(
-            StackedCopies(models, streams), tasks, graphs, members[0].train, trackers, close, desc
+    def keep(k: int) -> None:
+        checkpoints[k].keep(
+            states[k].epoch,
+            lambda: snapshot(models[k], states[k], **{STREAM_KEY: streams[k].state.clone()}),
         )
+
+    try:
+        fit_together(StackedCopies(models, streams), states, tasks, graphs, close, keep, desc)
     except BaseException as error:
         for k in sorted(open_runs):
-            note_failure(records[k], error)
-            save_outcome(records[k], results_dir, trackers[k], clock, setup_s)
+            close(k, error)
         raise
     return records
 
 
 def fit_together(
     copies: StackedCopies,
+    states: list[RunState],
     tasks: list[Task],
     graphs: list[Data],
-    train: DictConfig,
-    trackers: list,
-    close: Callable[[int, dict[str, Any]], None],
+    close: Callable[[int], None],
+    keep: Callable[[int], None],
     desc: str = "",
 ) -> None:
-    """Train ``copies`` on their ``graphs`` as one batch; ``close(k, result)`` as copy k ends.
+    """Train ``copies`` on their ``graphs`` as one batch; ``close(k)`` as copy k ends.
 
-    ``result`` is what :func:`lipnorm_exp.train.fit` returns for a run alone: ``status``,
-    ``error``, ``summary`` and ``history``.
+    Copy ``k`` trains from the epoch after ``states[k].epoch`` (0, or the epoch it resumes
+    after): a copy resumed further than others waits for them, and each epoch trains the copies
+    whose previous epoch is done. ``keep(k)`` is called after each epoch of a copy that goes on
+    (for its checkpoint).
     """
-    optimizers = [make_optimizer(model, train) for model in copies.models]
-    states = [
-        RunState(optimizer, train, tracker)
-        for optimizer, tracker in zip(optimizers, trackers, strict=True)
-    ]
+    train = states[0].train
     edge_index, x = graphs[0].edge_index, torch.stack([graph.x for graph in graphs])
-    active = list(range(len(graphs)))
-    inputs = x  # the features of the copies in ``active``, re-indexed when one leaves
-    bar = tqdm(range(1, train.epochs + 1), desc=desc, disable=not train.progress, leave=False)
+    first = min(state.epoch for state in states) + 1
+    active, inputs = [], x  # the copies training this epoch, and their stacked features
+    bar = tqdm(range(first, train.epochs + 1), desc=desc, disable=not train.progress, leave=False)
     for epoch in bar:
+        now = [k for k, state in enumerate(states) if not state.done and state.epoch == epoch - 1]
+        if now != active:
+            active, inputs = now, x if len(now) == len(states) else x[now]
         for k in active:
             states[k].start_epoch()
+        optimizers = [state.optimizer for state in states]
         losses, grads = _train_step(
             copies, active, inputs, edge_index, tasks, graphs, optimizers, train.track_gradients
         )
@@ -196,13 +215,13 @@ def fit_together(
                 grads[i],
                 lambda k=k: layer_lipschitz(copies.models[k], graphs[k]),
             )
-        for k in [k for k in active if states[k].done]:
-            close(k, states[k].result(tasks[k].metric_name))
-        still = [k for k in active if not states[k].done]
-        if len(still) < len(active):
-            active, inputs = still, x[still]
-        bar.set_postfix(training=len(active))
-        if not active:
+        for k in active:
+            if states[k].done:
+                close(k)
+            else:
+                keep(k)
+        bar.set_postfix(training=sum(not state.done for state in states))
+        if all(state.done for state in states):
             break
     bar.close()
 

@@ -5,6 +5,7 @@ run (:func:`lipnorm_exp.train.fit`) or several together (:mod:`lipnorm_exp.batch
 keep the same rows, select the same best epoch and stop on the same rule.
 """
 
+import copy
 import time
 from typing import Any
 
@@ -121,7 +122,35 @@ class RunState:
         self.best: dict[str, Any] | None = None
         self.status, self.error, self.diverged_at = COMPLETED, None, None
         self.done = False
+        self.epoch = 0  # the last epoch finished
         self.started = time.perf_counter()
+
+    def state_dict(self) -> dict[str, Any]:
+        """A copy of what decides the run's next epochs: optimiser, schedule, early stop, rows.
+
+        Only a run that goes on has one worth keeping (:mod:`lipnorm_exp.checkpoint`): its
+        status is ``completed`` so far. Rows are never changed once added, so the history is
+        copied as a list of the same rows.
+        """
+        return {
+            "epoch": self.epoch,
+            "optimizer": copy.deepcopy(self.optimizer.state_dict()),
+            "scheduler": copy.deepcopy(self.scheduler.state_dict()) if self.scheduler else None,
+            "stopping": {"best": self.stopping.best, "best_epoch": self.stopping.best_epoch},
+            "history": list(self.history),
+            "best": self.best,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Go on from ``state`` (:meth:`state_dict`) as if the epochs before it had run here."""
+        self.epoch = state["epoch"]
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.scheduler is not None:
+            self.scheduler.load_state_dict(state["scheduler"])
+        self.stopping.best = state["stopping"]["best"]
+        self.stopping.best_epoch = state["stopping"]["best_epoch"]
+        self.history = list(state["history"])
+        self.best = state["best"]
 
     def start_epoch(self) -> None:
         """Start the clock of the epoch's ``time_s``."""
@@ -161,6 +190,7 @@ class RunState:
         if self.train.estimate_lipschitz and due and lipschitz is not None:
             row["lipschitz"] = lipschitz()
         self.history.append(row)
+        self.epoch = epoch
         self.tracker.log_epoch(row)
         if self.best is None or row["val_acc"] > self.best["val_acc"]:
             self.best = row

@@ -18,6 +18,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.atomic import remove_stale_temps
+from lipnorm_exp.checkpoint import Checkpoint, checkpoint_path, restore
 from lipnorm_exp.config import validate
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.folders import writable_folder
@@ -36,12 +37,14 @@ from lipnorm_exp.records import (
 )
 
 __all__ = [
+    "end_run",
     "finished_record",
     "log_outcome",
     "new_record",
-    "note_failure",
+    "open_checkpoint",
     "pick_device",
     "prepare",
+    "resume",
     "run_locks",
     "save_outcome",
     "seed_everything",
@@ -116,7 +119,37 @@ def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> 
     if not existing or existing["status"] not in FINISHED or cfg.force:
         return None
     log.info("%s skip run %s: a %s record exists", desc, rid, existing["status"])
+    checkpoint_path(results_dir, rid).unlink(missing_ok=True)  # a kill came after the record
     return {**add_tags(results_dir, existing, cfg.tags), "skipped": True}
+
+
+def open_checkpoint(cfg: DictConfig, results_dir: Path, rid: str, clock: float) -> Checkpoint:
+    """Run ``rid``'s :class:`~lipnorm_exp.checkpoint.Checkpoint`.
+
+    Args:
+        cfg: the run's config: ``train.checkpoint_every``, and ``force=true``, which removes a
+            saved checkpoint so that the run starts over.
+        results_dir: the folder of the run's record.
+        rid: the run's id.
+        clock: ``time.perf_counter()`` when this process started the run.
+    """
+    checkpoint = Checkpoint(results_dir, rid, cfg.train.checkpoint_every, clock)
+    if cfg.force:
+        checkpoint.remove()
+    return checkpoint
+
+
+def resume(checkpoint: Checkpoint, model: torch.nn.Module, state, generators=(), desc="") -> dict:
+    """Restore a run from ``checkpoint`` where it holds a saved state; returns it (``{}``: none).
+
+    ``model``, ``state`` (the run's :class:`~lipnorm_exp.run_state.RunState`), the random states
+    and ``generators`` are put back as they were at the end of the saved epoch.
+    """
+    saved = checkpoint.load()
+    if saved:
+        restore(saved, model, state, generators)
+        log.info("%s run %s: resumed after epoch %d", desc, checkpoint.rid, saved["epoch"])
+    return saved or {}
 
 
 def new_record(cfg: DictConfig, rid: str, device: torch.device, started: datetime) -> dict:
@@ -136,33 +169,57 @@ def new_record(cfg: DictConfig, rid: str, device: torch.device, started: datetim
     }
 
 
-def note_failure(record: dict[str, Any], error: BaseException) -> None:
-    """Mark ``record`` ``interrupted`` (a stop request) or ``failed`` with ``error``."""
+def end_run(
+    record: dict[str, Any],
+    state,
+    metric: str,
+    checkpoint: Checkpoint,
+    error: BaseException | None = None,
+) -> None:
+    """Put the outcome of ``state`` (a :class:`~lipnorm_exp.run_state.RunState`) into ``record``.
+
+    A run ended by ``error`` keeps its epochs so far: its checkpoint is written (from the end of
+    its last whole epoch) and the record is ``interrupted`` (a stop request) or ``failed``,
+    saying after which epoch it stopped and from which one its next launch resumes.
+    """
+    record.update(state.result(metric))
+    if checkpoint.resumed_at:
+        record["resumed_at"] = checkpoint.resumed_at
+    if error is None:
+        return
+    checkpoint.write()
     if isinstance(error, KeyboardInterrupt):
         record["status"], record["error"] = INTERRUPTED, str(error) or type(error).__name__
     else:
-        record["error"] = f"{type(error).__name__}: {error}"
+        record["status"], record["error"] = FAILED, f"{type(error).__name__}: {error}"
+    record["stopped_after_epoch"] = state.epoch
+    record["resumes_after_epoch"] = checkpoint.written_epoch or None
 
 
 def save_outcome(
-    record: dict[str, Any], results_dir: Path, tracker, clock: float, setup_s: float
+    record: dict[str, Any], results_dir: Path, tracker, checkpoint: Checkpoint, setup_s: float
 ) -> None:
-    """Add the timings (from ``clock``, a ``perf_counter`` at the start) and save the record.
+    """Add the timings and save the record; a final record removes the run's checkpoint.
 
-    The tracker is closed even when saving fails.
+    ``timing.total_s`` counts the run's earlier processes too (a resumed run);
+    ``epoch_s_mean`` is over the epochs this process trained. The tracker is closed even when
+    saving fails.
     """
-    total = time.perf_counter() - clock
-    epochs = len(record.get("history", []))
+    total = time.perf_counter() - checkpoint.clock
+    resumed = checkpoint.resumed_at[-1] if checkpoint.resumed_at else 0
+    epochs = len(record.get("history", [])) - resumed
     record["timing"] = {
-        "total_s": total,
+        "total_s": checkpoint.earlier_s + total,
         "setup_s": setup_s,
-        "epoch_s_mean": (total - setup_s) / epochs if epochs else None,
+        "epoch_s_mean": (total - setup_s) / epochs if epochs > 0 else None,
     }
     record["finished_at"] = datetime.now(timezone.utc).isoformat()
     try:
         save_record(results_dir, record)
     finally:
         tracker.finish(record)
+    if record["status"] in FINISHED:
+        checkpoint.remove()
 
 
 def log_outcome(record: dict[str, Any], desc: str) -> None:

@@ -2,11 +2,13 @@
 
 Validate → check the folders it writes to → take the run's lock (a second process given the
 same run waits for it) → skip if a finished record exists (adding this config's tags to it) →
-load data → build model → train with best-validation selection → write the record. A
+load data → build model → resume from the run's checkpoint where one is saved
+(:mod:`lipnorm_exp.checkpoint`) → train with best-validation selection → write the record. A
 non-finite loss or output ends the run as ``diverged`` (a result: deep unnormalised GATs
 explode), keeping the epochs before it; an exception during training writes a ``failed``
 record with the error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see
-:mod:`lipnorm_exp.stopping`) an ``interrupted`` one, and either is raised again. Neither
+:mod:`lipnorm_exp.stopping`) an ``interrupted`` one, and either is raised again; both keep the
+epochs so far, in the record and in the checkpoint the next launch resumes from. Neither
 replaces a finished record of the run (:func:`~lipnorm_exp.records.save_record`).
 """
 
@@ -22,6 +24,7 @@ from omegaconf import DictConfig, ListConfig
 from tqdm.auto import tqdm
 
 from lipnorm_exp.batched import run_batched
+from lipnorm_exp.checkpoint import Checkpoint, snapshot
 from lipnorm_exp.config import build_model
 from lipnorm_exp.data import Task, load_task
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz
@@ -29,11 +32,13 @@ from lipnorm_exp.loop import NonFiniteError, evaluate, train_epoch
 from lipnorm_exp.records import run_id
 from lipnorm_exp.run_state import RunState, make_optimizer
 from lipnorm_exp.runs import (
+    end_run,
     finished_record,
     log_outcome,
     new_record,
-    note_failure,
+    open_checkpoint,
     prepare,
+    resume,
     run_locks,
     save_outcome,
     seed_everything,
@@ -46,29 +51,29 @@ log = logging.getLogger(__name__)
 def fit(
     model: torch.nn.Module,
     task: Task,
-    train: DictConfig,
+    state: RunState,
     device: torch.device,
-    tracker,
+    checkpoint: Checkpoint,
     desc: str = "",
-) -> dict[str, Any]:
-    """Train for ``train.epochs`` epochs (or until early stopping / divergence).
+) -> None:
+    """Train from the epoch after ``state.epoch`` on, until ``train.epochs`` or an early stop.
 
-    Returns ``status``, ``error``, ``summary`` and ``history`` as they go into the record
-    (:class:`~lipnorm_exp.run_state.RunState`). An epoch whose training loss or model outputs
-    are not finite ends the run as ``diverged``.
+    Each epoch's numbers go to ``state``, its end to ``checkpoint``. An epoch whose training
+    loss or model outputs are not finite ends the run as ``diverged``.
     """
-    optimizer = make_optimizer(model, train)
-    state = RunState(optimizer, train, tracker)
+    train = state.train
     bar = tqdm(
-        range(1, train.epochs + 1),
+        range(state.epoch + 1, train.epochs + 1),
         desc=desc,
         disable=not train.progress,
         leave=False,
         mininterval=1.0,
+        initial=state.epoch,
+        total=train.epochs,
     )
     for epoch in bar:
         state.start_epoch()
-        loss, grads = train_epoch(model, optimizer, task, device, train.track_gradients)
+        loss, grads = train_epoch(model, state.optimizer, task, device, train.track_gradients)
         try:
             if not math.isfinite(loss):
                 raise NonFiniteError("non-finite training loss")
@@ -82,8 +87,8 @@ def fit(
         )
         if state.done:
             break
+        checkpoint.keep(epoch, lambda: snapshot(model, state, task.generators))
     bar.close()
-    return state.result(task.metric_name)
 
 
 def lipschitz(model: torch.nn.Module, task: Task, device: torch.device) -> list[float]:
@@ -123,19 +128,28 @@ def run(cfg: DictConfig, desc: str = "") -> dict[str, Any] | list[dict[str, Any]
 def train_run(
     cfg: DictConfig, rid: str, results_dir: Path, device: torch.device, desc: str
 ) -> dict[str, Any]:
-    """Load the data, build the model, train, and save run ``rid``'s record (also on failure)."""
+    """Load the data, build the model, resume, train and save run ``rid``'s record.
+
+    The run resumes from its checkpoint where one is saved; its record is saved also on a
+    failure or a stop, keeping the epochs so far.
+    """
     started, clock = datetime.now(timezone.utc), time.perf_counter()
     seed_everything(cfg.seed)
     task = load_task(cfg.dataset, cfg.paths, cfg.seed)
     model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs).to(device)
     record = new_record(cfg, rid, device, started)
-    setup_s = time.perf_counter() - clock
     tracker = make_tracker(cfg, rid)
+    state = RunState(make_optimizer(model, cfg.train), cfg.train, tracker)
+    checkpoint = open_checkpoint(cfg, results_dir, rid, clock)
+    resume(checkpoint, model, state, task.generators, desc)
+    setup_s = time.perf_counter() - clock
     try:
-        record.update(fit(model, task, cfg.train, device, tracker, desc))
+        fit(model, task, state, device, checkpoint, desc)
     except BaseException as error:
-        note_failure(record, error)
+        end_run(record, state, task.metric_name, checkpoint, error)
         raise
+    else:
+        end_run(record, state, task.metric_name, checkpoint)
     finally:
-        save_outcome(record, results_dir, tracker, clock, setup_s)
+        save_outcome(record, results_dir, tracker, checkpoint, setup_s)
     return record

@@ -9,7 +9,8 @@ of the write would leave it:
 - ``processed_data``: PyG's processed ``data.pt``;
 - ``pre_transform``: PyG's ``pre_transform.pt``, written after ``data.pt``;
 - ``record_write``: the run record;
-- ``epoch_2``: the start of the second training epoch (nothing half-written).
+- ``epoch_<n>``: the start of training epoch ``n`` of a run, or of seeds trained together
+  (nothing half-written).
 """
 
 import json
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import torch_geometric.io.fs as pyg_fs
 
+import lipnorm_exp.batched as batched
 import lipnorm_exp.records.store as store
 import lipnorm_exp.train as train
 
@@ -61,15 +63,18 @@ def dump_half(record, handle, **kwargs):
     send()
 
 
-real_train_epoch = train.train_epoch
 epochs = []
 
 
-def train_epoch_then_signal(*args, **kwargs):
-    epochs.append(1)
-    if len(epochs) == 2:
-        send()
-    return real_train_epoch(*args, **kwargs)
+def signalling_at_epoch(real):
+    def train_then_signal(*args, **kwargs):
+        epochs.append(1)
+        if len(epochs) == int(point.removeprefix("epoch_")):
+            send()
+        return real(*args, **kwargs)
+
+    return train_then_signal
+
 
 
 point_file = {"processed_data": "data.pt", "pre_transform": "pre_transform.pt"}.get(point)
@@ -79,8 +84,9 @@ elif point_file is not None:
     pyg_fs.torch_save = torch_save_half
 elif point == "record_write":
     store.json.dump = dump_half
-elif point == "epoch_2":
-    train.train_epoch = train_epoch_then_signal
+elif point.startswith("epoch_"):
+    train.train_epoch = signalling_at_epoch(train.train_epoch)
+    batched._train_step = signalling_at_epoch(batched._train_step)
 else:
     raise SystemExit(f"unknown point {point}")
 

@@ -11,6 +11,7 @@ from test_models import make
 from torch.autograd.functional import jacobian
 from torch_geometric.data import Data
 
+from lipnorm_exp.checkpoint import Checkpoint
 from lipnorm_exp.data import Task
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz, spectral_norm
 from lipnorm_exp.loop import train_epoch
@@ -18,6 +19,7 @@ from lipnorm_exp.nn import GATLayer
 from lipnorm_exp.report.aggregate import preset_runs, usable_runs
 from lipnorm_exp.report.figures import draw_gradient_heatmap, fig2_gradients
 from lipnorm_exp.report.records import load_records
+from lipnorm_exp.run_state import RunState, make_optimizer
 from lipnorm_exp.tracking import NullTracker
 from lipnorm_exp.train import fit, run
 
@@ -101,16 +103,18 @@ def test_untracked_epochs_return_no_norms():
 
 
 @pytest.mark.parametrize("name, norm", CASES)
-def test_history_has_one_value_per_layer_and_epoch(name, norm):
+def test_history_has_one_value_per_layer_and_epoch(name, norm, tmp_path):
     torch.manual_seed(0)
     train = OmegaConf.create(
         {"epochs": 3, "lr": 0.01, "weight_decay": 5e-4, "patience": 0, "progress": False,
          "track_gradients": True, "estimate_lipschitz": False, "lipschitz_every": 1,
          "scheduler": "none", "patience_metric": "val_acc"}
     )  # fmt: skip
-    result = fit(tiny_model(name, norm, depth=4), Task.full_batch("tiny", graph(3), 3), train,
-                 CPU, NullTracker())  # fmt: skip
-    history = result["history"]
+    model = tiny_model(name, norm, depth=4)
+    state = RunState(make_optimizer(model, train), train, NullTracker())
+    no_checkpoint = Checkpoint(tmp_path, "tiny", every=0, clock=0.0)
+    fit(model, Task.full_batch("tiny", graph(3), 3), state, CPU, no_checkpoint)
+    history = state.history
     assert [row["epoch"] for row in history] == [1, 2, 3]
     for row in history:
         assert len(row["grad_attn"]) == len(row["grad_layer"]) == 4

@@ -728,15 +728,19 @@ CASES = [
 ]
 
 
-#: top-level keys added since the pins, none of which defines a run (``seeds_per_job``: how a
-#: preset's sweep groups its seeds into jobs)
-ADDED_SINCE = ("seeds_per_job",)
+#: keys added since the pins, none of which defines a run (``seeds_per_job``: how a preset's
+#: sweep groups its seeds into jobs; ``train.checkpoint_every``: how often a run saves its state)
+ADDED_SINCE = ("seeds_per_job", "train.checkpoint_every")
 
 
 def whole_config_hash(cfg) -> str:
     container = OmegaConf.to_container(cfg, resolve=True)
     for key in ("paths", "hydra", "logger", *ADDED_SINCE):
-        container.pop(key, None)
+        *parents, name = key.split(".")
+        node = container
+        for parent in parents:
+            node = node[parent]
+        node.pop(name, None)
     return hashlib.sha256(json.dumps(container, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -236,6 +236,7 @@ class Train:
     estimate_lipschitz: bool
     lipschitz_every: Positive
     progress: bool
+    checkpoint_every: NonNegative
 
 
 @dataclass

@@ -291,4 +291,5 @@ def load_ogbn_proteins(dataset: DictConfig, paths: DictConfig, seed: int) -> Tas
         loss="bce",
         metric_name="rocauc",
         metric=partial(_rocauc, evaluator),
+        generators=(order["generator"],),
     )

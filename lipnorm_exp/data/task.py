@@ -36,6 +36,8 @@ class Task:
         loss: ``"cross_entropy"`` (labels are class indices) or ``"bce"`` (multi-label 0/1).
         metric_name: what ``*_acc`` in the records holds: ``"accuracy"`` or ``"rocauc"``.
         metric: ``metric(y_true, logits) -> float`` over the rows of one split.
+        generators: the generators that ``train_batches`` draws from besides torch's global
+            one, so that a resumed run restores them (:mod:`lipnorm_exp.checkpoint`).
     """
 
     name: str
@@ -46,6 +48,7 @@ class Task:
     loss: str = "cross_entropy"
     metric_name: str = "accuracy"
     metric: Metric = accuracy
+    generators: tuple[torch.Generator, ...] = ()
 
     @classmethod
     def full_batch(cls, name: str, data: Data, num_outputs: int, **kwargs) -> "Task":

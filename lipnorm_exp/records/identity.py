@@ -26,7 +26,7 @@ NON_DEFINING_KEYS = (
     "seeds_per_job",
     "hydra",
 )
-NON_DEFINING_TRAIN_KEYS = ("progress",)
+NON_DEFINING_TRAIN_KEYS = ("progress", "checkpoint_every")
 #: the key that tells the seeds of one setting apart
 SEED_KEY = "seed"
 
