@@ -137,6 +137,75 @@ def test_reset_parameters_draws_new_weights():
     assert_reset_parameters_redraws(LipschitzMultiheadAttention(E, H, add_bias_kv=True, kdim=3))
 
 
+def fully_masked():
+    """``(attn_mask, key_padding_mask)``: query 0 may attend to nothing, nor may sequence 1."""
+    attn_mask = torch.zeros(L, S, dtype=torch.bool)
+    attn_mask[0] = True
+    padding = torch.zeros(N, S, dtype=torch.bool)
+    padding[1] = True
+    return attn_mask, padding
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+@pytest.mark.parametrize("training", [True, False])
+def test_fully_masked_queries_give_what_torch_gives(need_weights, training):
+    """With ``need_weights=False`` a query without keys attends to nothing (its head output is
+    0, the output the projection's bias) and the gradients stay finite; with weights, both
+    modules give NaN weights and outputs for it."""
+    ours, ref = twins(batch_first=True)
+    ours.train(training), ref.train(training)
+    query, key, value = (t.requires_grad_() for t in inputs(True))
+    attn_mask, key_padding_mask = fully_masked()
+    kwargs = {"attn_mask": attn_mask, "key_padding_mask": key_padding_mask}
+    got = ours(query, key, value, need_weights=need_weights, **kwargs)
+    want = ref(query, key, value, need_weights=need_weights, **kwargs)
+    torch.testing.assert_close(got[0], want[0], rtol=1e-5, atol=1e-6, equal_nan=True)
+    if need_weights:
+        torch.testing.assert_close(got[1], want[1], rtol=1e-5, atol=1e-6, equal_nan=True)
+        assert got[1][1].isnan().all() and got[1][0, 0].isnan().all()
+        return
+    torch.testing.assert_close(got[0][1], ours.out_proj.bias.expand(L, E))
+    lip = LipschitzMultiheadAttention(E, H, batch_first=True, norm="lip")
+    lip.load_state_dict(ours.state_dict())
+    out = lip(query, key, value, need_weights=False, **kwargs)[0]
+    torch.testing.assert_close(out[1], ours.out_proj.bias.expand(L, E))
+    grads = torch.autograd.grad(out.sum(), [query, key, value, *lip.parameters()])
+    assert all(g.isfinite().all() for g in grads)
+
+
+@pytest.mark.parametrize("norm", [None, "lip"])
+@pytest.mark.parametrize(
+    "options",
+    [{"batch_first": True}, {"kdim": 3, "vdim": 7}, {"add_bias_kv": True, "add_zero_attn": True}],
+    ids=str,
+)
+def test_scripted_module_gives_the_eager_outputs(options, norm):
+    torch.manual_seed(9)
+    layer = LipschitzMultiheadAttention(E, H, dropout=0.5, **options, norm=norm).eval()
+    scripted = torch.jit.script(layer)
+    args = inputs(options.get("batch_first", False), options.get("kdim", E), options.get("vdim", E))
+    for kind in ("none", "both", "per head"):
+        attn_mask, key_padding_mask = masks(kind)
+        for need_weights, average in ((True, True), (True, False), (False, True)):
+            kwargs = {
+                "key_padding_mask": key_padding_mask,
+                "need_weights": need_weights,
+                "attn_mask": attn_mask,
+                "average_attn_weights": average,
+            }
+            assert_same(scripted(*args, **kwargs), layer(*args, **kwargs))
+    unbatched = [t[:, 0] if not options.get("batch_first") else t[0] for t in args]
+    assert_same(scripted(*unbatched), layer(*unbatched))
+
+
+def test_nested_tensor_inputs_are_a_clear_error():
+    layer = LipschitzMultiheadAttention(E, H, batch_first=True)
+    x = torch.nested.nested_tensor([torch.randn(2, E), torch.randn(3, E)], layout=torch.jagged)
+    with pytest.raises(ValueError, match="takes padded tensors, not nested tensors") as info:
+        layer(x, x, x)
+    assert type(info.value) is ValueError
+
+
 # ---- norm="lip" ---------------------------------------------------------------------------
 
 

@@ -80,7 +80,9 @@ def compute_dtype(x: Tensor) -> torch.dtype:
     non-finite gradient), a bfloat16 one keeps 8 significant bits; in float32 neither happens,
     and the normalised scores, bounded by :math:`\alpha`, are cast back (:func:`rescale`).
     """
-    return torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    if x.dtype == torch.float16 or x.dtype == torch.bfloat16:
+        return torch.float32
+    return x.dtype
 
 
 def squared_norm(x: Tensor) -> Tensor:
@@ -100,10 +102,13 @@ def squared_norm(x: Tensor) -> Tensor:
 def safe_sqrt(x: Tensor) -> Tensor:
     """Square root with a finite gradient at zero: of ``x`` plus the smallest normal number.
 
-    For a non-negative ``x`` (a squared norm) the shift changes nothing above ~1e-31 in float32
-    (~1e-292 in float64); autograd keeps only the result.
+    ``x`` is float32 or float64 (:func:`compute_dtype`). For a non-negative ``x`` (a squared
+    norm) the shift changes nothing above ~1e-31 in float32 (~1e-292 in float64); autograd
+    keeps only the result. (The constants are ``torch.finfo(dtype).tiny``, which TorchScript
+    cannot call.)
     """
-    return (x + torch.finfo(x.dtype).tiny).sqrt()
+    tiny = 2.2250738585072014e-308 if x.dtype == torch.float64 else 1.1754943508222875e-38
+    return (x + tiny).sqrt()
 
 
 def rescale(score: Tensor, factor: Tensor) -> Tensor:

@@ -64,10 +64,27 @@ class LipschitzMultiheadAttention(nn.Module):
           ``need_weights``, :math:`(N, L, S)` averaged over heads or :math:`(N, H, L, S)`
           (after dropout, as ``torch.nn.MultiheadAttention`` returns them), else ``None``
 
+    **In PyTorch's Transformer modules.** As ``self_attn`` or ``multihead_attn`` of
+    ``nn.TransformerEncoderLayer`` and ``nn.TransformerDecoderLayer`` (alone or inside
+    ``nn.TransformerEncoder``, ``nn.TransformerDecoder``, ``nn.Transformer``) the layer is
+    always called: its ``_qkv_same_embed_dim`` is ``False``, which turns off the encoder's fused
+    inference kernels (``torch._transformer_encoder_layer_fwd`` and the nested-tensor path of
+    padded batches), as they compute unnormalised attention from the projection weights
+    without calling the attention module. A query whose keys are all masked attends to
+    nothing (a zero head output) with ``need_weights=False``, and gets ``NaN`` weights and
+    output with ``need_weights=True``, as in ``torch.nn.MultiheadAttention``. The module can
+    be scripted with ``torch.jit.script``.
+
     Raises:
         ValueError: for a width or head count that is not positive, a width that is not a
-            multiple of the heads, a dropout outside ``[0, 1)`` or an unknown ``norm``.
+            multiple of the heads, a dropout outside ``[0, 1)`` or an unknown ``norm``; in
+            ``forward``, for nested-tensor inputs, an ``attn_mask`` that is not 2-D or 3-D,
+            or ``is_causal`` without ``attn_mask``.
     """
+
+    #: read by ``nn.TransformerEncoderLayer`` and ``nn.TransformerEncoder``: ``False`` keeps
+    #: them from their fused kernels, which would compute attention without this module
+    _qkv_same_embed_dim = False
 
     def __init__(
         self,
@@ -162,6 +179,12 @@ class LipschitzMultiheadAttention(nn.Module):
         """
         if is_causal and attn_mask is None:
             raise ValueError("is_causal needs attn_mask: it only says that attn_mask is causal")
+        if query.is_nested or key.is_nested or value.is_nested:
+            raise ValueError(
+                "LipschitzMultiheadAttention takes padded tensors, not nested tensors: pass a "
+                "key_padding_mask (an nn.TransformerEncoder built with this module as self_attn "
+                "makes none; one that had it swapped in needs use_nested_tensor = False)"
+            )
         batched = query.dim() == 3
         if not batched:
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
@@ -175,17 +198,17 @@ class LipschitzMultiheadAttention(nn.Module):
             k = torch.cat([k, self.bias_k.expand(k.size(0), 1, -1)], dim=1)
             v = torch.cat([v, self.bias_v.expand(v.size(0), 1, -1)], dim=1)
             mask = None if mask is None else F.pad(mask, (0, 1))
-        q, k, v = (self._heads(t) for t in (q, k, v))
+        q, k, v = self._heads(q), self._heads(k), self._heads(v)
         if self.add_zero_attn:
-            k = torch.cat([k, k.new_zeros(*k.shape[:2], 1, self.head_dim)], dim=2)
-            v = torch.cat([v, v.new_zeros(*v.shape[:2], 1, self.head_dim)], dim=2)
+            k, v = F.pad(k, (0, 0, 0, 1)), F.pad(v, (0, 0, 0, 1))
             mask = None if mask is None else F.pad(mask, (0, 1))
         if self.norm is None:
             logits = (q * math.sqrt(1.0 / self.head_dim)) @ k.transpose(-2, -1)
             logits = logits if mask is None else logits + mask
         else:
             logits = self.norm(q, k, v, mask)
-        weights = F.dropout(logits.softmax(dim=-1), p=self.dropout, training=self.training)
+        weights = _softmax(logits, mask is not None and not need_weights)
+        weights = F.dropout(weights, p=self.dropout, training=self.training)
         out = (weights @ v).transpose(1, 2).reshape(q.size(0), -1, self.embed_dim)
         out = self.out_proj(out)
         if not batched:
@@ -199,13 +222,13 @@ class LipschitzMultiheadAttention(nn.Module):
     def _project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Input projections ``(N, L, E)``, ``(N, S, E)``, ``(N, S, E)``."""
         if self.in_proj_weight is not None:
-            weights = self.in_proj_weight.chunk(3)
+            w_q, w_k, w_v = self.in_proj_weight.chunk(3)
         else:
-            weights = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
-        biases = (None,) * 3 if self.in_proj_bias is None else self.in_proj_bias.chunk(3)
-        return tuple(
-            F.linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases, strict=True)
-        )
+            w_q, w_k, w_v = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
+        b_q = b_k = b_v = None
+        if self.in_proj_bias is not None:
+            b_q, b_k, b_v = self.in_proj_bias.chunk(3)
+        return F.linear(query, w_q, b_q), F.linear(key, w_k, b_k), F.linear(value, w_v, b_v)
 
     def _heads(self, x: Tensor) -> Tensor:
         """``(N, T, E)`` → ``(N, H, T, d)``."""
@@ -215,12 +238,15 @@ class LipschitzMultiheadAttention(nn.Module):
         self, attn_mask: Tensor | None, key_padding_mask: Tensor | None, q: Tensor
     ) -> Tensor | None:
         """The additive float mask ``(N or 1, H or 1, L, S)`` of both masks, or ``None``."""
-        mask = None
+        mask: Tensor | None = None
         if attn_mask is not None:
             if attn_mask.dim() not in (2, 3):
                 raise ValueError(f"attn_mask must be 2-D or 3-D, got {attn_mask.dim()}-D")
-            shape = (1, 1) if attn_mask.dim() == 2 else (q.size(0), self.num_heads)
-            mask = _additive(attn_mask, q.dtype).view(*shape, *attn_mask.shape[-2:])
+            mask = _additive(attn_mask, q.dtype)
+            if attn_mask.dim() == 2:
+                mask = mask[None, None]
+            else:
+                mask = mask.view(q.size(0), self.num_heads, mask.size(-2), mask.size(-1))
         if key_padding_mask is not None:
             padding = _additive(key_padding_mask, q.dtype)[:, None, None, :]
             mask = padding if mask is None else mask + padding
@@ -238,3 +264,17 @@ def _additive(mask: Tensor, dtype: torch.dtype) -> Tensor:
     if mask.dtype == torch.bool:
         return torch.zeros_like(mask, dtype=dtype).masked_fill_(mask, float("-inf"))
     return mask.to(dtype)
+
+
+def _softmax(logits: Tensor, empty_to_zero: bool) -> Tensor:
+    r"""Softmax over the keys, with the rows of queries whose keys are all masked as PyTorch's.
+
+    With ``empty_to_zero`` such a query (:math:`-\infty` scores only) gets zero weights, as from
+    PyTorch's fused attention, else ``NaN``, as from ``torch.nn.MultiheadAttention`` with
+    ``need_weights=True``. The zero weights come from a finite row, so that no ``NaN`` enters
+    the backward pass.
+    """
+    if not empty_to_zero:
+        return logits.softmax(dim=-1)
+    empty = (logits == float("-inf")).all(dim=-1, keepdim=True)
+    return logits.masked_fill(empty, 0.0).softmax(dim=-1).masked_fill(empty, 0.0)
