@@ -77,6 +77,8 @@ class AttentionLayer(MessagePassing):
             ``torch_geometric.utils.add_self_loops`` (``"mean"``: the mean of the node's in-edges).
         norm (str, nn.Module or None): ``None``/``"none"``, ``"lip"`` (``default_norm()``) or
             an instance of ``default_norm``.
+        **kwargs: ``MessagePassing``'s options, as PyG's layers take them (``aggr``, ``"add"``
+            by default; ``flow``).
 
     Raises:
         ValueError: for ``heads < 1``, a dropout outside ``[0, 1)`` or an unknown ``norm``.
@@ -95,8 +97,10 @@ class AttentionLayer(MessagePassing):
         edge_dim: int | None,
         fill_value: float | Tensor | str,
         norm: str | nn.Module | None,
+        **kwargs,
     ):
-        super().__init__(aggr="add", node_dim=0)
+        kwargs.setdefault("aggr", "add")
+        super().__init__(node_dim=0, **kwargs)
         name = type(self).__name__
         if heads < 1:
             raise ValueError(f"{name}: heads must be >= 1, got {heads}")
@@ -188,9 +192,12 @@ class AttentionLayer(MessagePassing):
 
         ``n`` is ``size[1]`` where :meth:`loops_last` holds, else 0 (``others`` is then
         ``edge_index``). A layer aggregates those self-loops per node (``attend(...,
-        loops=...)``) instead of gathering their messages.
+        loops=...)``) instead of gathering their messages. It does so only where that is a sum
+        of the messages (the default ``aggr="add"`` and ``flow``) and no explainer masks them
+        (PyG's explain API masks every message that ``propagate`` passes, self-loops included).
         """
-        loops = size[1] if self.loops_last(edge_index, size) else 0
+        per_node = self.aggr == "add" and self.flow == "source_to_target" and not self.explain
+        loops = size[1] if per_node and self.loops_last(edge_index, size) else 0
         return (edge_index[:, : edge_index.size(1) - loops] if loops else edge_index), loops
 
     @torch.compiler.disable

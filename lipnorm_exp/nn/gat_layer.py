@@ -58,6 +58,8 @@ class GATLayer(AttentionLayer):
         norm (str, GATLipschitzNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
             (:class:`GATLipschitzNorm` with defaults), or a :class:`GATLipschitzNorm`
             instance. (default: :obj:`None`)
+        **kwargs (optional): ``MessagePassing``'s options, as for PyG's ``GATConv`` (``aggr``,
+            ``flow``).
 
     Shapes:
         - **x** :math:`(|\mathcal{V}|, F_{in})` or a pair
@@ -90,10 +92,11 @@ class GATLayer(AttentionLayer):
         residual: bool = False,
         *,
         norm: str | nn.Module | None = None,
+        **kwargs,
     ):
         super().__init__(
             in_channels, out_channels, heads, concat, dropout, add_self_loops, edge_dim,
-            fill_value, norm,
+            fill_value, norm, **kwargs,
         )  # fmt: skip
         self.negative_slope = negative_slope
         self.residual = residual

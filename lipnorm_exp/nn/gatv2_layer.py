@@ -68,6 +68,8 @@ class GATv2Layer(AttentionLayer):
         norm (str, ScoreLipschitzNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
             (:class:`ScoreLipschitzNorm` with defaults), or a :class:`ScoreLipschitzNorm`
             instance. (default: :obj:`None`)
+        **kwargs (optional): ``MessagePassing``'s options, as for PyG's ``GATv2Conv`` (``aggr``,
+            ``flow``).
 
     Shapes:
         - **x** :math:`(|\mathcal{V}|, F_{in})` or a pair
@@ -99,10 +101,11 @@ class GATv2Layer(AttentionLayer):
         residual: bool = False,
         *,
         norm: str | nn.Module | None = None,
+        **kwargs,
     ):
         super().__init__(
             in_channels, out_channels, heads, concat, dropout, add_self_loops, edge_dim,
-            fill_value, norm,
+            fill_value, norm, **kwargs,
         )  # fmt: skip
         self.negative_slope = negative_slope
         self.share_weights = share_weights

@@ -33,8 +33,8 @@ class GTLayer(AttentionLayer):
 
     A drop-in for PyG's ``TransformerConv``: the same arguments, inputs and parameters
     (``lin_query``, ``lin_key``, ``lin_value``, ``lin_edge``, ``lin_skip``, ``lin_beta``), so a
-    ``TransformerConv`` state dict loads (the ``lin_skip`` it keeps unused when
-    ``root_weight=False`` is skipped), and with ``norm=None`` both compute the same function.
+    ``TransformerConv`` state dict loads and ours loads into it (with ``root_weight=False`` both
+    keep ``lin_skip``, unused), and with ``norm=None`` both compute the same function.
     Like ``TransformerConv`` it adds no self-loops unless ``add_self_loops=True`` (the paper's
     neighbourhoods contain :math:`i`). Edge features :math:`\varepsilon_{ij} = W_e e_{ij}` are
     added to the key and the value of their edge; with ``norm="lip"`` Eq. (19) takes its
@@ -63,6 +63,8 @@ class GTLayer(AttentionLayer):
             :math:`i \in \mathcal{N}(i)`. (default: :obj:`False`, as ``TransformerConv``)
         fill_value (float, Tensor or str, optional): edge features of the added self-loops
             (``"mean"``: the mean over the node's in-edges). (default: :obj:`"mean"`)
+        **kwargs (optional): ``MessagePassing``'s options, as for PyG's ``TransformerConv``
+            (``aggr``, ``flow``).
 
     Shapes:
         - **x** :math:`(|\mathcal{V}|, F_{in})` or a pair
@@ -93,10 +95,11 @@ class GTLayer(AttentionLayer):
         norm: str | nn.Module | None = None,
         add_self_loops: bool = False,
         fill_value: float | Tensor | str = "mean",
+        **kwargs,
     ):
         super().__init__(
             in_channels, out_channels, heads, concat, dropout, add_self_loops, edge_dim,
-            fill_value, norm,
+            fill_value, norm, **kwargs,
         )  # fmt: skip
         self.beta = beta and root_weight
         self.root_weight = root_weight
@@ -106,9 +109,8 @@ class GTLayer(AttentionLayer):
         self.lin_query = Linear(in_dst, width, bias=bias)
         self.lin_value = Linear(in_src, width, bias=bias)
         self.lin_edge = None if edge_dim is None else Linear(edge_dim, width, bias=False)
-        self.lin_skip = Linear(in_dst, self.out_width, bias=bias) if root_weight else None
+        self.lin_skip = Linear(in_dst, self.out_width, bias=bias)  # unused without root_weight
         self.lin_beta = Linear(3 * self.out_width, 1, bias=False) if self.beta else None
-        self.register_load_state_dict_pre_hook(_skip_unused_lin_skip)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -151,7 +153,7 @@ class GTLayer(AttentionLayer):
         out = self.attend(
             others, alpha, values, size, per_edge=True, loops=value if loops else None
         )
-        if self.lin_skip is not None:
+        if self.root_weight:
             skip = self.lin_skip(x_dst)
             if self.lin_beta is not None:
                 gate = self.lin_beta(torch.cat([out, skip, out - skip], dim=-1)).sigmoid()
@@ -223,10 +225,3 @@ class GTLayer(AttentionLayer):
             return score
         own = (query * key).sum(dim=-1)
         return torch.cat([score, own if factor is None else rescale(own, factor)])
-
-
-def _skip_unused_lin_skip(module: GTLayer, state_dict: dict, prefix: str, *args) -> None:
-    """Drop ``lin_skip`` from a ``TransformerConv`` state dict when ``root_weight=False``."""
-    if module.lin_skip is None:
-        for key in [k for k in state_dict if k.startswith(prefix + "lin_skip.")]:
-            del state_dict[key]
