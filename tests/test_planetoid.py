@@ -1,4 +1,5 @@
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,7 @@ from omegaconf import OmegaConf
 from lipnorm_exp.data import load_task
 from lipnorm_exp.data.download import ensure_files, host_reachable
 from lipnorm_exp.data.planetoid import PLANETOID_NAMES, raw_file_names
-from lipnorm_exp.errors import ConfigError, DataNotFoundError
+from lipnorm_exp.errors import ConfigError, DataNotFoundError, MissingPackageError
 
 SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
@@ -103,7 +104,23 @@ def test_missing_files_without_download(tmp_path):
     assert "\n" not in message
     assert str(tmp_path / "Planetoid" / "PubMed" / "raw") in message
     assert all(file in message for file in raw_file_names("PubMed"))
-    assert "dataset.download=true" in message
+    assert f"under paths.raw_dirs=[{tmp_path / 'none'}]" in message
+    assert "set paths.raw_dirs=[<a folder holding Planetoid/PubMed/raw>]" in message
+    assert "allow the download (dataset.download=true)" in message
+
+
+def test_a_missing_package_is_named_with_its_install_not_blamed_on_a_file(paths, monkeypatch):
+    for name in [module for module in sys.modules if module.startswith("scipy.")] + ["scipy"]:
+        monkeypatch.setitem(sys.modules, name, None)  # as if scipy were not installed
+    with pytest.raises(MissingPackageError) as error:
+        load_task(dataset_cfg("cora"), paths, seed=0)
+    message = str(error.value)
+    assert message.endswith("needs the Python package scipy: pip install scipy"), message
+    assert "delete" not in message and "\n" not in message
+    raw = Path(paths.data_dir) / "Planetoid" / "Cora" / "raw"
+    assert sorted(path.name for path in raw.iterdir()) == sorted(raw_file_names("Cora"))
+    monkeypatch.undo()  # scipy back: the same files load
+    assert load_task(dataset_cfg("cora"), paths, seed=0).num_outputs == SIZES["cora"][1]
 
 
 def test_partial_mirror_is_skipped(tmp_path):
@@ -121,8 +138,9 @@ def test_partial_mirror_is_skipped(tmp_path):
 
 def test_unreachable_host_fails_fast(tmp_path):
     url = f"http://127.0.0.1:{closed_port()}/data"
-    with pytest.raises(DataNotFoundError, match="127.0.0.1 cannot be reached"):
-        ensure_files("x", tmp_path, "set", ["a"], url=url, download=True)
+    with pytest.raises(DataNotFoundError, match="127.0.0.1 cannot be reached") as error:
+        ensure_files("x", tmp_path, "set", ["a"], [tmp_path / "m"], url=url, download=True)
+    assert f"paths.raw_dirs=[{tmp_path / 'm'}]" in str(error.value)
 
 
 def test_no_url_means_no_download(tmp_path):

@@ -5,12 +5,12 @@ A dataset's files live in ``<data_dir>/<relative>``. When some are absent, the f
 temporary name, then renamed: a kill never leaves a partial copy); failing that, a
 download is left to the dataset's own loader, but only when it is allowed and the host answers
 within seconds. Otherwise :class:`~lipnorm_exp.errors.DataNotFoundError` says in one line which
-files are expected where.
+files are expected where, and the keys that fix it (``paths.raw_dirs``, ``dataset.download``).
 """
 
 import socket
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -53,7 +53,7 @@ def ensure_files(
     data_dir: str | Path,
     relative: str | Path,
     files: Sequence[str],
-    raw_dirs: Iterable[str | Path] = (),
+    raw_dirs: Sequence[str | Path] | None = (),
     url: str | None = None,
     download: bool = True,
 ) -> bool:
@@ -65,8 +65,10 @@ def ensure_files(
         relative (str or Path): the dataset's folder inside ``data_dir`` (and inside every
             folder of ``raw_dirs``), e.g. ``Planetoid/Cora/raw``.
         files (Sequence[str]): file names, relative to that folder (may contain ``/``).
-        raw_dirs (Iterable): folders laid out like ``data_dir``; the first one holding every
-            file is copied from. Folders that do not exist are skipped. (default: ``()``)
+        raw_dirs (Sequence): folders laid out like ``data_dir`` (``paths.raw_dirs``); the
+            first one holding every file is copied from. Folders that do not exist are skipped;
+            ``None``: a dataset no mirror can hold (and the message does not offer one).
+            (default: ``()``)
         url (str, optional): where the dataset's loader downloads from; only its host is
             contacted here. ``None`` means no download exists. (default: ``None``)
         download (bool): whether a download may be left to the loader. (default: ``True``)
@@ -84,23 +86,28 @@ def ensure_files(
     missing = _missing(folder, files)
     if not missing:
         return True
-    for root in raw_dirs:
+    for root in raw_dirs or ():
         mirror = Path(root) / relative
         if mirror.resolve() != folder.resolve() and not _missing(mirror, files):
             for file in missing:
                 copy_file(mirror / file, folder / file)
             return True
     where = f"{name}: raw files not found in {folder} (expected {', '.join(missing)})"
+    fixes = "put them there"
+    if raw_dirs is not None:
+        mirrors = ", ".join(str(root) for root in raw_dirs)
+        where += f" nor as {relative} under paths.raw_dirs=[{mirrors}]"
+        fixes += f" or set paths.raw_dirs=[<a folder holding {relative}>]"
     if url is None:
-        raise DataNotFoundError(f"{where}; put them there (there is no download for it)")
+        raise DataNotFoundError(f"{where}; {fixes} (there is no download for it)")
     if not download:
         raise DataNotFoundError(
-            f"{where}; put them there or allow a download (dataset.download=true) "
-            "on a machine with a network"
+            f"{where}, and the download is off; {fixes}, or allow the download "
+            "(dataset.download=true) on a machine with a network"
         )
     if not host_reachable(url):
         raise DataNotFoundError(
-            f"{where} and {urlsplit(url).hostname} cannot be reached for a download; "
-            "put them there or run once on a machine with a network"
+            f"{where}, and {urlsplit(url).hostname} cannot be reached for the download; "
+            f"{fixes}, or run once on a machine with a network"
         )
     return False

@@ -116,7 +116,7 @@ def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType
     custom = dataset.meta_dict is not None
     meta = _meta_info(ogbn, name, dataset.meta_dict)
     if custom:
-        data_dir, relative, raw_dirs, url = meta["dir_path"], Path(), (), None
+        data_dir, relative, raw_dirs, url = meta["dir_path"], Path(), None, None
     else:
         dir_name = name.replace("-", "_")
         if (Path(paths.data_dir) / "ogb" / f"{dir_name}_pyg").is_dir():  # as ogb looks it up

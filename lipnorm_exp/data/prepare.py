@@ -8,7 +8,9 @@ A kill at any moment of preparing a dataset leaves a folder the next run uses or
 - a processed folder that cannot be read back (a kill while a library wrote it, a file
   truncated since) is removed and built again from the raw files (:func:`load_prepared`),
   after those have been read through, so that one that is truncated or unreadable is named in
-  one line instead of failing deep inside the library that parses it.
+  one line instead of failing deep inside the library that parses it;
+- a Python package that reading or preparing needs and that is not installed is named with
+  the ``pip install`` that fixes it, and no file is blamed.
 
 Temporary files that a killed writer left behind are removed on the next preparation.
 """
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lipnorm_exp.atomic import remove_stale_temps, replacing
-from lipnorm_exp.errors import DataError, UserError
+from lipnorm_exp.errors import DataError, MissingPackageError, UserError
 
 __all__ = ["AtomicSave", "copy_file", "load_prepared", "read_gzip", "read_raw_files"]
 
@@ -63,6 +65,7 @@ def read_raw_files(files: Sequence[Path], read: Callable[[Path], Any]) -> None:
     """Read every file of ``files`` that exists with ``read``.
 
     Raises:
+        MissingPackageError: reading needs a package that is not installed.
         DataError: the first file that cannot be read, named with the reason, in one line.
     """
     for path in files:
@@ -70,6 +73,8 @@ def read_raw_files(files: Sequence[Path], read: Callable[[Path], Any]) -> None:
             continue
         try:
             read(path)
+        except ImportError as error:  # the file may be fine: what reads it is missing
+            raise MissingPackageError.of(error, f"reading {path}") from error
         except Exception as error:  # whatever the parser raises, the file is what is wrong
             raise DataError(
                 f"{path} cannot be read ({_first_line(error)}); it may be truncated: delete it "
@@ -93,6 +98,7 @@ def load_prepared(
         read_raw: reads one raw file, raising when it cannot. (default: read its bytes)
 
     Raises:
+        MissingPackageError: building needs a package that is not installed.
         DataError: a raw file cannot be read, or building fails again after a rebuild.
     """
     if processed_dir.is_dir():
@@ -101,6 +107,8 @@ def load_prepared(
         return build()
     except UserError:
         raise
+    except ImportError as error:  # nothing on disk is at fault: keep the folder
+        raise MissingPackageError.of(error, f"preparing {processed_dir}") from error
     except Exception as error:  # a library's reader failing on a file a kill cut short
         failure = error
     read_raw_files(raw_files, read_raw)
