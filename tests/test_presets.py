@@ -12,9 +12,11 @@ from hydra import compose, initialize_config_dir
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from lipnorm_exp.batched import member_config
 from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.records import run_id
 from lipnorm_exp.sweep import grid_jobs, grid_runs, grid_size, sweep_axes
+from lipnorm_exp.sweep_plan import job_configs
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 PRESETS = sorted(path.stem for path in (CONFIGS / "experiment").glob("*.yaml"))
@@ -255,3 +257,23 @@ def test_seeds_per_job_groups_every_presets_seeds(preset):
     job_cfg = compose_job(jobs[0])
     validate(job_cfg)
     assert list(job_cfg.seed) == seeds[:3]
+
+
+def test_the_sweep_plan_composes_the_runs_its_jobs_run():
+    # TREES' model.depth interpolates its swept dataset.depth; two seeds per job, then one
+    cfg = compose_sweep(
+        "+experiment=trees",
+        "grid.quick.tree_depths='2,3'",
+        "grid.quick.methods='gat,gcn'",
+        "grid.quick.seeds='0,1,2'",
+        "seeds_per_job=2",
+    )
+    planned = [run_id(member_config(job, seed)) for job in job_configs(cfg) for seed in job.seed]
+    composed = []
+    for job in grid_jobs(cfg.hydra):
+        overrides = as_dict(job)
+        for seed in overrides.pop("seed").strip("[]").split(","):
+            alone = [*(f"{key}={value}" for key, value in overrides.items()), f"seed={seed}"]
+            composed.append(run_id(compose_job(alone)))
+    assert sorted(planned) == sorted(composed)
+    assert len(set(planned)) == grid_runs(cfg.hydra) == 2 * 2 * 3

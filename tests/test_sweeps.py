@@ -146,6 +146,7 @@ def test_preset_end_to_end(tmp_path, data_dir):
     out = cli(command(tmp_path, data_dir, *overrides))
     assert out.returncode == 0, out.stderr
     assert tally_line(completed=2) in out.stdout + out.stderr
+    assert "have a finished record" not in out.stdout + out.stderr
     found = records(tmp_path).values()
     models = [(r["config"]["model"], r["config"]["norm"]["name"]) for r in found]
     methods = sorted((model["name"], norm, model["residual"]) for model, norm in models)
@@ -155,3 +156,13 @@ def test_preset_end_to_end(tmp_path, data_dir):
         assert record["config"]["tags"] == ["residual"]
         assert record["config"]["model"]["depth"] == 2
         assert record["config"]["train"]["epochs"] == 2
+    again = cli(command(tmp_path, data_dir, *overrides))
+    assert again.returncode == 0, again.stderr
+    log = again.stdout + again.stderr
+    plan = (
+        f"2 of the 2 runs have a finished record in {tmp_path / 'runs'} and will be skipped; "
+        "to train them anyway: force=true, or another folder (paths.results_dir=<folder>)"
+    )
+    assert plan in log
+    assert log.index(plan) < log.index("Launching 2 jobs")  # said before the first job
+    assert tally_line(skipped=2) in log
