@@ -1,5 +1,9 @@
-"""Attention layers with LipschitzNorm: GAT, graph transformer, GATv2, multi-head attention."""
+"""Attention layers with LipschitzNorm, and one call that swaps them into a model.
 
+GAT, graph transformer, GATv2 and multi-head attention layers; :func:`lipschitz_normalize`.
+"""
+
+from lipnorm_exp.nn.convert import lipschitz_normalize
 from lipnorm_exp.nn.dense_lipschitz_norm import DenseLipschitzNorm
 from lipnorm_exp.nn.gat_layer import GATLayer
 from lipnorm_exp.nn.gat_lipschitz_norm import GATLipschitzNorm
@@ -18,4 +22,5 @@ __all__ = [
     "GTLipschitzNorm",
     "LipschitzMultiheadAttention",
     "ScoreLipschitzNorm",
+    "lipschitz_normalize",
 ]

@@ -12,6 +12,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import Parameter
 from torch_geometric.nn import MessagePassing
+from torch_geometric.nn.aggr import SumAggregation
 from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.typing import OptTensor
 from torch_geometric.utils import add_self_loops, is_torch_sparse_tensor, remove_self_loops
@@ -193,10 +194,12 @@ class AttentionLayer(MessagePassing):
         ``n`` is ``size[1]`` where :meth:`loops_last` holds, else 0 (``others`` is then
         ``edge_index``). A layer aggregates those self-loops per node (``attend(...,
         loops=...)``) instead of gathering their messages. It does so only where that is a sum
-        of the messages (the default ``aggr="add"`` and ``flow``) and no explainer masks them
-        (PyG's explain API masks every message that ``propagate`` passes, self-loops included).
+        of the messages (``aggr="add"``, the default) along the default ``flow``, and no
+        explainer masks them (PyG's explain API masks every message that ``propagate`` passes,
+        self-loops included).
         """
-        per_node = self.aggr == "add" and self.flow == "source_to_target" and not self.explain
+        summed = isinstance(self.aggr_module, SumAggregation)
+        per_node = summed and self.flow == "source_to_target" and not self.explain
         loops = size[1] if per_node and self.loops_last(edge_index, size) else 0
         return (edge_index[:, : edge_index.size(1) - loops] if loops else edge_index), loops
 
