@@ -1,4 +1,4 @@
-"""``python -m lipnorm_exp``: one run, or a sweep with ``--multirun`` / ``+experiment=<preset>``."""
+"""``lipnorm-exp`` (``python -m lipnorm_exp``): a run, or a sweep (``--multirun``, a preset)."""
 
 import os
 import sys
@@ -59,7 +59,8 @@ def main(cfg: DictConfig) -> None:
             raise
 
 
-if __name__ == "__main__":
+def console() -> None:
+    """``lipnorm-exp`` and ``python -m lipnorm_exp``: :func:`main`, a stop request in one line."""
     try:
         main()
     except KeyboardInterrupt as stop_request:  # a sweep stopped between or around its jobs
@@ -67,3 +68,7 @@ if __name__ == "__main__":
             raise
         say(interruption(stop_request))
         sys.exit(EXIT_INTERRUPTED)
+
+
+if __name__ == "__main__":
+    console()

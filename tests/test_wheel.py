@@ -1,70 +1,155 @@
-"""The CLI installed from a wheel runs in any folder: configs come from the package
-(``pkg://lipnorm_exp.configs``), data, records and logs go under the working folder."""
+"""The wheel as a user installs it: ``pip install "lipnorm_exp[app]"`` into a fresh virtual
+environment, every dependency resolved from the package index as the wheel declares it, then its
+console scripts in an empty folder: a run on Cora writes there and nowhere else, ``--help`` and
+the shell completion of ``lipnorm-exp``, ``lipnorm-exp-report``.
+
+The environment sees none of this interpreter's packages but torch (and what torch requires),
+lent through a ``.pth`` file and pinned to this interpreter's version, so that pip never fetches
+another torch build; what the wheel's extras forget to declare is missing there.
+"""
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 from cli_helpers import REPO, SHARED_DATASETS, environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from lipnorm_exp.config.help import preset_summary
+
+pytestmark = pytest.mark.slow
 
 #: what a wheel is built from
 SOURCES = ("pyproject.toml", "README.md", "configs", "lipnorm_exp")
+#: the one distribution lent to the environment, with what it requires
+LENT = "torch"
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """The python of a virtual environment (system packages visible) with the wheel installed."""
-    root = tmp_path_factory.mktemp("wheel")
+def required_closure(name: str) -> list[metadata.Distribution]:
+    """The installed distribution ``name`` and every one it requires, transitively."""
+    found: dict[str, metadata.Distribution] = {}
+    todo = [name]
+    while todo:
+        dist = metadata.distribution(todo.pop())
+        key = canonicalize_name(dist.metadata["Name"])
+        if key not in found:
+            found[key] = dist
+            requirements = (Requirement(line) for line in dist.requires or ())
+            todo += [
+                r.name for r in requirements if not r.marker or r.marker.evaluate({"extra": ""})
+            ]
+    return list(found.values())
+
+
+def lend(name: str, folder: Path) -> None:
+    """Link the top-level files and folders of ``name`` and what it requires into ``folder``."""
+    folder.mkdir()
+    for dist in required_closure(name):
+        tops = {file.parts[0] for file in dist.files if file.parts[0] not in ("..", "__pycache__")}
+        for top in tops:
+            link = folder / top
+            if not link.exists():  # a namespace folder shared by several distributions
+                link.symlink_to(dist.locate_file(top))
+
+
+def build_wheel(root: Path) -> Path:
+    """The wheel of this checkout, built as the README says (``pip wheel --no-deps``)."""
     source = root / "source"
     source.mkdir()
     for name in SOURCES:
         if (REPO / name).is_dir():
-            ignore = shutil.ignore_patterns("__pycache__")
-            shutil.copytree(REPO / name, source / name, ignore=ignore)
+            shutil.copytree(
+                REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__")
+            )
         else:
             shutil.copy(REPO / name, source / name)
-    build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
-    subprocess.run([*build, "-w", str(root / "dist"), str(source)], check=True)
-    venv.create(root / "venv", system_site_packages=True, with_pip=False)
-    python = root / "venv" / "bin" / "python"
+    build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(root / "dist")]
+    subprocess.run([*build, str(source)], check=True)
     (wheel,) = (root / "dist").glob("*.whl")
-    # --ignore-installed: a lipnorm_exp among the system packages must not count as installed
-    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q"]
-    options = ["--no-deps", "--no-index", "--ignore-installed"]
-    subprocess.run([*install, *options, str(wheel)], check=True)
-    return python
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """The ``bin`` folder of a fresh virtual environment with the wheel installed with ``[app]``."""
+    root = tmp_path_factory.mktemp("wheel")
+    wheel = build_wheel(root)
+    env = root / "venv"
+    venv.create(env, with_pip=False)
+    lend(LENT, root / "lent")
+    site = sysconfig.get_path("purelib", vars={"base": str(env), "platbase": str(env)})
+    (Path(site) / "lent.pth").write_text(f"{root / 'lent'}\n")
+    pinned = root / "constraints.txt"
+    pinned.write_text(f"{LENT}=={metadata.version(LENT)}\n")
+    install = [sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install"]
+    options = ["-q", "--no-compile", "--constraint", str(pinned)]
+    subprocess.run([*install, *options, f"{wheel}[app]"], check=True)
+    return env / "bin"
+
+
+def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """A command with this test's environment, less the checkout on the path."""
+    base = {k: v for k, v in environment().items() if k != "PYTHONPATH"}
+    return subprocess.run(
+        args, cwd=cwd, env={**base, **env}, capture_output=True, text=True, timeout=300
+    )
 
 
 def files(folder: Path) -> set[Path]:
     return {path for path in folder.rglob("*") if "__pycache__" not in path.parts}
 
 
-@pytest.mark.slow
-def test_the_wheel_runs_in_an_empty_folder_and_writes_there(installed, tmp_path):
+def test_lipnorm_exp_trains_on_cora_in_an_empty_folder_and_writes_only_there(installed, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
-    env = {k: v for k, v in environment().items() if k != "PYTHONPATH"}
     where = "import lipnorm_exp, os; print(os.path.dirname(lipnorm_exp.__file__))"
-    found = subprocess.run(
-        [str(installed), "-c", where], cwd=work, env=env, capture_output=True, text=True
-    )
+    found = run([str(installed / "python"), "-c", where], work)
     assert found.returncode == 0, found.stderr
     package = Path(found.stdout.strip())
-    assert package.is_relative_to(installed.parents[1])  # the wheel's copy, not the checkout
+    assert package.is_relative_to(installed.parent)  # the wheel's copy, not the checkout
     shipped = files(package)
     args = ["model.depth=1", "train.epochs=1", "train.progress=false", "logger=none"]
     data = [f"paths.data_dir={work / 'data'}", f"paths.raw_dirs=[{SHARED_DATASETS}]"]
-    done = subprocess.run(
-        [str(installed), "-m", "lipnorm_exp", *args, *data],
-        cwd=work, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    done = run([str(installed / "lipnorm-exp"), *args, *data], work)
     assert done.returncode == 0, done.stderr
     (record,) = (work / "results" / "runs").glob("*.json")
     assert json.loads(record.read_text())["status"] == "completed"
     assert list((work / "logs" / "runs").iterdir())
     assert (work / "data" / "Planetoid" / "Cora" / "processed").is_dir()
     assert files(package) == shipped
+
+
+def test_help_names_the_presets_the_config_groups_and_the_readme(installed, tmp_path):
+    shown = run([str(installed / "lipnorm-exp"), "--help"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "powered by Hydra" not in shown.stdout
+    for preset in sorted((REPO / "configs" / "experiment").glob("*.yaml")):
+        line = rf"^  {preset.stem} +{re.escape(preset_summary(preset))}$"
+        assert re.search(line, shown.stdout, re.MULTILINE), preset.stem
+    for group in ("dataset", "model", "norm", "protocol", "experiment", "ablation", "method"):
+        assert f"\n{group}: " in shown.stdout
+    assert "README.md" in shown.stdout
+    report = run([str(installed / "lipnorm-exp-report"), "--help"], tmp_path)
+    assert report.returncode == 0 and "--runs" in report.stdout, report.stderr
+
+
+def test_bash_completes_the_keys_and_options_of_lipnorm_exp(installed, tmp_path):
+    complete = (
+        'eval "$(lipnorm-exp -sc install=bash)"; '
+        'for COMP_LINE in "lipnorm-exp mod" "lipnorm-exp +experiment=miss"; do '
+        "COMP_POINT=${#COMP_LINE}; COMP_CWORD=1; hydra_bash_completion; "
+        'printf "%s\\n" "${COMPREPLY[@]}"; done'
+    )
+    path = f"{installed}{os.pathsep}{os.environ['PATH']}"
+    done = run(["bash", "-c", complete], tmp_path, PATH=path)
+    assert done.returncode == 0, done.stderr
+    assert {"model=", "+experiment=missing_vector"} <= set(done.stdout.split()), done.stdout

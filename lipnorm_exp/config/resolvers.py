@@ -5,6 +5,7 @@ import os
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from lipnorm_exp.config.help import preset_help
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.sweep import swept_values
 
@@ -28,10 +29,12 @@ def seed_groups(seeds: int | str, per_job: int) -> int | str:
 
 
 def register_resolvers() -> None:
-    """``${lipnorm_cwd:}``, ``${lipnorm_add:a,b}`` and ``${lipnorm_seed_groups:seeds,n}``.
+    """Register the custom resolvers of the YAML files (none is registered twice).
 
     ``${lipnorm_cwd:}`` is the folder the command runs in: data, records and logs go under it
-    (``configs/paths/default.yaml``), never into the installed package.
+    (``configs/paths/default.yaml``), never into the installed package. ``${lipnorm_add:a,b}`` is
+    ``a + b``, ``${lipnorm_seed_groups:seeds,n}`` is :func:`seed_groups`, ``${lipnorm_presets:}``
+    lists the presets for ``--help`` (``hydra.help`` in ``configs/hydra/default.yaml``).
     """
     if not OmegaConf.has_resolver("lipnorm_cwd"):
         OmegaConf.register_new_resolver("lipnorm_cwd", os.getcwd)
@@ -39,3 +42,5 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("lipnorm_add", lambda a, b: int(a) + int(b))
     if not OmegaConf.has_resolver("lipnorm_seed_groups"):
         OmegaConf.register_new_resolver("lipnorm_seed_groups", seed_groups)
+    if not OmegaConf.has_resolver("lipnorm_presets"):
+        OmegaConf.register_new_resolver("lipnorm_presets", preset_help)
