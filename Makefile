@@ -1,6 +1,8 @@
 # lipnorm_exp — `make help` lists the targets.
 PYTHON ?= python
 RUNS ?= results/runs
+# your own runs' records (`make run`), apart from the committed ones in results/runs
+OWN_RUNS ?= runs
 
 .PHONY: help install run test test-fast lint format tables figures report reproduce reproduce-cpu bench clean
 
@@ -11,8 +13,8 @@ install: ## install the package with all extras (torch 2.13 first where no torch
 	$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q "torch==2.13.0"
 	$(PYTHON) -m pip install -q -e ".[all]"
 
-run: install ## train the default config (GAT-Lip, Cora) and write its record
-	$(PYTHON) -m lipnorm_exp
+run: install ## train the default config (GAT-Lip, Cora) and write its record to $(OWN_RUNS)
+	$(PYTHON) -m lipnorm_exp paths.results_dir=$(OWN_RUNS)
 
 test: install ## the whole test suite, as CI runs it (one worker per CPU core)
 	$(PYTHON) -m lipnorm_exp --cfg job > /dev/null
