@@ -4,7 +4,7 @@ RUNS ?= results/runs
 # your own runs' records (`make run`), apart from the committed ones in results/runs
 OWN_RUNS ?= runs
 
-.PHONY: help install run test test-fast lint format tables figures report reproduce reproduce-cpu bench clean
+.PHONY: help install run test test-fast lint format tables figures scorecard report reproduce reproduce-cpu bench clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -37,7 +37,10 @@ tables: ## the paper's tables from the records in $(RUNS)
 figures: ## the paper's figures from the records in $(RUNS)
 	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only figures
 
-report: tables figures ## tables and figures
+scorecard: ## the reproduction scorecard (results/SCORECARD.md, results/scorecard.csv) from the records in $(RUNS)
+	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only scorecard
+
+report: tables figures scorecard ## tables, figures and the scorecard
 
 PRESETS ?= gradients residual missing_vector depth pubmed_depth gcnii trees ablation
 ARGS ?=

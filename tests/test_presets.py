@@ -114,7 +114,7 @@ def test_the_sweep_config_of_a_preset_passes_the_key_checks(preset, scale):
         ("residual", "paper", 2 * 4 * 2 * 5),
         ("depth", "paper", 4 * 2 * 4 * 7 * 5),
         ("trees", "paper", 9 * 9 * 10),
-        ("ablation", "paper", 1 * 1 * 9 * 3 * 3 * 3),
+        ("ablation", "paper", 1 * 1 * 9 * 4 * 3 * 3),
     ],
 )
 def test_grid_size_of_presets(preset, scale, expected):

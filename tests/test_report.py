@@ -664,10 +664,39 @@ def test_cli_subprocess_only_tables(runs_dir, tmp_path):
     assert cells.dropna(subset=["mean"])["model"].tolist() == ["GAT"]
 
 
-def test_cli_without_records_skips_everything(tmp_path, capsys):
-    assert main(["--runs", str(tmp_path / "none"), "--out", str(tmp_path / "out")]) == 0
-    assert "0 records" in capsys.readouterr().out
-    assert not (tmp_path / "out").exists()
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--runs", "{tmp}/none"], "--runs {tmp}/none is not a folder; give the folder"),
+        (["--runs", "{tmp}/empty"], "--runs {tmp}/empty holds no run records"),
+        (["--runs", "{tmp}/file.json"], "--runs {tmp}/file.json is not a folder"),
+        (["--runs", "{runs}", "--scale", "huge"], "--scale huge has no records; scales with"),
+        (["--runs", "{runs}", "--out", "{tmp}/file.json"], "--out {tmp}/file.json is a file"),
+    ],
+)
+def test_cli_refuses_what_it_cannot_report_in_one_line(
+    tmp_path, capsys, runs_dir, arguments, message
+):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "file.json").write_text("{}")
+    fill = {"tmp": tmp_path, "runs": runs_dir}
+    code = main([*(argument.format(**fill) for argument in arguments), "--only", "tables"])
+    assert code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"lipnorm_exp.report: error: {message.format(**fill)}")
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_report_command_refuses_a_bad_only_in_one_line(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "lipnorm_exp.report", "--only", "nothing"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("lipnorm_exp.report: error: argument --only: invalid choice: 'nothing'")
 
 
 ABLATION_PRESET = """\

@@ -24,6 +24,7 @@ from cli_helpers import (
 )
 from conftest import compose_config
 
+from lipnorm_exp.checkpoint import CHECKPOINT_DIR
 from lipnorm_exp.lock import folder_lock
 from lipnorm_exp.records import run_id
 from lipnorm_exp.train import train_run
@@ -109,7 +110,9 @@ def test_relaunch_after_a_kill_skips_the_finished_runs(tmp_path, data_dir):
     found = records(tmp_path)
     assert len(found) == 4
     assert_completed(found, {0, 1, 2, 3})
-    assert [path for path in runs.iterdir() if path.suffix != ".json"] == [runs / ".locks"]
+    left = sorted(path.name for path in runs.iterdir() if path.suffix != ".json")
+    assert left == [CHECKPOINT_DIR, ".locks"]  # no temporary file; the killed run's checkpoint
+    assert not any((runs / CHECKPOINT_DIR).iterdir())  # removed once its record was final
 
 
 def test_a_run_another_process_holds_is_waited_for_then_skipped(tmp_path, data_dir):

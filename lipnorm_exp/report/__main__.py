@@ -5,22 +5,39 @@ records. Scales and protocols are never mixed: the tables of each scale and prot
 ``<out>/<scale>/<protocol>/tables/``, its figures to ``<out>/<scale>/<protocol>/figures/``
 (every pair with records, or those of the one scale ``--scale`` names). Each table or figure
 takes only its preset's runs; the selection rule is in :mod:`lipnorm_exp.report.aggregate`.
+The reproduction scorecard (:mod:`lipnorm_exp.report.scorecard`) goes to
+``<out>/SCORECARD.md`` and ``<out>/scorecard.csv``.
 """
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+import pandas as pd
 
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.report.aggregate import report_groups, usable_runs
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.records import load_records
+from lipnorm_exp.report.scorecard import write_scorecard
 from lipnorm_exp.report.tables import write_tables
+
+#: the start of the one line a refused command prints
+ERROR_PREFIX = "lipnorm_exp.report: error: "
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser that refuses a bad argument in one line (no usage block)."""
+
+    def error(self, message: str):
+        """Print ``lipnorm_exp.report: error: <message>`` and exit with status 2."""
+        self.exit(2, f"{ERROR_PREFIX}{message}; see --help\n")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line (see ``--help``)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m lipnorm_exp.report",
         description="Write the paper's tables and figures from run records (never trains).",
     )
@@ -38,7 +55,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "and figures (default: %(default)s)",
     )
     parser.add_argument(
-        "--only", choices=("tables", "figures"), help="write only the tables or only the figures"
+        "--only",
+        choices=("tables", "figures", "scorecard"),
+        help="write only the tables, the figures or the scorecard",
     )
     parser.add_argument(
         "--scale",
@@ -48,25 +67,55 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+class ReportError(ValueError):
+    """An argument the report cannot work with; the message names it and the fix."""
+
+
+def check_args(args: argparse.Namespace, frame: pd.DataFrame) -> None:
+    """Refuse a ``--runs`` without records, a ``--scale`` without any, an ``--out`` not a folder.
+
+    Raises:
+        ReportError: the first such argument.
+    """
+    if not args.runs.is_dir():
+        raise ReportError(f"--runs {args.runs} is not a folder; give the folder of run records")
+    if frame.empty:
+        raise ReportError(f"--runs {args.runs} holds no run records (*.json, searched recursively)")
+    scales = sorted(str(scale) for scale in frame["scale"].dropna().unique())
+    if args.scale is not None and args.scale not in scales:
+        raise ReportError(f"--scale {args.scale} has no records; scales with records: {scales}")
+    if args.out.exists() and not args.out.is_dir():
+        raise ReportError(f"--out {args.out} is a file, not a folder; give a folder")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Write the report; returns the exit status (0)."""
+    """Write the report; returns the exit status (0; 2 with one line for a refused argument)."""
     args = parse_args(argv)
     frame = load_records(args.runs)
+    try:
+        check_args(args, frame)
+    except ReportError as error:
+        print(f"{ERROR_PREFIX}{error}", file=sys.stderr)
+        return 2
     failed = int((frame["status"] == FAILED).sum())
     interrupted = int((frame["status"] == INTERRUPTED).sum())
     print(
         f"{len(frame)} records in {args.runs}; {failed} failed ignored"
         + (f", {interrupted} interrupted ignored" if interrupted else "")
     )
-    for scale, protocol in report_groups(frame, args.scale):
+    groups = [] if args.only == "scorecard" else report_groups(frame, args.scale)
+    for scale, protocol in groups:
         records = frame[(frame["scale"] == scale) & (frame["protocol"] == protocol)]
         runs = usable_runs(frame, scale, protocol)
         out = args.out / scale / protocol
         print(f"scale {scale}, protocol {protocol}: {len(runs)} runs -> {out}")
-        if args.only != "figures":
+        if args.only in (None, "tables"):
             write_tables(records, runs, out / "tables", scale, protocol)
-        if args.only != "tables":
+        if args.only in (None, "figures"):
             write_figures(runs, out / "figures", scale, protocol)
+    if args.only in (None, "scorecard"):
+        for path in write_scorecard(frame, args.out):
+            print(f"wrote {path}")
     return 0
 
 

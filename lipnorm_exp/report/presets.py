@@ -185,6 +185,14 @@ def _composed_grid(preset: str, scale: str, protocol: str, configs_dir: Path) ->
     return PresetGrid(preset, scale, protocol, tuple(jobs), values, keys)
 
 
+@cache
+def paper_protocol(preset: str) -> str:
+    """The protocol ``preset``'s paper-scale sweep runs under: its grid's, else its config's."""
+    composed = compose_config(CONFIGS_DIR, (f"+experiment={preset}", "scale=paper"), True)
+    swept = sweep_axes(composed.hydra).get("protocol")
+    return str(swept[0]) if swept else composed.protocol.name
+
+
 def preset_grid(preset: str, scale: str, protocol: str) -> PresetGrid:
     """Compose the grid of ``preset`` at ``scale`` under ``protocol`` from :data:`CONFIGS_DIR`.
 
@@ -198,6 +206,7 @@ __all__ = [
     "GridJob",
     "PresetGrid",
     "compose_config",
+    "paper_protocol",
     "preset_grid",
     "preset_names",
     "search_keys",

@@ -1,7 +1,8 @@
 """What a table or figure is made of: the runs behind each cell, and one line saying how.
 
 Every table and figure states, in its caption or footer, :func:`provenance_line`: the preset,
-scale and protocol of its runs, the epochs they were set to train for, the seeds per cell,
+scale and protocol of its runs, the epochs they were set to train for (and the early stop, where
+their preset states one), the seeds per cell,
 whether the runs it chose among all have the preset's own hyper-parameters (no search) or not,
 and the machines they ran on. Beside it, ``<name>.runs.csv`` (:func:`runs_table`) lists every
 run used, one row per run: the cell (``row``, ``column``), ``run_id`` (the record
@@ -50,6 +51,24 @@ def _span(values: Sequence[int]) -> str:
     return str(low) if low == high else f"{low}–{high}"
 
 
+def early_stop(runs: pd.DataFrame) -> str:
+    """The early-stopping rule of ``runs`` (``train.patience``, ``train.patience_metric``).
+
+    ``early stop after 200 epochs without a better val_acc``; empty where no run stops early.
+    """
+    rules = sorted(
+        {
+            (int(config["train"]["patience"]), config["train"]["patience_metric"])
+            for config in runs["config"]
+            if config["train"].get("patience")
+        }
+    )
+    if not rules:
+        return ""
+    said = ", ".join(f"{patience} epochs without a better {metric}" for patience, metric in rules)
+    return f"early stop after {said}"
+
+
 def provenance_line(
     grid: PresetGrid, candidates: pd.DataFrame, cells: Sequence[UsedCell], unit: str = "cell"
 ) -> str:
@@ -73,10 +92,12 @@ def provenance_line(
     else:
         search = f"no hyper-parameter search ({', '.join(grid.search_keys)} as the preset sets)"
     machines = "; ".join(sorted(runs["machine"].unique()))
+    stop = early_stop(runs)
     return (
         f"Preset {grid.preset}, scale {grid.scale}, protocol {grid.protocol}; "
-        f"{epochs} epochs; seeds per {unit}: {seeds}; {search}; machine: {machines}."
+        f"{epochs} epochs{f' ({stop})' if stop else ''}; seeds per {unit}: {seeds}; {search}; "
+        f"machine: {machines}."
     )
 
 
-__all__ = ["RUNS_COLUMNS", "UsedCell", "provenance_line", "runs_table"]
+__all__ = ["RUNS_COLUMNS", "UsedCell", "early_stop", "provenance_line", "runs_table"]

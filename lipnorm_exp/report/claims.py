@@ -1,0 +1,356 @@
+"""The claims the paper's text makes about Figs. 2, 3, 5 and 6, checked on the records.
+
+Each is checked by a rule its scorecard line states:
+
+- Fig. 2 (§6, preset ``gradients``): a 20-layer GAT's attention gradients reach the order of
+  :data:`~lipnorm_exp.report.paper.GAT_GRADIENT_PEAK` within 100 epochs on Cora; with
+  LipschitzNorm they stay bounded.
+- Fig. 3 (§6, preset ``gradients``): a 30-layer GAT's training accuracy does not improve;
+  GAT-Lip trains at every depth of the figure.
+- Fig. 5 (§7.2, preset ``trees``): at tree depth 10 GAT-Lip reaches 68.3% training accuracy,
+  GAT-PN 47.8%, every other model < 25%, so GAT-Lip is the best; GAT and GGNN behave better
+  with depth than GCN and GIN.
+- Fig. 6 (§7.3, preset ``depth``): with LipschitzNorm GAT and GT keep learning beyond 15
+  layers where they fail without it, and LipschitzNorm beats PairNorm and LayerNorm.
+
+Each function takes the usable runs of its preset (or ``None``: no run), their protocol, and
+``why(dataset)``, the reason a line about that dataset was not run, and returns lines.
+"""
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from lipnorm_exp.report import paper
+from lipnorm_exp.report.aggregate import select
+from lipnorm_exp.report.labels import dataset_label
+from lipnorm_exp.report.verdicts import (
+    FAILS,
+    HOLDS,
+    NOT_RUN,
+    ScoreLine,
+    mean_text,
+    number_verdict,
+    run_facts,
+)
+
+#: labels of the models the claims name
+GAT, GAT_LIP, GAT_PN = "GAT", "GAT-Lip", "GAT-PN"
+#: Fig. 2: the depth and epochs the paper shows
+GRADIENT_DEPTH, GRADIENT_EPOCHS = 20, 100
+#: Fig. 2: "the order of 1e8": a peak at least one order of magnitude below it still counts
+ORDER_OF = 10.0
+#: Fig. 2: LipschitzNorm's gradients "remain stable": every peak below this norm
+BOUNDED = 1.0
+#: Fig. 3: "a total lack of improvement": best training accuracy within this many points of
+#: the first epoch's
+NO_IMPROVEMENT_POINTS = 5.0
+#: Fig. 3: "proper training": a best training accuracy of at least this (%)
+TRAINS_PERCENT = 50.0
+#: Fig. 6: "fail to converge" without LipschitzNorm: at least this many points below it
+FAILS_BY_POINTS = 10.0
+#: Fig. 6: beyond this depth the unnormalised models fail (the paper's l > 15)
+DEEP = 15
+
+
+def _chosen(runs: pd.DataFrame | None, label: str, **where) -> pd.DataFrame:
+    """The seeds of the setting :func:`select` picks among ``runs`` of ``label``.
+
+    Only runs with ``where``'s column values count; empty where there are none.
+    """
+    if runs is None:
+        return pd.DataFrame()
+    keep = runs["label"] == label
+    for column, value in where.items():
+        keep &= runs[column] == value
+    chosen = select(runs[keep])
+    return chosen.runs if chosen else pd.DataFrame()
+
+
+def _peak(history: list, epochs: int) -> float:
+    """The largest attention-gradient norm of any layer within the first ``epochs`` epochs."""
+    norms = [max(row["grad_attn"]) for row in history[:epochs] if "grad_attn" in row]
+    return max(norms) if norms else np.nan
+
+
+def _with_gradients(runs: pd.DataFrame | None) -> pd.DataFrame | None:
+    if runs is None:
+        return None
+    tracked = runs[runs["history"].map(lambda h: any("grad_attn" in row for row in h))]
+    return tracked if len(tracked) else None
+
+
+Why = Callable[[str], str]
+
+
+def fig2_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[ScoreLine]:
+    """Fig. 2's two claims, on the ``gradients`` preset's runs at 20 layers."""
+    runs = _with_gradients(runs)
+    item, depth, epochs = "Fig. 2", GRADIENT_DEPTH, GRADIENT_EPOCHS
+    floor = paper.GAT_GRADIENT_PEAK / ORDER_OF
+    checks = (
+        (
+            GAT,
+            f"{GAT}, {depth} layers, Cora: attention gradients reach the order of "
+            f"{paper.GAT_GRADIENT_PEAK:.0e} within {epochs} epochs (rule: every seed's largest "
+            f"attention-gradient norm ≥ {floor:.0e})",
+            f"~{paper.GAT_GRADIENT_PEAK:.0e}",
+            lambda peak: peak >= floor,
+        ),
+        (
+            GAT_LIP,
+            f"{GAT_LIP}, {depth} layers, Cora: attention gradients stay bounded (rule: every "
+            f"seed's largest attention-gradient norm within {epochs} epochs < {BOUNDED:g})",
+            "stable",
+            lambda peak: peak < BOUNDED,
+        ),
+    )
+    lines = []
+    for label, subject, claim, rule in checks:
+        chosen = _chosen(runs, label, depth=depth)
+        if chosen.empty:
+            lines.append(ScoreLine(item, subject, claim, "–", NOT_RUN, why("cora"), protocol))
+            continue
+        peaks = [_peak(history, epochs) for history in chosen["history"]]
+        holds = all(rule(peak) for peak in peaks)
+        lines.append(
+            ScoreLine(
+                item,
+                subject,
+                claim,
+                ", ".join(f"{peak:.2g}" for peak in peaks),
+                HOLDS if holds else FAILS,
+                **run_facts(chosen, protocol),
+            )
+        )
+    return lines
+
+
+def _train_accuracy(history: list) -> tuple[float, float]:
+    """First-epoch and best training accuracy of a run, in %."""
+    accuracies = [100.0 * row["train_acc"] for row in history]
+    return accuracies[0], max(accuracies)
+
+
+def fig3_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[ScoreLine]:
+    """Fig. 3's claims: no progress for GAT at 30 layers; GAT-Lip trains at 20 and 30."""
+    runs = _with_gradients(runs)
+    item = "Fig. 3"
+    checks = [
+        (
+            GAT,
+            30,
+            f"{GAT}, 30 layers, Cora: no improvement of the training accuracy (rule: every "
+            f"seed's best within {NO_IMPROVEMENT_POINTS:g} points of its first epoch's)",
+            "no improvement",
+            lambda first, best: best - first <= NO_IMPROVEMENT_POINTS,
+        ),
+        *(
+            (
+                GAT_LIP,
+                depth,
+                f"{GAT_LIP}, {depth} layers, Cora: trains properly (rule: every seed's best "
+                f"training accuracy ≥ {TRAINS_PERCENT:g}%)",
+                "trains",
+                lambda first, best: best >= TRAINS_PERCENT,
+            )
+            for depth in (20, 30)
+        ),
+    ]
+    lines = []
+    for label, depth, subject, claim, rule in checks:
+        chosen = _chosen(runs, label, depth=depth)
+        if chosen.empty:
+            lines.append(ScoreLine(item, subject, claim, "–", NOT_RUN, why("cora"), protocol))
+            continue
+        pairs = [_train_accuracy(history) for history in chosen["history"]]
+        ours = ", ".join(f"{first:.1f} → {best:.1f}" for first, best in pairs)
+        holds = all(rule(first, best) for first, best in pairs)
+        facts = run_facts(chosen, protocol)
+        lines.append(ScoreLine(item, subject, claim, ours, HOLDS if holds else FAILS, **facts))
+    return lines
+
+
+def _checked(
+    item: str,
+    subject: str,
+    claim: str,
+    found: tuple[list[str], list[str], list[pd.DataFrame]],
+    why: str,
+    facts,
+) -> ScoreLine:
+    """The line of a claim checked case by case.
+
+    Args:
+        item: the figure.
+        subject: the claim and its rule.
+        claim: what the paper says.
+        found: what each case showed, the cases where the rule failed, and the runs used.
+        why: the reason the line was not run, where no case had records.
+        facts: the :func:`~lipnorm_exp.report.verdicts.run_facts` of the runs used.
+    """
+    shown, failures, used = found
+    if not shown:
+        return ScoreLine(item, subject, claim, "–", NOT_RUN, why)
+    reason = f"fails for {', '.join(failures)}" if failures else ""
+    verdict = FAILS if failures else HOLDS
+    return ScoreLine(
+        item, subject, claim, "; ".join(shown), verdict, reason, **facts(pd.concat(used))
+    )
+
+
+def _trees_facts(runs: pd.DataFrame, protocol: str) -> dict:
+    passes = runs.assign(passes=runs["epochs_run"] * runs["passes_per_epoch"])
+    return run_facts(passes, protocol, epochs_column="passes")
+
+
+def fig5_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[ScoreLine]:
+    """Fig. 5's values at depth 10 and its two claims about models and depth."""
+    item, depth, train = "Fig. 5", paper.TREES_DEPTH, "best_train_acc"
+    why = why("trees")
+    at_depth = None if runs is None else runs[runs["tree_depth"] == depth]
+    lines = []
+    for label, value in paper.TREES_TRAIN_ACC.items():
+        chosen = (
+            select(at_depth[at_depth["label"] == label], train, train) if runs is not None else None
+        )
+        subject = f"{label}, tree depth {depth}: training accuracy (%)"
+        if not chosen:
+            lines.append(ScoreLine(item, subject, f"{value:g}", "–", NOT_RUN, why))
+            continue
+        verdict = number_verdict(chosen.mean, paper.PaperValue(value))
+        facts = _trees_facts(chosen.runs, protocol)
+        lines.append(
+            ScoreLine(item, subject, f"{value:g}", mean_text(chosen.runs[train]), verdict, **facts)
+        )
+    lines.append(_best_at_depth_10(at_depth, protocol, why))
+    lines.append(_gat_ggnn_beat_gcn_gin(runs, protocol, why))
+    return lines
+
+
+def _best_per_label(runs: pd.DataFrame) -> dict[str, tuple[float, pd.DataFrame]]:
+    train = "best_train_acc"
+    best = {}
+    for label, group in runs.groupby("label"):
+        chosen = select(group, train, train)
+        best[label] = (chosen.mean, chosen.runs)
+    return best
+
+
+def _best_at_depth_10(at_depth: pd.DataFrame | None, protocol: str, why: str) -> ScoreLine:
+    others = paper.TREES_OTHERS_BELOW
+    subject = (
+        f"tree depth {paper.TREES_DEPTH}: {GAT_LIP} above every other model, all models but "
+        f"{GAT_LIP} and {GAT_PN} < {others:g}% (rule: as stated, on mean training accuracy)"
+    )
+    claim = f"{GAT_LIP} best; others < {others:g}"
+    if at_depth is None or at_depth.empty:
+        return ScoreLine("Fig. 5", subject, claim, "–", NOT_RUN, why)
+    best = _best_per_label(at_depth)
+    ours = ", ".join(f"{label} {mean:.1f}" for label, (mean, _) in sorted(best.items()))
+    lip = best.get(GAT_LIP, (np.nan, None))[0]
+    rest = [mean for label, (mean, _) in best.items() if label != GAT_LIP]
+    below = [mean for label, (mean, _) in best.items() if label not in (GAT_LIP, GAT_PN)]
+    holds = lip > max(rest, default=-np.inf) and max(below, default=-np.inf) < others
+    facts = _trees_facts(pd.concat([runs for _, runs in best.values()]), protocol)
+    return ScoreLine("Fig. 5", subject, claim, ours, HOLDS if holds else FAILS, **facts)
+
+
+def _gat_ggnn_beat_gcn_gin(runs: pd.DataFrame | None, protocol: str, why: str) -> ScoreLine:
+    strong, weak = ("GAT", "GGNN"), ("GCN", "GIN")
+    subject = (
+        "GAT and GGNN behave better with depth than GCN and GIN (rule: at every tree depth ≥ 4 "
+        "with records of all four, the lower of GAT and GGNN above the higher of GCN and GIN)"
+    )
+    claim = "GAT, GGNN > GCN, GIN"
+    depths = [] if runs is None else sorted(int(d) for d in runs["tree_depth"].dropna().unique())
+    shown, failures, used = [], [], []
+    for depth in (d for d in depths if d >= 4):
+        best = _best_per_label(runs[runs["tree_depth"] == depth])
+        if not all(label in best for label in (*strong, *weak)):
+            continue
+        low, high = min(best[s][0] for s in strong), max(best[w][0] for w in weak)
+        shown.append(f"d = {depth}: {low:.1f} vs {high:.1f}")
+        if low <= high:
+            failures.append(f"d = {depth}")
+        used += [best[label][1] for label in (*strong, *weak)]
+    found = (shown, failures, used)
+    return _checked("Fig. 5", subject, claim, found, why, lambda r: _trees_facts(r, protocol))
+
+
+FIG6_DATASETS = ("cora", "pubmed", "ogbn_arxiv", "ogbn_proteins")
+FAMILIES = (("GAT", "GAT-Lip", "GAT-PN", "GAT-LN"), ("GT", "GT-Lip", "GT-PN", "GT-LN"))
+
+
+def fig6_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[ScoreLine]:
+    """Fig. 6's claims per dataset: -Lip learns where the plain model fails; Lip beats PN, LN.
+
+    -Lip learns beyond 15 layers where the plain model fails; LipschitzNorm beats PairNorm and
+    LayerNorm.
+    """
+    lines = []
+    for dataset in FIG6_DATASETS:
+        rows = None if runs is None else runs[runs["dataset"] == dataset]
+        name = dataset_label(dataset)
+        lines.append(_deep_lines(rows, name, protocol, why(dataset)))
+        lines.append(_beats_other_norms(rows, name, protocol, why(dataset)))
+    return lines
+
+
+def _depth_means(rows: pd.DataFrame, label: str) -> dict[int, tuple[float, pd.DataFrame]]:
+    means = {}
+    for depth, group in rows[rows["label"] == label].groupby("depth"):
+        chosen = select(group)
+        means[int(depth)] = (chosen.mean, chosen.runs)
+    return means
+
+
+def _deep_lines(rows, name: str, protocol: str, why: str) -> ScoreLine:
+    subject = (
+        f"{name}: beyond {DEEP} layers GAT-Lip and GT-Lip learn where GAT and GT fail (rule: at "
+        f"the deepest depth > {DEEP} with records of both, -Lip ≥ plain + {FAILS_BY_POINTS:g} "
+        "points of test accuracy, for GAT and GT)"
+    )
+    claim = "-Lip learns, plain fails"
+    shown, failures, used = [], [], []
+    for plain, lip, *_ in FAMILIES:
+        if rows is None or rows.empty:
+            break
+        ours, theirs = _depth_means(rows, lip), _depth_means(rows, plain)
+        deep = [d for d in ours if d in theirs and d > DEEP]
+        if not deep:
+            continue
+        depth = max(deep)
+        shown.append(f"{depth} layers: {lip} {ours[depth][0]:.1f}, {plain} {theirs[depth][0]:.1f}")
+        if ours[depth][0] < theirs[depth][0] + FAILS_BY_POINTS:
+            failures.append(lip)
+        used += [ours[depth][1], theirs[depth][1]]
+    found = (shown, failures, used)
+    return _checked("Fig. 6", subject, claim, found, why, lambda r: run_facts(r, protocol))
+
+
+def _beats_other_norms(rows, name: str, protocol: str, why: str) -> ScoreLine:
+    subject = (
+        f"{name}: LipschitzNorm outperforms PairNorm and LayerNorm (rule: mean test accuracy "
+        "over the depths with records of all three, for GAT and GT)"
+    )
+    claim = "Lip > PN, LN"
+    shown, failures, used = [], [], []
+    for _, lip, pn, ln in FAMILIES:
+        if rows is None or rows.empty:
+            break
+        means = {label: _depth_means(rows, label) for label in (lip, pn, ln)}
+        common = set(means[lip]) & set(means[pn]) & set(means[ln])
+        if not common:
+            continue
+        average = {label: np.mean([means[label][d][0] for d in common]) for label in means}
+        shown.append(", ".join(f"{label} {value:.1f}" for label, value in average.items()))
+        if average[lip] <= max(average[pn], average[ln]):
+            failures.append(lip)
+        used += [means[label][d][1] for label in means for d in sorted(common)]
+    found = (shown, failures, used)
+    return _checked("Fig. 6", subject, claim, found, why, lambda r: run_facts(r, protocol))
+
+
+__all__ = ["fig2_lines", "fig3_lines", "fig5_lines", "fig6_lines"]

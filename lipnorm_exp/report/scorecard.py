@@ -1,0 +1,177 @@
+"""The reproduction scorecard: the paper's numbers and claims, ours beside them, a verdict each.
+
+Every number of Tables 1–3 and every claim the paper's text makes about Figs. 2, 3, 5 and 6,
+with a verdict by one rule.
+
+Made from records only: the runs of each preset at ``scale=paper`` under the protocol its paper
+grid runs (:func:`~lipnorm_exp.report.presets.paper_protocol`: ``published`` for Tables 1–3 and
+Figs. 2, 3 and 6, ``alon_yahav`` for Fig. 5), each number selected as its table selects it
+(:mod:`lipnorm_exp.report.aggregate`). The verdicts and their rule are those of
+:mod:`lipnorm_exp.report.verdicts`; the claims and theirs, :mod:`lipnorm_exp.report.claims`.
+Written as ``SCORECARD.md`` (counts first, then one line per number or claim) and
+``scorecard.csv`` beside it; the same records give the same bytes.
+"""
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from lipnorm_exp.atomic import replacing
+from lipnorm_exp.report import claims, paper
+from lipnorm_exp.report.aggregate import preset_runs, select, usable_runs
+from lipnorm_exp.report.labels import dataset_label, missing_label
+from lipnorm_exp.report.presets import paper_protocol
+from lipnorm_exp.report.tables import TABLES, Column, TableSpec
+from lipnorm_exp.report.verdicts import (
+    DIFFERS,
+    NOT_RUN,
+    TOLERANCE_POINTS,
+    VERDICTS,
+    ScoreLine,
+    departures,
+    not_run_reason,
+    number_verdict,
+    run_facts,
+)
+
+SCALE = "paper"
+MARKDOWN, CSV = "SCORECARD.md", "scorecard.csv"
+#: the columns of the CSV file, in order
+FIELDS = ("item", "subject", "paper", "ours", "verdict", "why", "protocol", "epochs", "seeds")
+#: the paper's tables and the figure claims, with the preset whose runs check them
+FIGURES: tuple[tuple[str, Callable], ...] = (
+    ("gradients", claims.fig2_lines),
+    ("gradients", claims.fig3_lines),
+    ("trees", claims.fig5_lines),
+    ("depth", claims.fig6_lines),
+)
+
+
+def _preset_runs(frame: pd.DataFrame, preset: str) -> tuple[pd.DataFrame | None, str]:
+    """The usable paper-scale runs of ``preset`` under its paper protocol (``None``: none)."""
+    protocol = paper_protocol(preset)
+    found = preset_runs(usable_runs(frame, SCALE, protocol), preset, SCALE, protocol)
+    return (found[0] if found else None), protocol
+
+
+def _column(spec: TableSpec, key: tuple) -> Column:
+    """The table column of a key of the paper's values (:mod:`~lipnorm_exp.report.paper`)."""
+    dataset, value = key
+    return Column(dataset, 0.0, value) if spec.depth_columns else Column(dataset, value)
+
+
+def _title(item: str, label: str, column: Column) -> str:
+    if column.depth is not None:
+        return f"{label}, {dataset_label(column.dataset)} {column.depth} layers"
+    return f"{label}, {dataset_label(column.dataset)} {missing_label(column.missing_rate)} missing"
+
+
+def table_lines(frame: pd.DataFrame, spec: TableSpec) -> list[ScoreLine]:
+    """One line per published number of ``spec``'s table."""
+    runs, protocol = _preset_runs(frame, spec.preset)
+    item = spec.caption.split(":")[0]
+    lines = []
+    for label, values in spec.paper.items():
+        for key, published in values.items():
+            column = _column(spec, key)
+            subject = _title(item, label, column)
+            cell = None if runs is None else runs[(runs["label"] == label) & column.matches(runs)]
+            chosen = None if cell is None else select(cell)
+            if chosen is None:
+                why = not_run_reason(frame, column.dataset)
+                lines.append(ScoreLine(item, subject, str(published), "–", NOT_RUN, why, protocol))
+                continue
+            verdict = number_verdict(chosen.mean, published)
+            why = departures(chosen.runs, cell, published.depth) if verdict == DIFFERS else ""
+            ours = chosen.text(show_depth=column.depth is None)
+            facts = run_facts(chosen.runs, protocol)
+            lines.append(ScoreLine(item, subject, str(published), ours, verdict, why, **facts))
+    return lines
+
+
+def figure_lines(frame: pd.DataFrame) -> list[ScoreLine]:
+    """The lines of every figure claim (:data:`FIGURES`)."""
+    lines = []
+    for preset, make in FIGURES:
+        runs, protocol = _preset_runs(frame, preset)
+        lines += make(runs, protocol, lambda dataset: not_run_reason(frame, dataset))
+    return lines
+
+
+def scorecard(frame: pd.DataFrame) -> list[ScoreLine]:
+    """Every line of the scorecard, from the records of ``frame`` (``load_records``)."""
+    return [line for spec in TABLES for line in table_lines(frame, spec)] + figure_lines(frame)
+
+
+def counts(lines: list[ScoreLine]) -> dict[str, int]:
+    """Lines per verdict, in the order of :data:`VERDICTS`."""
+    tally = Counter(line.verdict for line in lines)
+    return {verdict: tally.get(verdict, 0) for verdict in VERDICTS}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def markdown(lines: list[ScoreLine]) -> str:
+    """``SCORECARD.md``: the rule, the counts, then one table row per line."""
+    tally = ", ".join(f"{n} {verdict}" for verdict, n in counts(lines).items())
+    header = (
+        "# Reproduction scorecard\n\n"
+        f"**{len(lines)} lines: {tally}.**\n\n"
+        "Every number of the paper's Tables 1–3 and every claim its text makes about Figs. 2, "
+        "3, 5 and 6, ours beside the paper's. Made from the run records only "
+        f"(`make scorecard`), at scale `{SCALE}`, each preset under the protocol its paper grid "
+        "runs; a number is selected as its table selects it (best mean validation accuracy "
+        "over the settings run, test accuracy at the best validation epoch, mean ± std over "
+        "the n seeds).\n\n"
+        "Verdicts: **reproduced**: within ± max(the paper's std, "
+        f"{TOLERANCE_POINTS:g} points) of the paper's number; **differs**: outside it, with "
+        "where the runs depart from the paper's setup (its "
+        f"{paper.EPOCHS} epochs and {paper.SEEDS} seeds, {paper.TREES_SEEDS} for TREES; its depth; "
+        "its hyper-parameter search); **holds** / **fails**: a claim, by the rule its line "
+        "states; **not run**: no records, and why. Runs: the records "
+        "`results/runs/<run_id>.json` a line rests on.\n\n"
+    )
+    columns = (
+        "item",
+        "what",
+        "paper",
+        "ours",
+        "verdict",
+        "why",
+        "protocol",
+        "epochs",
+        "seeds",
+        "runs",
+    )
+    rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for line in lines:
+        values = [getattr(line, field) for field in FIELDS] + [" ".join(line.runs)]
+        rows.append("| " + " | ".join(_cell(str(value)) for value in values) + " |")
+    return header + "\n".join(rows) + "\n"
+
+
+def table(lines: list[ScoreLine]) -> pd.DataFrame:
+    """``scorecard.csv``'s rows: :data:`FIELDS` and the run ids, space-separated."""
+    rows = [
+        {**{field: getattr(line, field) for field in FIELDS}, "runs": " ".join(line.runs)}
+        for line in lines
+    ]
+    return pd.DataFrame(rows, columns=[*FIELDS, "runs"])
+
+
+def write_scorecard(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Write ``SCORECARD.md`` and ``scorecard.csv`` into ``out_dir`` (each whole or not at all)."""
+    lines = scorecard(frame)
+    written = []
+    for name, text in ((MARKDOWN, markdown(lines)), (CSV, table(lines).to_csv(index=False))):
+        with replacing(out_dir / name) as temporary:
+            temporary.write_text(text)
+        written.append(out_dir / name)
+    return written
+
+
+__all__ = ["CSV", "MARKDOWN", "counts", "markdown", "scorecard", "table", "write_scorecard"]

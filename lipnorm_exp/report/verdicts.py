@@ -1,0 +1,143 @@
+"""One line of the reproduction scorecard, its verdicts, and what a line says of its runs.
+
+A line is a published number (a cell of Tables 1–3, a value of Fig. 5) or a claim the paper's
+text makes about a figure, ours beside the paper's, with one of these verdicts:
+
+- ``reproduced``: a number within ± max(the paper's std, 2 points) of the paper's
+  (:func:`number_verdict`);
+- ``differs``: a number outside that range; the line names where its runs depart from the
+  paper's setup (:func:`departures`);
+- ``holds`` / ``fails``: a claim, checked by the rule its line states;
+- ``not run``: no record for it, and why (:func:`not_run_reason`).
+"""
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from lipnorm_exp.records import DIVERGED
+from lipnorm_exp.report import paper
+from lipnorm_exp.report.provenance import early_stop
+from lipnorm_exp.report.tables import compact
+
+REPRODUCED = "reproduced"
+DIFFERS = "differs"
+HOLDS = "holds"
+FAILS = "fails"
+NOT_RUN = "not run"
+#: every verdict, in the order the scorecard counts them
+VERDICTS = (REPRODUCED, HOLDS, DIFFERS, FAILS, NOT_RUN)
+#: the least distance, in points of accuracy, that counts as a difference
+TOLERANCE_POINTS = 2.0
+
+
+@dataclass(frozen=True)
+class ScoreLine:
+    """One line of the scorecard.
+
+    Args:
+        item (str): what of the paper it checks: ``Table 3``, ``Fig. 2``, ...
+        subject (str): the cell (``GAT-Lip, Cora 15 layers``) or the claim, with its rule.
+        paper (str): the published value, or what the paper's text says.
+        ours (str): our value, or what the records show.
+        verdict (str): one of :data:`VERDICTS`.
+        why (str): the cause of a difference or failure, or why the line was not run.
+        protocol (str): the protocol of the runs.
+        epochs (str): their epochs (``1000``, ``150–1000``); passes for TREES.
+        seeds (str): their seeds.
+        runs (tuple[str, ...]): the run ids the line rests on (records ``<run_id>.json``).
+    """
+
+    item: str
+    subject: str
+    paper: str
+    ours: str
+    verdict: str
+    why: str = ""
+    protocol: str = ""
+    epochs: str = ""
+    seeds: str = ""
+    runs: tuple[str, ...] = ()
+
+
+def number_verdict(ours: float, published: paper.PaperValue) -> str:
+    """``reproduced`` within ± max(std, :data:`TOLERANCE_POINTS`) of ``published``."""
+    tolerance = max(published.std or 0.0, TOLERANCE_POINTS)  # outside it: ``differs``
+    return REPRODUCED if abs(ours - published.mean) <= tolerance else DIFFERS
+
+
+def _integers(values: pd.Series) -> str:
+    return compact(tuple(sorted({int(value) for value in values.dropna()})))
+
+
+def run_facts(runs: pd.DataFrame, protocol: str, epochs_column: str = "epochs") -> dict:
+    """The ``protocol``, ``epochs``, ``seeds`` and ``runs`` fields of a line resting on ``runs``."""
+    return {
+        "protocol": protocol,
+        "epochs": _integers(runs[epochs_column]),
+        "seeds": _integers(runs["seed"]),
+        "runs": tuple(sorted(runs["run_id"])),
+    }
+
+
+def departures(chosen: pd.DataFrame, candidates: pd.DataFrame, depth: int | None) -> str:
+    """Where the runs behind a number depart from the paper's setup, as the records say.
+
+    Args:
+        chosen (pandas.DataFrame): the seeds of the setting reported.
+        candidates (pandas.DataFrame): every run of the cell (for the depths tried).
+        depth (int or None): the paper's chosen depth, where the cell chooses one.
+    """
+    found = []
+    epochs = int(chosen["epochs"].max())
+    if epochs < paper.EPOCHS:
+        found.append(f"{epochs} of the paper's {paper.EPOCHS} epochs")
+    stop = early_stop(chosen)
+    if stop:
+        found.append(stop)
+    if len(chosen) < paper.SEEDS:
+        found.append(f"{len(chosen)} of the paper's {paper.SEEDS} seeds")
+    diverged = int((chosen["status"] == DIVERGED).sum())
+    if diverged:
+        found.append(f"{diverged} seeds diverged")
+    if depth is not None and depth not in set(candidates["depth"].astype(int)):
+        found.append(f"the paper's depth {depth} not run (ran {_integers(candidates['depth'])})")
+    if candidates["setting"].nunique() == 1:
+        found.append("no hyper-parameter search (the paper searched lr, width, heads, dropout)")
+    return "; ".join(found)
+
+
+def not_run_reason(frame: pd.DataFrame, dataset: str | None) -> str:
+    """Why a line has no records: ``data absent`` or ``compute``.
+
+    ``data absent`` when no record of ``dataset`` exists at all (its raw files were not on the
+    machines that made the records), else ``compute``.
+    """
+    if dataset is not None and not (frame["dataset"] == dataset).any():
+        return f"data absent: no record of {dataset} at any scale or protocol"
+    return "compute: no run of it yet"
+
+
+def mean_text(values: pd.Series) -> str:
+    """``mean ± std n=k`` of fractions, in %, as a table cell prints them."""
+    mean, std = 100.0 * values.mean(), 100.0 * values.std(ddof=1)
+    spread = "" if math.isnan(std) else f" ± {std:.1f}"
+    return f"{mean:.1f}{spread} n={len(values)}"
+
+
+__all__ = [
+    "DIFFERS",
+    "FAILS",
+    "HOLDS",
+    "NOT_RUN",
+    "REPRODUCED",
+    "TOLERANCE_POINTS",
+    "VERDICTS",
+    "ScoreLine",
+    "departures",
+    "mean_text",
+    "not_run_reason",
+    "number_verdict",
+    "run_facts",
+]

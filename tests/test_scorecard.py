@@ -1,0 +1,138 @@
+"""The reproduction scorecard: one line per published number and figure claim, made from the
+records only, the same bytes from the same records, and one record's change reaching its own
+lines and no other.
+"""
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+from conftest import REPO
+
+from lipnorm_exp.report import paper
+from lipnorm_exp.report.__main__ import main
+from lipnorm_exp.report.records import load_records, record_row, records_frame
+from lipnorm_exp.report.scorecard import CSV, MARKDOWN, counts, markdown, scorecard
+from lipnorm_exp.report.tables import TABLES
+from lipnorm_exp.report.verdicts import (
+    DIFFERS,
+    FAILS,
+    HOLDS,
+    NOT_RUN,
+    REPRODUCED,
+    VERDICTS,
+    number_verdict,
+)
+
+RUNS = REPO / "results" / "runs"
+
+
+@pytest.fixture(scope="module")
+def committed():
+    return load_records(RUNS)
+
+
+@pytest.fixture(scope="module")
+def lines(committed):
+    return scorecard(committed)
+
+
+@pytest.mark.parametrize(
+    ("ours", "published", "verdict"),
+    [
+        (77.4, paper.PaperValue(79.4, 0.7), REPRODUCED),  # 2 points, more than the std
+        (77.3, paper.PaperValue(79.4, 0.7), DIFFERS),
+        (65.2, paper.PaperValue(69.3, 4.1), REPRODUCED),  # within the std, more than 2
+        (65.1, paper.PaperValue(69.3, 4.1), DIFFERS),
+        (70.3, paper.PaperValue(68.3), REPRODUCED),  # no std: 2 points
+    ],
+)
+def test_a_number_is_reproduced_within_the_larger_of_its_std_and_two_points(
+    ours, published, verdict
+):
+    assert number_verdict(ours, published) == verdict
+
+
+def test_every_published_number_has_one_line_and_every_line_a_verdict(lines):
+    for spec in TABLES:
+        item = spec.caption.split(":")[0]
+        published = sum(len(values) for values in spec.paper.values())
+        assert sum(line.item == item for line in lines) == published, item
+    assert {line.item for line in lines} >= {"Fig. 2", "Fig. 3", "Fig. 5", "Fig. 6"}
+    assert all(line.verdict in VERDICTS for line in lines)
+    for line in lines:
+        assert (line.verdict == NOT_RUN) == (not line.runs), line
+        if line.verdict in (NOT_RUN, DIFFERS):
+            assert line.why, line  # the cause, or why it was not run
+    assert sum(counts(lines).values()) == len(lines)
+
+
+def test_every_line_rests_on_committed_records_of_its_protocol(lines):
+    for line in lines:
+        for rid in line.runs:
+            record = json.loads((RUNS / f"{rid}.json").read_text())
+            assert record["config"]["protocol"]["name"] == line.protocol
+            assert record["config"]["scale"] == "paper"
+
+
+def test_the_committed_scorecard_is_the_one_the_committed_records_make(lines):
+    assert (REPO / "results" / MARKDOWN).read_text() == markdown(lines)
+
+
+def _table3_gat_lip_15(lines):
+    (line,) = [line for line in lines if line.subject == "GAT-Lip, Cora 15 layers"]
+    return line
+
+
+def lower_test_accuracy(record: dict) -> None:
+    record["summary"]["test_acc_at_best_val"] = 0.123
+
+
+def flatten_gradients(record: dict) -> None:
+    for row in record["history"]:
+        row["grad_attn"] = [1e-3 for _ in row["grad_attn"]]
+
+
+def _fig2_gat(lines):
+    return next(line for line in lines if line.item == "Fig. 2" and line.subject.startswith("GAT,"))
+
+
+@pytest.mark.parametrize(
+    ("pick", "edit", "expect"),
+    [
+        (_table3_gat_lip_15, lower_test_accuracy, lambda old, new: new.ours != old.ours),
+        (
+            _fig2_gat,
+            flatten_gradients,
+            lambda old, new: (old.verdict, new.verdict) == (HOLDS, FAILS),
+        ),
+    ],
+)
+def test_changing_one_record_changes_its_lines_and_no_other(committed, lines, pick, edit, expect):
+    line = pick(lines)
+    rid = line.runs[0]
+    path = RUNS / f"{rid}.json"
+    record = json.loads(path.read_text())
+    edit(record)
+    others = committed[committed["run_id"] != rid]
+    changed = scorecard(pd.concat([others, records_frame([record_row(record, path)])]))
+    assert len(changed) == len(lines)
+    differ = [(old, new) for old, new in zip(lines, changed, strict=True) if old != new]
+    assert differ and all(rid in old.runs for old, _ in differ)
+    assert expect(line, pick(changed))
+
+
+def test_the_report_writes_the_scorecard_and_regenerates_the_same_bytes(tmp_path, lines):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for rid in {rid for line in lines for rid in line.runs}:  # the records the lines rest on
+        shutil.copy(RUNS / f"{rid}.json", runs)
+    for out in (tmp_path / "first", tmp_path / "again"):
+        assert main(["--runs", str(runs), "--out", str(out), "--only", "scorecard"]) == 0
+    for name in (MARKDOWN, CSV):
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
+    text = (tmp_path / "first" / MARKDOWN).read_text()
+    tally = counts(lines)
+    assert f"**{len(lines)} lines: " in text and f"{tally[HOLDS]} holds" in text
+    assert len((tmp_path / "first" / CSV).read_text().splitlines()) == len(lines) + 1
