@@ -36,6 +36,7 @@ __all__ = [
     "FORMAT",
     "Checkpoint",
     "checkpoint_path",
+    "copied",
     "model_state",
     "random_state",
     "restore",
@@ -56,9 +57,24 @@ def checkpoint_path(results_dir: str | Path, rid: str) -> Path:
     return Path(results_dir) / CHECKPOINT_DIR / f"{rid}.pt"
 
 
+def copied(state: Any) -> Any:
+    """``state`` (dicts and lists of tensors and values) with every tensor cloned.
+
+    What training on changes in place is the tensors; the rest is rebuilt or immutable. Several
+    times faster than ``copy.deepcopy`` on an optimiser's state.
+    """
+    if isinstance(state, torch.Tensor):
+        return state.detach().clone()
+    if isinstance(state, dict):
+        return {key: copied(value) for key, value in state.items()}
+    if isinstance(state, list):
+        return [copied(value) for value in state]
+    return state
+
+
 def model_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """A copy of ``model``'s parameters and buffers (its ``state_dict``, cloned)."""
-    return {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
+    return copied(model.state_dict())
 
 
 def random_state(generators: Sequence[torch.Generator] = ()) -> dict[str, Any]:

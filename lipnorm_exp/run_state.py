@@ -5,13 +5,13 @@ run (:func:`lipnorm_exp.train.fit`) or several together (:mod:`lipnorm_exp.batch
 keep the same rows, select the same best epoch and stop on the same rule.
 """
 
-import copy
 import time
 from typing import Any
 
 import torch
 from omegaconf import DictConfig
 
+from lipnorm_exp.checkpoint import copied
 from lipnorm_exp.loop import MONITORED
 from lipnorm_exp.records import COMPLETED, DIVERGED
 
@@ -134,8 +134,8 @@ class RunState:
         """
         return {
             "epoch": self.epoch,
-            "optimizer": copy.deepcopy(self.optimizer.state_dict()),
-            "scheduler": copy.deepcopy(self.scheduler.state_dict()) if self.scheduler else None,
+            "optimizer": copied(self.optimizer.state_dict()),
+            "scheduler": copied(self.scheduler.state_dict()) if self.scheduler else None,
             "stopping": {"best": self.stopping.best, "best_epoch": self.stopping.best_epoch},
             "history": list(self.history),
             "best": self.best,

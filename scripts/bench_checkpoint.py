@@ -1,0 +1,132 @@
+"""What resumable runs cost: a checkpoint's time against an epoch's, on Cora, one process.
+
+For each configuration (the default run, and the published protocol's 15- and 30-layer GAT-Lip
+of Table 3), trains a few epochs as the trainer does (one training epoch, one evaluation) and
+times, per epoch, what lipnorm_exp/checkpoint.py adds: the state kept in memory at every epoch's
+end (``keep``: model, optimiser, history and random states copied) and the file written every
+``train.checkpoint_every`` epochs (``write``: ``torch.save`` to a temporary file and a rename).
+The overhead of a value of ``checkpoint_every`` is (keep + write / checkpoint_every) / epoch,
+all measured in the same run. Writes <out>/checkpoint.md and <out>/checkpoint.csv.
+
+    python scripts/bench_checkpoint.py                       # about a minute per configuration
+    python scripts/bench_checkpoint.py --epochs 5 --every 1,10,50
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+from hydra import compose, initialize_config_dir
+
+from lipnorm_exp.checkpoint import Checkpoint, snapshot
+from lipnorm_exp.config import build_model, config_dir, register_resolvers
+from lipnorm_exp.data import load_task
+from lipnorm_exp.loop import evaluate, train_epoch
+from lipnorm_exp.run_state import RunState, make_optimizer
+from lipnorm_exp.tracking import NullTracker
+
+#: name → command-line overrides of the configurations measured
+CONFIGS = {
+    "default (GAT-Lip, 10 layers, standard)": [],
+    "Table 3 GAT-Lip, 15 layers, published": ["protocol=published", "model.depth=15"],
+    "Table 3 GAT-Lip, 30 layers, published": ["protocol=published", "model.depth=30"],
+}
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--epochs", type=int, default=8, help="epochs timed per configuration")
+    parser.add_argument("--every", default="1,10,50", help="values of train.checkpoint_every")
+    parser.add_argument("--data-dir", default="data", help="paths.data_dir (Cora is read here)")
+    parser.add_argument("--raw-dir", default="../shared/datasets", help="a paths.raw_dirs entry")
+    parser.add_argument("--out", default="results/bench")
+    return parser.parse_args(argv)
+
+
+def measure(overrides: list[str], args, folder: Path) -> dict:
+    """Median seconds per epoch of training + evaluation, keeping the state, writing it."""
+    register_resolvers()
+    paths = [f"paths.data_dir={Path(args.data_dir).resolve()}", f"paths.raw_dirs=[{args.raw_dir}]"]
+    with initialize_config_dir(str(config_dir()), version_base="1.3"):
+        cfg = compose("config", overrides=[*paths, "device=cpu", *overrides])
+    task = load_task(cfg.dataset, cfg.paths, cfg.seed)
+    model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs)
+    state = RunState(make_optimizer(model, cfg.train), cfg.train, NullTracker())
+    # kept at every epoch, never written by keep(): the write is timed on its own
+    checkpoint = Checkpoint(folder, "bench", every=args.epochs + 1, clock=time.perf_counter())
+    epoch_s, keep_s, write_s = [], [], []
+    for epoch in range(1, args.epochs + 1):
+        start = time.perf_counter()
+        loss, _ = train_epoch(model, state.optimizer, task, torch.device("cpu"))
+        state.end_epoch(epoch, loss, evaluate(model, task, torch.device("cpu")))
+        kept = time.perf_counter()
+        checkpoint.keep(epoch, lambda: snapshot(model, state, task.generators))
+        written = time.perf_counter()
+        checkpoint.write()
+        done = time.perf_counter()
+        epoch_s.append(kept - start)
+        keep_s.append(written - kept)
+        write_s.append(done - written)
+    size = checkpoint.path.stat().st_size
+    checkpoint.remove()
+    median = {  # the first epoch warms the allocator up
+        name: pd.Series(values[1:]).median()
+        for name, values in (("epoch_s", epoch_s), ("keep_s", keep_s), ("write_s", write_s))
+    }
+    parameters = sum(p.numel() for p in model.parameters())
+    return {"parameters": parameters, "checkpoint_MB": size / 2**20, **median}
+
+
+def environment() -> dict:
+    return {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "device": f"CPU ({platform.processor() or platform.machine()})",
+        "cpu_cores": os.cpu_count(),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "command": " ".join(["python", *sys.argv]),
+    }
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    everies = [int(value) for value in args.every.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for name, overrides in CONFIGS.items():
+            row = {"configuration": name, **measure(overrides, args, Path(folder))}
+            for every in everies:
+                cost = row["keep_s"] + row["write_s"] / every
+                row[f"overhead every {every}"] = f"{100 * cost / row['epoch_s']:.2f}%"
+            print(row, flush=True)
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out / "checkpoint.csv", index=False)
+    lines = ["# Checkpoint cost (resumable runs)", ""]
+    lines += [f"- {key}: `{value}`" for key, value in environment().items()]
+    lines += [
+        "",
+        "Per epoch, median over the epochs timed: `epoch_s` one training epoch and one "
+        "evaluation; `keep_s` the state copied in memory at the epoch's end (every epoch); "
+        "`write_s` one checkpoint file written; `overhead every k`: (keep + write / k) / epoch, "
+        "the cost of `train.checkpoint_every=k`.",
+        "",
+        frame.to_markdown(index=False, floatfmt=".3g"),
+    ]
+    (out / "checkpoint.md").write_text("\n".join(lines) + "\n")
+    print(f"\nwrote {out / 'checkpoint.csv'} and {out / 'checkpoint.md'}")
+    print(frame.to_markdown(index=False, floatfmt=".3g"))
+
+
+if __name__ == "__main__":
+    main()
