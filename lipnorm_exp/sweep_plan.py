@@ -15,7 +15,7 @@ are set on it as Hydra sets them (:func:`job_configs`).
 """
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ __all__ = ["SweepPlan", "finished_runs", "job_configs", "plan_line"]
 log = logging.getLogger(__name__)
 
 
-def _sets_a_value(override: Override, is_group) -> bool:
+def _sets_a_value(override: Override, is_group: Callable[[str], bool]) -> bool:
     """Whether Hydra applies ``override`` to the composed config (``key=value``, ``+key=value``).
 
     As Hydra splits overrides: a key that names a config group selects an option (unless its
