@@ -35,6 +35,7 @@ from lipnorm_exp.records import (
     take_record,
     versions,
 )
+from lipnorm_exp.stopping import held_stops
 
 __all__ = [
     "end_run",
@@ -203,7 +204,8 @@ def save_outcome(
 
     ``timing.total_s`` counts the run's earlier processes too (a resumed run);
     ``epoch_s_mean`` is over the epochs this process trained. The tracker is closed even when
-    saving fails.
+    saving fails. A stop request (Ctrl-C, SIGTERM) meanwhile takes effect once the record is
+    written (:func:`~lipnorm_exp.stopping.held_stops`): a finished run is never lost to it.
     """
     total = time.perf_counter() - checkpoint.clock
     resumed = checkpoint.resumed_at[-1] if checkpoint.resumed_at else 0
@@ -214,12 +216,13 @@ def save_outcome(
         "epoch_s_mean": (total - setup_s) / epochs if epochs > 0 else None,
     }
     record["finished_at"] = datetime.now(timezone.utc).isoformat()
-    try:
-        save_record(results_dir, record)
-    finally:
-        tracker.finish(record)
-    if record["status"] in FINISHED:
-        checkpoint.remove()
+    with held_stops():  # a stop now takes effect once the record is whole
+        try:
+            save_record(results_dir, record)
+        finally:
+            tracker.finish(record)
+        if record["status"] in FINISHED:
+            checkpoint.remove()
 
 
 def log_outcome(record: dict[str, Any], desc: str) -> None:

@@ -21,6 +21,7 @@ from lipnorm_exp.processes import process_alive
 
 __all__ = [
     "STOP_SIGNALS",
+    "held_stops",
     "SWEEP_PID_ENV",
     "WATCH_INTERVAL_S",
     "Stopped",
@@ -92,6 +93,31 @@ class _SweepWatch(threading.Thread):
                 _reasons[signal.SIGTERM] = f"stopped: its sweep (process {self.pid}) has ended"
                 os.kill(os.getpid(), signal.SIGTERM)
                 return
+
+
+@contextmanager
+def held_stops() -> Iterator[None]:
+    """Within the block, Ctrl-C and the :data:`STOP_SIGNALS` are held until it ends.
+
+    The first one received takes effect as the block ends, so that a finished run's record is
+    written whole before the run stops. Outside the main thread (where no signal handler can be
+    set) the block runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    numbers = (*STOP_SIGNALS, signal.SIGINT)
+    previous = {number: signal.getsignal(number) for number in numbers}
+    for number in numbers:
+        signal.signal(number, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if received:
+            signal.raise_signal(received[0])
 
 
 @contextmanager

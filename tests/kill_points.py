@@ -9,6 +9,7 @@ of the write would leave it:
 - ``processed_data``: PyG's processed ``data.pt``;
 - ``pre_transform``: PyG's ``pre_transform.pt``, written after ``data.pt``;
 - ``record_write``: the run record;
+- ``record_write_whole``: the run record, the signal sent just before it is written whole;
 - ``epoch_<n>``: the start of training epoch ``n`` of a run, or of seeds trained together
   (nothing half-written).
 """
@@ -63,6 +64,14 @@ def dump_half(record, handle, **kwargs):
     send()
 
 
+def signalling_before(real):
+    def signal_then_call(*args, **kwargs):
+        send()
+        return real(*args, **kwargs)
+
+    return signal_then_call
+
+
 epochs = []
 
 
@@ -76,7 +85,6 @@ def signalling_at_epoch(real):
     return train_then_signal
 
 
-
 point_file = {"processed_data": "data.pt", "pre_transform": "pre_transform.pt"}.get(point)
 if point == "raw_copy":
     shutil.copy2 = copy_half
@@ -84,6 +92,8 @@ elif point_file is not None:
     pyg_fs.torch_save = torch_save_half
 elif point == "record_write":
     store.json.dump = dump_half
+elif point == "record_write_whole":
+    store.json.dump = signalling_before(store.json.dump)
 elif point.startswith("epoch_"):
     train.train_epoch = signalling_at_epoch(train.train_epoch)
     batched._train_step = signalling_at_epoch(batched._train_step)

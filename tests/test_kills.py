@@ -99,6 +99,18 @@ def test_sigterm_records_an_interrupted_run_that_the_next_launch_runs_again(tmp_
     assert [r["status"] for r in records(tmp_path).values()] == [COMPLETED]
 
 
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+def test_a_stop_while_the_final_record_is_written_stops_the_run_after_it(tmp_path, data_dir, name):
+    overrides = ("train.checkpoint_every=1",)
+    stopped = cli(killed_at("record_write_whole", name, tmp_path, data_dir, *overrides))
+    assert stopped.returncode == 130 and "Traceback" not in stopped.stderr
+    ((rid, record),) = records(tmp_path).items()
+    assert record["status"] == COMPLETED and len(record["history"]) == 2
+    assert not (tmp_path / "runs" / ".checkpoints" / f"{rid}.pt").exists()
+    again = cli(command(tmp_path, data_dir, *TINY, *overrides))
+    assert again.returncode == 0 and f"skip run {rid}" in again.stdout + again.stderr
+
+
 def test_a_kill_during_the_record_write_leaves_a_temporary_file_the_next_run_removes(
     tmp_path, data_dir
 ):
