@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lipnorm_exp.processes import process_alive
 
-__all__ = ["STALE_AFTER_S", "remove_stale_temps", "replacing", "temp_path"]
+__all__ = ["STALE_AFTER_S", "remove_stale_temps", "replacing", "temp_path", "write_whole"]
 
 #: a temporary file named without a process id counts as left behind after this long untouched
 STALE_AFTER_S = 3600.0
@@ -42,6 +42,13 @@ def replacing(target: str | Path) -> Iterator[Path]:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def write_whole(target: str | Path, text: str) -> Path:
+    """Write ``text`` to ``target`` whole or not at all (:func:`replacing`); returns ``target``."""
+    with replacing(target) as temporary:
+        temporary.write_text(text)
+    return Path(target)
 
 
 def _writer_gone(path: Path, now: float) -> bool:

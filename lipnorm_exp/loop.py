@@ -1,9 +1,13 @@
 """One training epoch and one evaluation pass over a :class:`~lipnorm_exp.data.Task`.
 
 An evaluation whose model outputs are not all finite raises :class:`NonFiniteError`
-instead of scoring them: the arg-max of NaN logits is class 0, an accuracy of nothing.
+instead of scoring them: the arg-max of NaN logits is class 0, an accuracy of nothing. An
+optimiser step that overflows (an update too large for the parameters' dtype, as Adam's with
+``train.lr=1e300``) ends the epoch with a NaN loss, so the run ends as diverged.
 """
 
+import logging
+import math
 from collections.abc import Iterable
 
 import torch
@@ -11,9 +15,12 @@ import torch.nn.functional as F
 from torch import nn
 from torch_geometric.data import Data
 
-from lipnorm_exp.data import Task
+from lipnorm_exp.data import SPLITS, Task
 
-SPLITS = ("train", "val", "test")
+log = logging.getLogger(__name__)
+
+#: what torch says when a step's scalar does not fit the parameters' dtype
+OVERFLOW = "without overflow"
 #: columns of an epoch's row a schedule or an early stop may watch, and whether higher is better
 MONITORED = {"val_loss": False, "val_acc": True, "train_acc": True}
 
@@ -62,7 +69,7 @@ def train_epoch(
     """One pass over ``task.train_batches``.
 
     Returns the mean training loss and, if asked, the mean :func:`gradient_norms` over the
-    optimiser steps of the epoch.
+    optimiser steps of the epoch; the loss is NaN when a step overflowed (:func:`step`).
     """
     model.train()
     losses, norms = [], []
@@ -76,10 +83,27 @@ def train_epoch(
         loss.backward()
         if track_gradients:
             norms.append(gradient_norms(model))
-        optimizer.step()
+        if not step(optimizer):
+            return math.nan, None
         losses.append(loss.detach())
     mean_loss = torch.stack(losses).mean().item()
     return mean_loss, torch.stack(norms).mean(dim=0) if norms else None
+
+
+def step(optimizer: torch.optim.Optimizer) -> bool:
+    """One optimiser step; ``False`` (logged) where its update overflowed the parameters' dtype.
+
+    Raises:
+        RuntimeError: any other error of the step.
+    """
+    try:
+        optimizer.step()
+    except RuntimeError as error:
+        if OVERFLOW not in str(error):
+            raise
+        log.warning("the optimiser step overflowed (%s): the run diverged", error)
+        return False
+    return True
 
 
 @torch.no_grad()

@@ -8,6 +8,8 @@ import math
 import os
 import re
 import time
+import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -23,27 +25,49 @@ from lipnorm_exp.records import (
     FAILED,
     INTERRUPTED,
     RERUN_SUFFIX,
+    SUMMARY_KEYS,
     BadRecordError,
     add_tags,
     iter_records,
     portable_paths,
     read_record,
     record_path,
+    record_problem,
     run_id,
     write_record,
 )
 from lipnorm_exp.train import run
 
+RID = "0123456789abcdef"
+
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2")
+
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def stub(rid: str, status: str = COMPLETED, **fields) -> dict:
     """A minimal valid record."""
-    return {"run_id": rid, "status": status, "config": {}, "summary": {}, **fields}
+    config = {group: {"name": "x"} for group in ("dataset", "model", "norm")}
+    summary = {**dict.fromkeys(SUMMARY_KEYS, 0.5), "metric": "accuracy"}
+    summary.update(best_epoch=1, epochs_run=1, diverged_at_epoch=None)
+    return {
+        "run_id": rid,
+        "status": status,
+        "config": {**config, "train": {}},
+        "summary": summary,
+        **fields,
+    }
+
+
+def refuse_constants(name):
+    raise ValueError(f"{name} is not JSON")
 
 
 def test_write_record_is_atomic_and_leaves_no_temp_files(tmp_path):
     write_record(tmp_path, stub("abc", x=[1.0, math.nan]))
+    on_disk = json.loads((tmp_path / "abc.json").read_text(), parse_constant=refuse_constants)
+    assert on_disk["x"] == [1.0, None]
     write_record(tmp_path, stub("abc", DIVERGED))
     assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]
     assert (tmp_path / "abc.json").stat().st_mode & 0o777 == 0o644
@@ -127,6 +151,13 @@ def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
     assert record["summary"]["diverged_at_epoch"] == 3 and record["summary"]["epochs_run"] == 2
     assert record["error"] == "non-finite training loss at epoch 3"
     assert read_record(cfg.paths.results_dir, record["run_id"])["status"] == "diverged"
+
+
+def test_an_optimiser_step_that_overflows_ends_the_run_as_diverged(make_cfg, caplog):
+    with caplog.at_level(logging.WARNING, logger="lipnorm_exp.loop"):
+        record = run(make_cfg(*SMALL, "train.lr=1e300", "train.epochs=3"))
+    assert record["status"] == DIVERGED and record["summary"]["diverged_at_epoch"] == 1
+    assert "the optimiser step overflowed" in caplog.text
 
 
 def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, monkeypatch):
@@ -247,6 +278,106 @@ def test_read_record_says_what_is_wrong_with_a_record(tmp_path):
         read_record(tmp_path, "abc")
 
 
+def change(record: dict, dotted: str, value) -> dict:
+    """``record`` with ``dotted`` (``summary.best_val_acc``) set to ``value``."""
+    record = json.loads(json.dumps(record))
+    *path, last = dotted.split(".")
+    target = record
+    for key in path:
+        target = target[key]
+    target[last] = value
+    return record
+
+
+@pytest.mark.parametrize(
+    ("status", "dotted", "value", "problem"),
+    [
+        (COMPLETED, "summary", {}, "a completed record whose summary has no metric, best_val_acc"),
+        (COMPLETED, "config", {}, "config.dataset is None, not a mapping"),
+        (COMPLETED, "config.model", 3, "config.model is 3, not a mapping"),
+        (COMPLETED, "config.norm", {"alpha": 1}, "config.norm.name is None, not a name"),
+        (COMPLETED, "config.tags", "a", "config.tags is 'a', not a list of names"),
+        (COMPLETED, "summary.best_val_acc", "0.8", "summary.best_val_acc is '0.8', not a number"),
+        (
+            COMPLETED,
+            "summary.test_acc_at_best_val",
+            math.nan,
+            "test_acc_at_best_val is nan, not a number in [0, 1]",
+        ),
+        (
+            COMPLETED,
+            "summary.test_acc_at_best_val",
+            7.5,
+            "test_acc_at_best_val is 7.5, not a number in [0, 1]",
+        ),
+        (
+            COMPLETED,
+            "summary.final_train_acc",
+            None,
+            "final_train_acc is None, not a number in [0, 1]",
+        ),
+        (
+            COMPLETED,
+            "summary.best_train_acc",
+            True,
+            "best_train_acc is True, not a number in [0, 1]",
+        ),
+        (
+            DIVERGED,
+            "summary.best_val_acc",
+            -0.1,
+            "summary.best_val_acc is -0.1, not a number in [0, 1] or null",
+        ),
+        (COMPLETED, "summary.epochs_run", 2.5, "summary.epochs_run is 2.5, not an integer >= 0"),
+        (COMPLETED, "summary.metric", 1, "summary.metric is 1, not a name"),
+        (COMPLETED, "run_id", 7, "run_id is 7, not a name"),
+        (COMPLETED, "status", "running", "unknown status 'running' (allowed: completed, "),
+    ],
+)
+def test_a_well_formed_but_wrong_record_is_refused_naming_what_failed(
+    status, dotted, value, problem
+):
+    assert record_problem(stub("abc", status)) is None
+    found = record_problem(change(stub("abc", status), dotted, value), "abc")
+    assert problem in (found or "")
+
+
+def test_records_that_pass_the_checks():
+    diverged = stub("abc", DIVERGED)
+    diverged["summary"].update(dict.fromkeys(("best_val_acc", "best_epoch"), None))
+    assert record_problem(diverged, "abc") is None
+    assert record_problem(stub("abc", FAILED, summary=None)) is None
+    assert record_problem(stub("abc"), "abd") == "the record of run abc"
+    committed = sorted((REPO / "results" / "runs").glob("*.json"))
+    assert committed and not [
+        (path.name, problem)
+        for path in committed
+        if (problem := record_problem(json.loads(path.read_text()), path.stem))
+    ]
+
+
+def test_the_reader_sets_aside_records_that_fail_the_checks_and_counts_them(tmp_path):
+    good, other = stub(RID), stub("fedcba9876543210")
+    write_record(tmp_path / "a", good)
+    write_record(tmp_path / "b", change(good, "summary.test_acc_at_best_val", 7.5))
+    write_record(tmp_path / "c", other, tmp_path / "c" / f"{RID}.json")  # another run's record
+    (tmp_path / "notes.json").write_text('{"hello": 1}')  # not named as a record: left alone
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        records = iter_records(tmp_path)
+        found = [path.relative_to(tmp_path).as_posix() for path, _ in records]
+    assert found == [f"a/{RID}.json"]
+    assert [path.parent.name for path in records.set_aside] == ["b", "c"]
+    assert all(path.name.startswith(f"{RID}.json.broken-") for path in records.set_aside)
+    messages = sorted(str(warning.message) for warning in caught)
+    assert (
+        "summary.test_acc_at_best_val is 7.5, not a number in [0, 1]; set aside as" in messages[0]
+    )
+    assert f"the record of run {other['run_id']}; set aside as" in messages[1]
+    assert "notes.json: not a run record (no run_id, status, config); skipped" in messages[2]
+    assert (tmp_path / "notes.json").exists()
+
+
 def test_temporary_files_of_writers_that_are_gone_are_removed(make_cfg, tmp_path):
     cfg = make_cfg(*SMALL)
     runs = tmp_path / "runs"
@@ -301,7 +432,8 @@ def test_reusing_a_finished_record_adds_the_tags_it_lacks(make_cfg, monkeypatch)
 
 
 def test_add_tags_rereads_the_stored_record_so_no_tag_is_lost(tmp_path):
-    record = stub("abc", config={"tags": ["a"]})
+    record = stub("abc")
+    record["config"]["tags"] = ["a"]
     write_record(tmp_path, record)
     stale = json.loads(json.dumps(record))
     add_tags(tmp_path, record, ["b"])
@@ -330,6 +462,6 @@ def test_iter_records_reads_every_record_below_a_folder_in_path_order(tmp_path):
         ("c/r3.json", "r3"),
     ]
     messages = sorted(str(warning.message) for warning in caught)
-    assert "broken.json: not readable as JSON" in messages[0]
+    assert "broken.json: not a run record (not readable as JSON" in messages[0]
     assert "notes.json: not a run record" in messages[1]
     assert list(iter_records(tmp_path / "absent")) == []

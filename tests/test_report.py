@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import CONFIGS
+from matplotlib.figure import Figure
 from matplotlib.image import imread
 
 from lipnorm_exp.records import RERUN_SUFFIX, run_id
@@ -335,7 +336,7 @@ def test_groups_and_usable_runs(frame, usable):
     assert set(usable["scale"]) == {"paper"} and set(usable["protocol"]) == {"standard"}
     assert "failed" not in set(usable["status"])
     never_evaluated = usable[(usable["status"] == "diverged") & (usable["depth"] == 10)]
-    assert len(never_evaluated) == 3 and (never_evaluated["best_val_acc"] == 0).all()
+    assert len(never_evaluated) == 3 and never_evaluated["best_val_acc"].isna().all()
 
 
 def test_grids_come_from_the_presets_composed_by_hydra():
@@ -378,7 +379,7 @@ def test_table1_cells(usable):
     display = by_model(table.display)
     assert display.loc["GAT", "Cora 0%"] == cell(GAT_D2, depth=2)  # not the untagged 99%
     assert display.loc["GAT-Lip", "Cora 0%"] == cell(LIP_D5, depth=5)
-    assert display.loc["GAT", "Cora 100%"] == cell(GAT100_D4, depth=4, diverged=1)
+    assert display.loc["GAT", "Cora 100%"] == cell(GAT100_D4[:2], depth=4, diverged=1)
     assert display.loc["GAT-Lip", "Cora 100%"] == cell(LIP100_D11, depth=11)  # not depth 30
     assert display.loc["GAT", "PubMed 100%"] == cell([(0.5, 0.44)], depth=2)  # tie: shallower
     assert display.loc["GAT", "CiteSeer 0%"] == MISSING
@@ -431,7 +432,8 @@ def test_runs_csv_lists_exactly_the_records_behind_each_cell(report_dir):
     assert by_cell["GAT-Lip", "Cora 100%"] == ids(RECORDS["lip100_d11"][:2])
     assert by_cell["GAT", "PubMed 100%"] == {RECORDS["pubmed_gat"][0]["run_id"]}
     cells = pd.read_csv(read_table(report_dir, "table1_missing_vector"))
-    assert cells["n"].sum() == len(used) and len(by_cell) == (cells["n"] > 0).sum()
+    seeds_shown = cells["n"] + cells["n_diverged"]
+    assert seeds_shown.sum() == len(used) and len(by_cell) == (seeds_shown > 0).sum()
     gat = used[(used["row"] == "GAT") & (used["column"] == "Cora 100%")]
     assert gat["seed"].tolist() == [0, 1, 2] and gat["status"].tolist()[-1] == "diverged"
 
@@ -604,6 +606,32 @@ def test_fig6_marks_a_missing_point_instead_of_joining_across_it(frame):
     assert "x: no records at that x" in lines
 
 
+def test_diverged_runs_are_never_averaged_and_a_cell_of_only_diverged_runs_has_no_number(
+    usable,
+):
+    gat100 = usable[(usable["label"] == "GAT") & (usable["missing_rate"] == 1.0)]
+    only_diverged = select(gat100[gat100["depth"] == 10])
+    assert only_diverged.text(show_depth=True) == "†3" and np.isnan(only_diverged.mean)
+    mixed = select(gat100[gat100["depth"] == 4])
+    assert (mixed.n, mixed.n_diverged) == (2, 1)
+    assert mixed.mean == pytest.approx(100 * statistics.mean(t for _, t in GAT100_D4[:2]))
+
+
+def test_a_figure_point_of_only_diverged_runs_reads_a_dagger_not_zero():
+    runs = [
+        make_record(tags=("depth",), scale="quick", depth=2, test=0.7),
+        *(
+            make_record(tags=("depth",), scale="quick", depth=10, seed=k, status="diverged")
+            for k in range(2)
+        ),
+    ]
+    quick = usable_runs(records_frame([record_row(r) for r in runs]), "quick", "standard")
+    ax = DRAW["fig6_depth"](*of_preset(quick, "depth", "quick")).figure.axes[0]
+    (gat,) = [line for line in ax.get_lines() if line.get_label() == "GAT (†2)"]
+    assert list(gat.get_xdata()) == [2, 10] and np.isnan(gat.get_ydata()[1])
+    assert [(text.get_text(), text.xy[0]) for text in ax.texts] == [("†2", 10)]
+
+
 def test_interrupted_runs_and_files_set_aside_are_never_results(tmp_path, capsys):
     completed = make_record(depth=2, val=0.5, test=0.5)
     interrupted = make_record(depth=3, status="interrupted", val=0.99, test=0.99)
@@ -612,13 +640,22 @@ def test_interrupted_runs_and_files_set_aside_are_never_results(tmp_path, capsys
     (runs / f"{name}.broken-20240101T000000000000Z").write_bytes(b"\x00\xff" * 64)
     (runs / f"{name}{RERUN_SUFFIX}").write_text(json.dumps({**completed, "status": "failed"}))
     (runs / "folder.json").mkdir()
-    with pytest.warns(UserWarning, match="folder.json: not readable as JSON"):
+    wrong = make_record(depth=4, val=0.5, test=7.5)
+    (runs / f"{wrong['run_id']}.json").write_text(json.dumps(wrong))
+    with pytest.warns(UserWarning) as caught:
         frame = load_records(runs)
+    messages = " ".join(str(warning.message) for warning in caught)
+    assert "folder.json: not a run record (not readable as JSON" in messages
+    assert "summary.test_acc_at_best_val is 7.5, not a number in [0, 1]; set aside" in messages
+    assert frame.attrs["set_aside"] == 1 and wrong["run_id"] not in set(frame["run_id"])
     assert sorted(frame["status"]) == ["completed", "interrupted"]
     assert usable_runs(frame, "paper", "standard")["run_id"].tolist() == [completed["run_id"]]
+    (runs / f"{wrong['run_id']}.json").write_text(json.dumps(wrong))  # broken again
     with pytest.warns(UserWarning):
         assert main(["--runs", str(runs), "--out", str(tmp_path / "out"), "--only", "tables"]) == 0
-    assert "0 failed ignored, 1 interrupted ignored" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "0 failed ignored, 1 interrupted ignored, 1 broken set aside (their runs are " in out
+    assert len(list(runs.glob(f"{wrong['run_id']}.json.broken-*"))) == 2
     summary = pd.read_csv(tmp_path / "out" / "paper" / "standard" / "tables" / "summary.csv")
     assert summary[["completed", "diverged", "failed", "interrupted", "total"]].values.tolist() == [
         [1, 0, 0, 1, 2]
@@ -672,6 +709,7 @@ def test_cli_subprocess_only_tables(runs_dir, tmp_path):
         (["--runs", "{tmp}/file.json"], "--runs {tmp}/file.json is not a folder"),
         (["--runs", "{runs}", "--scale", "huge"], "--scale huge has no records; scales with"),
         (["--runs", "{runs}", "--out", "{tmp}/file.json"], "--out {tmp}/file.json is a file"),
+        (["--runs", "{runs}", "--out", "/proc/report"], "--out=/proc/report is not a writable"),
     ],
 )
 def test_cli_refuses_what_it_cannot_report_in_one_line(
@@ -685,6 +723,27 @@ def test_cli_refuses_what_it_cannot_report_in_one_line(
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith(f"lipnorm_exp.report: error: {message.format(**fill)}")
     assert not (tmp_path / "results").exists()
+
+
+def test_a_stop_while_writing_leaves_every_file_whole_and_says_so_in_one_line(
+    runs_dir, report_dir, tmp_path, capsys, monkeypatch
+):
+    out = tmp_path / "out"
+    figures = out / "paper" / "standard" / "figures"
+    shutil.copytree(report_dir / "paper" / "standard" / "figures", figures)
+    before = {path.name: path.read_bytes() for path in figures.iterdir()}
+    real = Figure.savefig
+
+    def stop_halfway(figure, target, **kwargs):
+        real(figure, target, **kwargs)
+        Path(target).write_bytes(Path(target).read_bytes()[:10])  # a half-written file
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Figure, "savefig", stop_halfway)
+    assert main(["--runs", str(runs_dir), "--out", str(out), "--only", "figures"]) == 130
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("lipnorm_exp.report: interrupted (Ctrl-C); every file written is")
+    assert {path.name: path.read_bytes() for path in figures.iterdir()} == before
 
 
 def test_the_report_command_refuses_a_bad_only_in_one_line(tmp_path):

@@ -5,14 +5,18 @@ A record is written to a temporary file in the same folder and renamed into plac
 record; temporary files of killed writers are removed by :func:`~lipnorm_exp.atomic.
 remove_stale_temps`. :func:`save_record` never lets an unfinished run replace a finished
 record, :func:`take_record` sets a broken record aside, :func:`iter_records` is the one reader
-of a folder of records and :func:`add_tags` the one change made to a finished record.
+of a folder of records and :func:`add_tags` the one change made to a finished record. Every
+record read is checked by :func:`record_problem`; records are strict JSON, a non-finite number
+being written as ``null`` (:func:`strict_json`).
 """
 
 import json
 import logging
+import math
 import os
+import re
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -32,12 +36,31 @@ STATUSES = (COMPLETED, DIVERGED, FAILED, INTERRUPTED)
 FINISHED = (COMPLETED, DIVERGED)
 #: keys without which a JSON object is not a run record
 RECORD_KEYS = ("run_id", "status", "config")
+#: summary keys that hold a fraction in [0, 1]; ``null`` only where no epoch was scored
+SUMMARY_ACCURACIES = (
+    "best_val_acc",
+    "test_acc_at_best_val",
+    "train_acc_at_best_val",
+    "best_train_acc",
+    "final_train_acc",
+)
+#: summary keys that hold an epoch number or a count of epochs; ``null`` where there is none
+SUMMARY_EPOCHS = ("best_epoch", "epochs_run", "diverged_at_epoch")
+#: every key of a finished record's summary
+SUMMARY_KEYS = ("metric", *SUMMARY_ACCURACIES, *SUMMARY_EPOCHS)
+#: config groups every record holds as a mapping (the others are mappings where present)
+CONFIG_GROUPS = ("dataset", "model", "norm", "train")
+#: config groups that name their option (``model.name``: ``gat``, ...)
+NAMED_GROUPS = ("dataset", "model", "norm")
+OPTIONAL_CONFIG_GROUPS = ("protocol", "ablation", "logger", "paths", "grid")
 #: the lock name under which a folder's records have their tags rewritten
 TAGS_LOCK = "tags"
 #: suffix of the record a forced re-run writes beside a finished one until it finishes too
 RERUN_SUFFIX = ".rerun"
 #: infix of a broken record's name once set aside (``<run_id>.json.broken-<UTC time>``)
 SET_ASIDE = ".broken-"
+#: the name of a record file (:func:`~lipnorm_exp.records.identity.run_id` and ``.json``)
+RECORD_NAME = re.compile(r"[0-9a-f]{16}\.json")
 
 
 class BadRecordError(ValueError):
@@ -49,24 +72,96 @@ def record_path(results_dir: str | Path, run_id: str) -> Path:
     return Path(results_dir) / f"{run_id}.json"
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _accuracy_problem(key: str, value: Any, required: bool) -> str | None:
+    if value is None and not required:
+        return None
+    if not _is_number(value) or not 0.0 <= value <= 1.0:  # NaN fails the comparison too
+        allowed = "a number in [0, 1]" + ("" if required else " or null")
+        return f"summary.{key} is {value!r}, not {allowed}"
+    return None
+
+
+def _epochs_problem(key: str, value: Any) -> str | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return None
+    return f"summary.{key} is {value!r}, not an integer >= 0 or null"
+
+
+def summary_problem(status: str, summary: Any) -> str | None:
+    """Why ``summary`` is not the summary of a record of ``status``, or ``None``.
+
+    A finished record's summary holds every key of :data:`SUMMARY_KEYS`; a ``completed``
+    one's accuracies are numbers in [0, 1], a ``diverged`` one's may be ``null`` (no epoch
+    was scored). Other records may hold no summary, or one with any of these keys.
+    """
+    if summary is None and status not in FINISHED:
+        return None
+    if not isinstance(summary, Mapping):
+        return f"a {status} record without its summary"
+    missing = [key for key in SUMMARY_KEYS if key not in summary] if status in FINISHED else []
+    if missing:
+        return f"a {status} record whose summary has no {', '.join(missing)}"
+    if "metric" in summary and not isinstance(summary["metric"], str):
+        return f"summary.metric is {summary['metric']!r}, not a name"
+    required = status == COMPLETED
+    problems = (
+        *(_accuracy_problem(k, summary[k], required) for k in SUMMARY_ACCURACIES if k in summary),
+        *(_epochs_problem(k, summary[k]) for k in SUMMARY_EPOCHS if k in summary),
+    )
+    return next((problem for problem in problems if problem), None)
+
+
+def config_problem(config: Any) -> str | None:
+    """Why ``config`` is not the shape of a run's config, or ``None``.
+
+    It is a mapping whose groups :data:`CONFIG_GROUPS` are mappings (those of
+    :data:`NAMED_GROUPS` with a ``name``), whose
+    groups :data:`OPTIONAL_CONFIG_GROUPS` are mappings where present, and whose ``tags`` are
+    a list of names where present.
+    """
+    if not isinstance(config, Mapping):
+        return f"config is {type(config).__name__}, not a mapping"
+    for group in (*CONFIG_GROUPS, *OPTIONAL_CONFIG_GROUPS):
+        value = config.get(group)
+        if value is None and group in OPTIONAL_CONFIG_GROUPS:
+            continue
+        if not isinstance(value, Mapping):
+            return f"config.{group} is {value!r}, not a mapping"
+        if group in NAMED_GROUPS and not isinstance(value.get("name"), str):
+            return f"config.{group}.name is {value.get('name')!r}, not a name"
+    tags = config.get("tags")
+    if tags is not None and not (
+        isinstance(tags, list) and all(isinstance(tag, str) for tag in tags)
+    ):
+        return f"config.tags is {tags!r}, not a list of names"
+    return None
+
+
 def record_problem(record: Any, run_id: str | None = None) -> str | None:
     """Why ``record`` (parsed JSON) is not a usable run record, or ``None`` when it is one.
 
-    A record is an object holding :data:`RECORD_KEYS`, a known status and, when finished, a
-    ``summary`` object; ``run_id``, where given, must be its own.
+    A record is an object holding :data:`RECORD_KEYS`: a ``run_id`` (``run_id`` where given:
+    the name of its file), a known status, a config of the right shape
+    (:func:`config_problem`) and, when finished, a whole summary (:func:`summary_problem`).
     """
     if not isinstance(record, dict):
         return f"not a JSON object but {type(record).__name__}"
     missing = [key for key in RECORD_KEYS if key not in record]
     if missing:
         return f"no {', '.join(missing)}"
-    if record["status"] not in STATUSES:
-        return f"unknown status {record['status']!r}"
-    if record["status"] in FINISHED and not isinstance(record.get("summary"), dict):
-        return f"a {record['status']} record without its summary"
+    if not isinstance(record["run_id"], str):
+        return f"run_id is {record['run_id']!r}, not a name"
     if run_id is not None and record["run_id"] != run_id:
         return f"the record of run {record['run_id']}"
-    return None
+    if record["status"] not in STATUSES:
+        return f"unknown status {record['status']!r} (allowed: {', '.join(STATUSES)})"
+    return config_problem(record["config"]) or summary_problem(
+        record["status"], record.get("summary")
+    )
 
 
 def read_record(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:
@@ -119,14 +214,32 @@ def take_record(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:
         return None
 
 
+def strict_json(value: Any) -> Any:
+    """``value`` with every NaN or infinite float (in lists and dicts too) replaced by ``None``.
+
+    So a record is strict JSON (RFC 8259 has no NaN or Infinity): a loss that was not finite
+    reads ``null``, and the record's status and error say why.
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: strict_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(item) for item in value]
+    return value
+
+
 def write_record(results_dir: str | Path, record: dict[str, Any], path: Path | None = None) -> Path:
-    """Write ``record`` as ``<results_dir>/<run_id>.json`` (or at ``path``), atomically."""
+    """Write ``record`` as ``<results_dir>/<run_id>.json`` (or at ``path``), atomically.
+
+    It is written as strict JSON (:func:`strict_json`).
+    """
     path = path or record_path(results_dir, record["run_id"])
     with replacing(path) as temporary:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         os.fchmod(descriptor, 0o644)  # whatever the umask: a record is for everyone to read
         with os.fdopen(descriptor, "w") as handle:
-            json.dump(record, handle, indent=1, allow_nan=True)
+            json.dump(strict_json(record), handle, indent=1, allow_nan=False)
             handle.flush()
             os.fsync(handle.fileno())
     return path
@@ -165,25 +278,56 @@ def save_record(results_dir: str | Path, record: dict[str, Any]) -> Path:
     return beside
 
 
-def iter_records(folder: str | Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+class FolderRecords:
+    """The records under a folder, read and checked as they are iterated (:func:`iter_records`).
+
+    Attributes:
+        folder (Path): the folder, searched recursively.
+        set_aside (list[Path]): where the records found broken so far were moved.
+    """
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self.set_aside: list[Path] = []
+
+    def __iter__(self) -> Iterator[tuple[Path, dict[str, Any]]]:
+        for path in sorted(self.folder.glob("**/*.json")):
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+                problem = f"not readable as JSON ({error})"
+            else:
+                problem = record_problem(record, path.name.removesuffix(".json"))
+            if problem is None:
+                yield path, record
+            elif RECORD_NAME.fullmatch(path.name) and path.is_file():
+                self._set_aside(path, problem)
+            else:
+                warnings.warn(f"{path}: not a run record ({problem}); skipped", stacklevel=2)
+
+    def _set_aside(self, path: Path, problem: str) -> None:
+        try:
+            aside = set_aside(path)
+        except FileNotFoundError:  # another reader set it aside first
+            return
+        self.set_aside.append(aside)
+        warnings.warn(
+            f"{path}: {problem}; set aside as {aside.name}, its run is done again", stacklevel=3
+        )
+
+
+def iter_records(folder: str | Path) -> FolderRecords:
     """``(path, record)`` for every ``*.json`` record under ``folder``, searched recursively.
 
-    Paths come in sorted order. A file that is not JSON, or not a run record
-    (:func:`record_problem`), is passed over with a warning; a missing folder holds no records.
-    Files set aside (:func:`set_aside`) and the records of unfinished re-runs
-    (:data:`RERUN_SUFFIX`) do not end in ``.json`` and are not read.
+    Paths come in sorted order; a missing folder holds no records. Every record is checked
+    (:func:`record_problem`, its file name being its ``run_id``): a file named as a record
+    (:data:`RECORD_NAME`) that fails is set aside (:func:`set_aside`) with a warning naming
+    what failed, so its run is done again, and is listed in the returned object's
+    ``set_aside``; any other failing JSON file is passed over with a warning. Files set aside
+    and the records of unfinished re-runs (:data:`RERUN_SUFFIX`) do not end in ``.json`` and
+    are not read.
     """
-    for path in sorted(Path(folder).glob("**/*.json")):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            warnings.warn(f"{path}: not readable as JSON ({error}); skipped", stacklevel=2)
-            continue
-        problem = record_problem(record)
-        if problem:
-            warnings.warn(f"{path}: not a run record ({problem}); skipped", stacklevel=2)
-            continue
-        yield path, record
+    return FolderRecords(folder)
 
 
 def _new_tags(record: dict[str, Any], tags: Iterable[str]) -> list[str]:
@@ -219,22 +363,29 @@ def add_tags(
 
 __all__ = [
     "COMPLETED",
+    "CONFIG_GROUPS",
     "DIVERGED",
     "FAILED",
     "FINISHED",
     "INTERRUPTED",
     "RECORD_KEYS",
+    "RECORD_NAME",
     "RERUN_SUFFIX",
     "SET_ASIDE",
     "STATUSES",
+    "SUMMARY_KEYS",
     "BadRecordError",
+    "FolderRecords",
     "add_tags",
+    "config_problem",
     "iter_records",
     "read_record",
     "record_path",
     "record_problem",
     "save_record",
     "set_aside",
+    "strict_json",
+    "summary_problem",
     "take_record",
     "write_record",
 ]

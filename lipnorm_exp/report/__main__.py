@@ -7,6 +7,10 @@ records. Scales and protocols are never mixed: the tables of each scale and prot
 takes only its preset's runs; the selection rule is in :mod:`lipnorm_exp.report.aggregate`.
 The reproduction scorecard (:mod:`lipnorm_exp.report.scorecard`) goes to
 ``<out>/SCORECARD.md`` and ``<out>/scorecard.csv``.
+
+Every file is written whole under a temporary name and renamed, so a kill leaves each file the
+old one or the new one. A refused argument ends the report in one line with exit status 2,
+Ctrl-C in one line with 130.
 """
 
 import argparse
@@ -16,6 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.folders import writable_folder
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.report.aggregate import report_groups, usable_runs
 from lipnorm_exp.report.figures import write_figures
@@ -25,6 +31,8 @@ from lipnorm_exp.report.tables import write_tables
 
 #: the start of the one line a refused command prints
 ERROR_PREFIX = "lipnorm_exp.report: error: "
+#: exit status of a refused argument, and of Ctrl-C (128 + SIGINT)
+EXIT_REFUSED, EXIT_INTERRUPTED = 2, 130
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -72,7 +80,9 @@ class ReportError(ValueError):
 
 
 def check_args(args: argparse.Namespace, frame: pd.DataFrame) -> None:
-    """Refuse a ``--runs`` without records, a ``--scale`` without any, an ``--out`` not a folder.
+    """Refuse a ``--runs`` without records, a ``--scale`` without any, a bad ``--out``.
+
+    ``--out`` must be a folder that can be written to; it is made where missing.
 
     Raises:
         ReportError: the first such argument.
@@ -86,22 +96,44 @@ def check_args(args: argparse.Namespace, frame: pd.DataFrame) -> None:
         raise ReportError(f"--scale {args.scale} has no records; scales with records: {scales}")
     if args.out.exists() and not args.out.is_dir():
         raise ReportError(f"--out {args.out} is a file, not a folder; give a folder")
+    try:
+        writable_folder(args.out, "--out")
+    except ConfigError as error:
+        raise ReportError(f"{error}; give a folder you can write to") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Write the report; returns the exit status (0; 2 with one line for a refused argument)."""
+    """Write the report; returns the exit status.
+
+    0; 2 with one line for a refused argument; 130 with one line on Ctrl-C.
+    """
     args = parse_args(argv)
-    frame = load_records(args.runs)
     try:
+        frame = load_records(args.runs)
         check_args(args, frame)
+        write_report(args, frame)
     except ReportError as error:
         print(f"{ERROR_PREFIX}{error}", file=sys.stderr)
-        return 2
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        print(
+            "lipnorm_exp.report: interrupted (Ctrl-C); every file written is whole, "
+            "the others are as they were",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    return 0
+
+
+def write_report(args: argparse.Namespace, frame: pd.DataFrame) -> None:
+    """Print what ``frame`` holds and write the tables, figures and scorecard ``args`` ask for."""
     failed = int((frame["status"] == FAILED).sum())
     interrupted = int((frame["status"] == INTERRUPTED).sum())
+    set_aside = frame.attrs["set_aside"]
     print(
         f"{len(frame)} records in {args.runs}; {failed} failed ignored"
         + (f", {interrupted} interrupted ignored" if interrupted else "")
+        + (f", {set_aside} broken set aside (their runs are done again)" if set_aside else "")
     )
     groups = [] if args.only == "scorecard" else report_groups(frame, args.scale)
     for scale, protocol in groups:
@@ -116,7 +148,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only in (None, "scorecard"):
         for path in write_scorecard(frame, args.out):
             print(f"wrote {path}")
-    return 0
 
 
 if __name__ == "__main__":

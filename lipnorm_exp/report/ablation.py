@@ -14,7 +14,7 @@ import math
 
 import pandas as pd
 
-from lipnorm_exp.report.aggregate import MISSING, Selection, cell_numbers, select
+from lipnorm_exp.report.aggregate import MISSING, Selection, cell_numbers, finite, select
 from lipnorm_exp.report.labels import dataset_label, missing_label
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell
@@ -63,7 +63,7 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
         line.update(depth=int(depth), ablation=name, factor=factor)
         for label in grid.labels:
             chosen = select(group[group["label"] == label])
-            train = 100.0 * chosen.runs["final_train_acc"].mean() if chosen else math.nan
+            train = 100.0 * finite(chosen.runs)["final_train_acc"].mean() if chosen else math.nan
             gradient = _largest_gradient(chosen) if chosen else math.nan
             line[f"{label} test"] = chosen.text() if chosen else MISSING
             line[f"{label} final train"] = _text(train, ".1f")

@@ -12,16 +12,16 @@ Selection rule:
 3. **By content.** Within those, a table cell or a point of a curve takes the records whose
    config matches it (dataset name, missing rate, model label, depth, ...), never folder names.
 4. **Failed runs** (an error, no result) are left out and only counted. **Diverged runs**
-   (loss NaN/inf) are results: they count with the accuracies of their best epoch before
-   diverging, and with 0 where they diverged before any evaluation (no model is no
-   accuracy) (:func:`usable_runs`).
+   (loss NaN/inf) are counted, never averaged: a mean is over the seeds that did not
+   diverge, with ``†k`` beside it for the k that did, and a cell or point whose seeds all
+   diverged reads ``†k`` with no number (:func:`usable_runs`, :class:`Selection`).
 5. **Seeds form a group.** Records equal in everything but the seed (the ``setting``
    column, :func:`lipnorm_exp.records.setting_key`) are the runs of one hyper-parameter
    setting. Where a cell holds several settings (lr, hidden, heads, dropout, concat, and the
    depth where the cell does not fix it), the one with the best mean validation accuracy
-   (``best_val_acc``) is chosen; ties go to the shallower model. Its test accuracy at the best
-   validation epoch (``test_acc_at_best_val``) is reported as mean ± sample std over its
-   seeds, in %, with the number of seeds (:func:`select`).
+   (``best_val_acc``, over its seeds that did not diverge) is chosen; ties go to the shallower
+   model. Its test accuracy at the best validation epoch (``test_acc_at_best_val``) is
+   reported as mean ± sample std over those seeds, in %, with their number (:func:`select`).
 """
 
 import math
@@ -32,14 +32,6 @@ import pandas as pd
 from lipnorm_exp.records import DIVERGED, FINISHED
 from lipnorm_exp.report.presets import PresetGrid, preset_grid
 
-#: accuracy columns that a diverged run without a best epoch fills with 0
-ACCURACIES = (
-    "best_val_acc",
-    "test_acc_at_best_val",
-    "train_acc_at_best_val",
-    "best_train_acc",
-    "final_train_acc",
-)
 VALIDATION = "best_val_acc"
 TEST = "test_acc_at_best_val"
 #: the text of an empty cell
@@ -58,16 +50,14 @@ def report_groups(frame: pd.DataFrame, scale: str | None = None) -> list[tuple[s
 
 
 def usable_runs(frame: pd.DataFrame, scale: str, protocol: str) -> pd.DataFrame:
-    """The completed and diverged runs of ``scale`` and ``protocol`` (rules 1 and 4).
-
-    Accuracies of diverged runs without a best epoch read 0.
-    """
+    """The completed and diverged runs of ``scale`` and ``protocol`` (rules 1 and 4)."""
     keep = (frame["scale"] == scale) & (frame["protocol"] == protocol)
-    runs = frame[keep & frame["status"].isin(FINISHED)].copy()
-    diverged = runs["status"] == DIVERGED
-    for column in ACCURACIES:
-        runs.loc[diverged, column] = runs.loc[diverged, column].fillna(0.0)
-    return runs
+    return frame[keep & frame["status"].isin(FINISHED)].copy()
+
+
+def finite(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs that did not diverge: the only ones a mean is taken over (rule 4)."""
+    return runs[runs["status"] != DIVERGED]
 
 
 def tagged(runs: pd.DataFrame, preset: str) -> pd.DataFrame:
@@ -116,18 +106,18 @@ class Selection:
 
     @property
     def mean(self) -> float:
-        """Mean of ``report`` over seeds, in %."""
-        return 100.0 * self.runs[self.report].mean()
+        """Mean of ``report`` over the seeds that did not diverge, in % (``NaN`` for none)."""
+        return 100.0 * finite(self.runs)[self.report].mean()
 
     @property
     def std(self) -> float:
-        """Sample standard deviation of ``report`` over seeds, in % (``NaN`` for one seed)."""
-        return 100.0 * self.runs[self.report].std(ddof=1)
+        """Sample standard deviation of :attr:`mean`'s values, in % (``NaN`` for fewer than 2)."""
+        return 100.0 * finite(self.runs)[self.report].std(ddof=1)
 
     @property
     def n(self) -> int:
-        """Number of seeds."""
-        return len(self.runs)
+        """Number of seeds that did not diverge (those :attr:`mean` is over)."""
+        return len(finite(self.runs))
 
     @property
     def n_diverged(self) -> int:
@@ -140,7 +130,7 @@ class Selection:
         return self.runs.iloc[0]
 
     def text(self, show_depth: bool = False) -> str:
-        """The cell, ``83.1 ± 0.5 (5) n=3 †1``: :func:`format_cell` of this selection."""
+        """The cell, ``83.1 ± 0.5 (5) n=2 †1`` or ``†3``: :func:`format_cell` of this selection."""
         depth = int(self.setting["depth"]) if show_depth else None
         return format_cell(self.mean, self.std, self.n, depth, self.n_diverged)
 
@@ -150,8 +140,12 @@ def format_cell(
 ) -> str:
     """``mean ± std (depth) n=seeds †diverged``, one decimal, as the paper prints a cell.
 
-    No ``±`` where ``std`` is NaN (one seed), no ``(depth)`` for ``None``, no ``†`` for 0.
+    ``n`` counts the seeds the mean is over; ``diverged`` those beside them. No ``±`` where
+    ``std`` is NaN (one seed), no ``(depth)`` for ``None``, no ``†`` for 0, and only ``†k``
+    where no seed is left (``n`` is 0).
     """
+    if not n:
+        return f"†{diverged}"
     text = f"{mean:.1f}" if pd.isna(std) else f"{mean:.1f} ± {std:.1f}"
     if depth is not None:
         text += f" ({depth})"
@@ -173,7 +167,8 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     """
     if runs.empty:
         return None
-    scores = runs.groupby("setting").agg(score=(select_by, "mean"), depth=("depth", "min"))
+    scored = runs.assign(score=runs[select_by].where(runs["status"] != DIVERGED))
+    scores = scored.groupby("setting").agg(score=("score", "mean"), depth=("depth", "min"))
     scores = scores.reset_index().sort_values(
         ["score", "depth", "setting"], ascending=[False, True, True], na_position="last"
     )
@@ -214,6 +209,7 @@ __all__ = [
     "Selection",
     "cell_numbers",
     "curves",
+    "finite",
     "format_cell",
     "preset_runs",
     "report_groups",

@@ -30,7 +30,6 @@ from lipnorm_exp.report.verdicts import (
     HOLDS,
     NOT_RUN,
     ScoreLine,
-    mean_text,
     number_verdict,
     run_facts,
 )
@@ -221,9 +220,7 @@ def fig5_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[Score
             continue
         verdict = number_verdict(chosen.mean, paper.PaperValue(value))
         facts = _trees_facts(chosen.runs, protocol)
-        lines.append(
-            ScoreLine(item, subject, f"{value:g}", mean_text(chosen.runs[train]), verdict, **facts)
-        )
+        lines.append(ScoreLine(item, subject, f"{value:g}", chosen.text(), verdict, **facts))
     lines.append(_best_at_depth_10(at_depth, protocol, why))
     lines.append(_gat_ggnn_beat_gcn_gin(runs, protocol, why))
     return lines

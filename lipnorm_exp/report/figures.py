@@ -3,13 +3,15 @@
 Each figure belongs to a preset and is drawn from that preset's runs only (tag and grid:
 :func:`~lipnorm_exp.report.aggregate.preset_runs`). A point of a curve follows the selection
 rule of :mod:`lipnorm_exp.report.aggregate` at that x value (the setting with the best mean
-validation accuracy, its mean over seeds as the line and ± one std as the band); a legend
-entry ``(†k)`` counts diverged runs among the plotted seeds. An x-axis spans only the values
+validation accuracy, its mean over the seeds that did not diverge as the line and ± one std
+as the band); a legend entry ``(†k)`` counts diverged runs among the plotted seeds, and a
+point whose seeds all diverged has no value: ``†k`` stands at the foot of the panel there
+and the line is broken. An x-axis spans only the values
 with records. A model label of the grid without records at one of them is marked ``x`` at the
 foot of the panel there and its line is broken, never interpolated. Every figure has a footer
 (:func:`~lipnorm_exp.report.provenance.provenance_line`) and ``<name>.runs.csv`` beside it.
 PNG and PDF files carry no time stamp and no software version, so the same records give the
-same bytes.
+same bytes; every file is written whole or not at all (:mod:`lipnorm_exp.atomic`).
 
 - ``fig2_gradients`` (Fig. 2, preset ``gradients``): layers × epochs heat maps of the
   attention-gradient norms (log colour scale), one row per depth with records, one column per
@@ -38,6 +40,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.ticker import MaxNLocator
 
+from lipnorm_exp.atomic import replacing, write_whole
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import TEST, VALIDATION, Selection, curves, preset_runs, select
 from lipnorm_exp.report.labels import dataset_label, metric_label, missing_label
@@ -93,6 +96,19 @@ def _mark_missing(ax: Axes, xs: list, color, label: str | None = None) -> None:
     )
 
 
+def _mark_diverged(ax: Axes, x: float, diverged: int, color) -> None:
+    """``†k`` at the foot of ``ax`` at ``x``: a point whose k seeds all diverged."""
+    ax.annotate(
+        f"†{diverged}",
+        (x, MISSING_HEIGHT),
+        xycoords=ax.get_xaxis_transform(),
+        ha="center",
+        va="bottom",
+        color=color,
+        fontsize="small",
+    )
+
+
 def _plot_curves(
     ax: Axes,
     runs: pd.DataFrame,
@@ -121,7 +137,7 @@ def _plot_curves(
     cells, partly_missing = [], False
     for label, style in styles.items():
         line = points[points["label"] == label].set_index("x").reindex(xs)
-        absent = [value for value, mean in zip(xs, line["mean"], strict=True) if pd.isna(mean)]
+        absent = [value for value, n in zip(xs, line["n"], strict=True) if pd.isna(n)]
         if len(absent) == len(xs):
             _mark_missing(ax, xs, style["color"], f"{label} (no records)")
             continue
@@ -129,6 +145,9 @@ def _plot_curves(
         mean, std = line["mean"].to_numpy(float), line["std"].to_numpy(float)
         ax.plot(xs, mean, label=f"{label} (†{diverged})" if diverged else label, **style)
         ax.fill_between(xs, mean - std, mean + std, color=style["color"], alpha=0.2, lw=0)
+        for value, n, k in zip(xs, line["n"], line["n_diverged"], strict=True):
+            if n == 0:
+                _mark_diverged(ax, value, int(k), style["color"])
         if absent:
             _mark_missing(ax, absent, style["color"])
             partly_missing = True
@@ -307,7 +326,7 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     cells = _plot_curves(ax, runs, "tree_depth", styles, "tree depth", train, train)
     for cell in cells:
         marks = departures(cell.selection.runs)
-        if marks:
+        if marks and cell.selection.n:
             ax.annotate(
                 marks,
                 (cell.selection.runs["tree_depth"].iloc[0], cell.selection.mean),
@@ -425,13 +444,13 @@ def write_figures(runs: pd.DataFrame, out_dir: Path, scale: str, protocol: str) 
             continue
         drawn_from, grid = found
         add_footer(drawn.figure, provenance_line(grid, drawn_from, drawn.cells, spec.unit))
-        out_dir.mkdir(parents=True, exist_ok=True)
         for suffix, metadata in METADATA.items():
             path = out_dir / f"{spec.name}.{suffix}"
-            drawn.figure.savefig(path, dpi=DPI, metadata=metadata)
+            with replacing(path) as temporary:
+                drawn.figure.savefig(temporary, format=suffix, dpi=DPI, metadata=metadata)
             written.append(path)
-        written.append(out_dir / f"{spec.name}.runs.csv")
-        runs_table(drawn.cells).to_csv(written[-1], index=False)
+        csv = runs_table(drawn.cells).to_csv(index=False)
+        written.append(write_whole(out_dir / f"{spec.name}.runs.csv", csv))
         for path in written[-3:]:
             print(f"wrote {path}")
     return written

@@ -1,7 +1,9 @@
 """Run records → one flat pandas DataFrame, the report's only input.
 
 Records are read by :func:`lipnorm_exp.records.iter_records` (every ``*.json`` record under
-the runs folder, searched recursively; other JSON files are passed over with a warning).
+the runs folder, searched recursively, each checked; a broken record is set aside with a
+warning and counted in the frame's ``attrs["set_aside"]``, other JSON files are passed over
+with a warning).
 Folder names are never read: what a run is comes from its config. Two files with the same
 ``run_id`` (copies of one run) count once, the one that finished last.
 
@@ -158,9 +160,13 @@ def load_records(runs_dir: str | Path) -> pd.DataFrame:
         runs_dir (str or Path): the folder holding the records (a missing one holds none).
 
     Returns:
-        pandas.DataFrame: one row per run, with the columns of :data:`COLUMNS`.
+        pandas.DataFrame: one row per run, with the columns of :data:`COLUMNS`;
+        ``attrs["set_aside"]`` is the number of broken records set aside.
     """
-    return records_frame([record_row(record, path) for path, record in iter_records(runs_dir)])
+    records = iter_records(runs_dir)
+    frame = records_frame([record_row(record, path) for path, record in records])
+    frame.attrs["set_aside"] = len(records.set_aside)
+    return frame
 
 
 __all__ = [

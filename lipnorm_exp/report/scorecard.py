@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lipnorm_exp.atomic import replacing
+from lipnorm_exp.atomic import write_whole
 from lipnorm_exp.report import claims, paper
 from lipnorm_exp.report.aggregate import preset_runs, select, usable_runs
 from lipnorm_exp.report.labels import dataset_label, missing_label
@@ -166,12 +166,8 @@ def table(lines: list[ScoreLine]) -> pd.DataFrame:
 def write_scorecard(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
     """Write ``SCORECARD.md`` and ``scorecard.csv`` into ``out_dir`` (each whole or not at all)."""
     lines = scorecard(frame)
-    written = []
-    for name, text in ((MARKDOWN, markdown(lines)), (CSV, table(lines).to_csv(index=False))):
-        with replacing(out_dir / name) as temporary:
-            temporary.write_text(text)
-        written.append(out_dir / name)
-    return written
+    texts = {MARKDOWN: markdown(lines), CSV: table(lines).to_csv(index=False)}
+    return [write_whole(out_dir / name, text) for name, text in texts.items()]
 
 
 __all__ = ["CSV", "MARKDOWN", "counts", "markdown", "scorecard", "table", "write_scorecard"]

@@ -6,7 +6,9 @@
 - ``.csv``: the tidy cells (one row per cell, every number unrounded).
 - ``.runs.csv``: every run behind a number (:func:`~lipnorm_exp.report.provenance.runs_table`).
 
-Every file is a function of the table alone, so the same records give the same bytes.
+Every file is a function of the table alone, so the same records give the same bytes, and is
+written whole or not at all (:func:`~lipnorm_exp.atomic.write_whole`): a kill leaves each file
+the old one or the new one.
 """
 
 from collections.abc import Sequence
@@ -16,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 from tabulate import tabulate
 
+from lipnorm_exp.atomic import write_whole
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
 
@@ -94,16 +97,11 @@ def markdown(table: Table) -> str:
 
 
 def write_table(table: Table, out_dir: Path) -> list[Path]:
-    """Write the files of ``table`` under ``out_dir``; return their paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{table.name}.{suffix}" for suffix in ("md", "tex", "csv")]
-    paths[0].write_text(markdown(table))
-    paths[1].write_text(latex(table))
-    table.cells.to_csv(paths[2], index=False)
+    """Write the files of ``table`` under ``out_dir``, each whole; return their paths."""
+    texts = {"md": markdown(table), "tex": latex(table), "csv": table.cells.to_csv(index=False)}
     if table.used:
-        paths.append(out_dir / f"{table.name}.runs.csv")
-        runs_table(table.used).to_csv(paths[-1], index=False)
-    return paths
+        texts["runs.csv"] = runs_table(table.used).to_csv(index=False)
+    return [write_whole(out_dir / f"{table.name}.{suffix}", text) for suffix, text in texts.items()]
 
 
 __all__ = ["Table", "latex", "markdown", "write_table"]

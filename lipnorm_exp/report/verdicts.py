@@ -11,7 +11,6 @@ text makes about a figure, ours beside the paper's, with one of these verdicts:
 - ``not run``: no record for it, and why (:func:`not_run_reason`).
 """
 
-import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -119,13 +118,6 @@ def not_run_reason(frame: pd.DataFrame, dataset: str | None) -> str:
     return "compute: no run of it yet"
 
 
-def mean_text(values: pd.Series) -> str:
-    """``mean ± std n=k`` of fractions, in %, as a table cell prints them."""
-    mean, std = 100.0 * values.mean(), 100.0 * values.std(ddof=1)
-    spread = "" if math.isnan(std) else f" ± {std:.1f}"
-    return f"{mean:.1f}{spread} n={len(values)}"
-
-
 __all__ = [
     "DIFFERS",
     "FAILS",
@@ -136,7 +128,6 @@ __all__ = [
     "VERDICTS",
     "ScoreLine",
     "departures",
-    "mean_text",
     "not_run_reason",
     "number_verdict",
     "run_facts",
