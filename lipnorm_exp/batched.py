@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 from omegaconf import DictConfig
+from torch_geometric import seed_everything
 from torch_geometric.data import Data
 from tqdm.auto import tqdm
 
@@ -51,7 +52,6 @@ from lipnorm_exp.runs import (
     resume,
     run_locks,
     save_outcome,
-    seed_everything,
 )
 from lipnorm_exp.tracking import make_tracker
 

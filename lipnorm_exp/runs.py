@@ -5,7 +5,6 @@ Shared by :func:`lipnorm_exp.train.run` (one run) and :func:`lipnorm_exp.batched
 """
 
 import logging
-import random
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -13,7 +12,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
@@ -48,17 +46,9 @@ __all__ = [
     "resume",
     "run_locks",
     "save_outcome",
-    "seed_everything",
 ]
 
 log = logging.getLogger(__name__)
-
-
-def seed_everything(seed: int) -> None:
-    """Seed Python, NumPy and torch (CPU and CUDA)."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 def pick_device(name: str) -> torch.device:

@@ -37,6 +37,7 @@ from urllib.parse import urlparse
 
 from omegaconf import DictConfig, OmegaConf
 
+from lipnorm_exp.data import SPLITS
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.records import FAILED, INTERRUPTED
 
@@ -47,8 +48,6 @@ log = logging.getLogger(__name__)
 ONLINE_INIT_TIMEOUT_S = 20
 #: history keys drawn in the accuracy chart
 ACCURACY_KEYS = ("train_acc", "val_acc", "test_acc")
-#: history-key prefixes that become W&B namespaces (``val_acc`` -> ``val/acc``)
-SPLITS = ("train", "val", "test")
 #: W&B summary of a metric: its best value over the epochs instead of the last
 BEST_SUMMARIES = {"val/acc": "max", "train/acc": "max", "val/loss": "min"}
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 from omegaconf import DictConfig, ListConfig
+from torch_geometric import seed_everything
 from tqdm.auto import tqdm
 
 from lipnorm_exp.batched import run_batched
@@ -41,7 +42,6 @@ from lipnorm_exp.runs import (
     resume,
     run_locks,
     save_outcome,
-    seed_everything,
 )
 from lipnorm_exp.tracking import make_tracker
 

@@ -7,6 +7,8 @@ import torch
 from torch_geometric.data import Data
 
 Metric = Callable[[torch.Tensor, torch.Tensor], float]
+#: the splits a task's batches mark (``<split>_mask``) and every record scores, in this order
+SPLITS = ("train", "val", "test")
 
 
 def accuracy(y_true: torch.Tensor, logits: torch.Tensor) -> float:

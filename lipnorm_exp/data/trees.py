@@ -37,11 +37,10 @@ from torch_geometric.data import Data, InMemoryDataset
 
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.data.prepare import AtomicSave, load_prepared
-from lipnorm_exp.data.task import Task
+from lipnorm_exp.data.task import SPLITS, Task
 
 __all__ = [
     "MAX_DEPTH",
-    "SPLITS",
     "TreeBatches",
     "TreeNeighborsMatch",
     "compact_tree",
@@ -53,8 +52,6 @@ __all__ = [
     "tree_edge_index",
 ]
 
-#: Split names in the order of their codes in :func:`split_codes`.
-SPLITS = ("train", "val", "test")
 #: the deepest trees (keys and values are stored as ``int16``)
 MAX_DEPTH = 14
 
