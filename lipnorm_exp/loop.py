@@ -21,8 +21,6 @@ log = logging.getLogger(__name__)
 
 #: what torch says when a step's scalar does not fit the parameters' dtype
 OVERFLOW = "without overflow"
-#: columns of an epoch's row a schedule or an early stop may watch, and whether higher is better
-MONITORED = {"val_loss": False, "val_acc": True, "train_acc": True}
 
 
 class NonFiniteError(ArithmeticError):

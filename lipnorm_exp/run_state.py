@@ -12,7 +12,7 @@ import torch
 from omegaconf import DictConfig
 
 from lipnorm_exp.checkpoint import copied
-from lipnorm_exp.loop import MONITORED
+from lipnorm_exp.data import MONITORED
 from lipnorm_exp.records import COMPLETED, DIVERGED
 
 __all__ = [

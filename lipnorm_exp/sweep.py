@@ -25,6 +25,7 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from lipnorm_exp.config.resolvers import swept_values
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, INTERRUPTED
 from lipnorm_exp.stopping import SWEEP_PID_ENV, install_stop_handlers, sweep_process
@@ -40,7 +41,6 @@ __all__ = [
     "runs_of_job",
     "sweep_axes",
     "sweep_position",
-    "swept_values",
     "tally",
     "tally_line",
 ]
@@ -114,11 +114,6 @@ def sweep_axes(hydra_cfg: DictConfig) -> dict[str, list[Any]]:
     """
     overrides = OverridesParser.create().parse_overrides(_param_arguments(hydra_cfg))
     return {override.get_key_element(): swept_values(override) for override in overrides}
-
-
-def swept_values(override: Override) -> list[Any]:
-    """The values one override takes, typed as Hydra parses them: those it sweeps, or its one."""
-    return list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
 
 
 def grid_size(hydra_cfg: DictConfig) -> int:

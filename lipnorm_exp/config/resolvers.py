@@ -3,11 +3,16 @@
 import os
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from omegaconf import OmegaConf
 
 from lipnorm_exp.config.help import preset_help
 from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.sweep import swept_values
+
+
+def swept_values(override: Override) -> list:
+    """The values one override takes, typed as Hydra parses them: those it sweeps, or its one."""
+    return list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
 
 
 def seed_groups(seeds: int | str, per_job: int) -> int | str:

@@ -24,8 +24,8 @@ from lipnorm_exp.config.constraints import (
     Matches,
     OneOf,
 )
+from lipnorm_exp.data.task import MONITORED
 from lipnorm_exp.data.trees import MAX_DEPTH as TREES_MAX_DEPTH
-from lipnorm_exp.loop import MONITORED
 from lipnorm_exp.models.base import ACTIVATIONS
 from lipnorm_exp.nn.lipschitz_norm import VARIANTS
 

@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from omegaconf import DictConfig
 
-from lipnorm_exp.data.task import SPLITS, Task
+from lipnorm_exp.data.task import MONITORED, SPLITS, Task
 from lipnorm_exp.lock import folder_lock
 from lipnorm_exp.registry import Registry
 
@@ -25,4 +25,4 @@ def load_task(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
 # Importing the loaders fills the registry.
 from lipnorm_exp.data import ogb, planetoid, trees  # noqa: E402, F401
 
-__all__ = ["DATASETS", "SPLITS", "Task", "load_task"]
+__all__ = ["DATASETS", "MONITORED", "SPLITS", "Task", "load_task"]
