@@ -5,6 +5,7 @@ from typing import Any
 from torch import nn
 
 from lipnorm_exp.models.base import DepthwiseGNN
+from lipnorm_exp.norms import ATTENTION_NORMS
 
 
 class AttentionGNN(DepthwiseGNN):
@@ -58,10 +59,14 @@ class AttentionGNN(DepthwiseGNN):
         return self.heads * self.head_channels if self.concat else self.head_channels
 
     def score_norm(self) -> nn.Module | None:
-        """The attention-score normalisation of one layer, or ``None``."""
-        if self.norm != "lip":
+        """The attention-score normalisation of one layer, or ``None`` for a node norm."""
+        if self.norm not in ATTENTION_NORMS:
             return None
-        return self.lip_norm_class(**self.norm_options)
+        return self.lip_norm_class(**self.lip_norm_options())
+
+    def lip_norm_options(self) -> dict[str, Any]:
+        """The keyword arguments of :attr:`lip_norm_class`: the ``norm`` group's keys."""
+        return self.norm_options
 
     def layer_options(self) -> dict[str, Any]:
         """Keyword arguments of :attr:`layer_class` beyond those every attention layer takes."""

@@ -1,7 +1,5 @@
 """GATv2 and GATv2-Lip through the general Lipschitz-score rule (paper Eq. 15)."""
 
-from torch import nn
-
 from lipnorm_exp.models.attention import AttentionGNN
 from lipnorm_exp.models.base import MODELS
 from lipnorm_exp.nn import GATv2Layer, ScoreLipschitzNorm
@@ -15,7 +13,6 @@ class GATv2(AttentionGNN):
     lip_norm_class = ScoreLipschitzNorm
     attention_parameter_names = ("att",)
 
-    def score_norm(self) -> nn.Module | None:
-        if self.norm != "lip":
-            return None
-        return ScoreLipschitzNorm(alpha=self.norm_options["alpha"], eps=self.norm_options["eps"])
+    def lip_norm_options(self) -> dict[str, float]:
+        """Eq. 15's rule has one variant: ``alpha`` and ``eps`` only."""
+        return {"alpha": self.norm_options["alpha"], "eps": self.norm_options["eps"]}
