@@ -13,16 +13,13 @@ all measured in the same run. Writes <out>/checkpoint.md and <out>/checkpoint.cs
 """
 
 import argparse
-import datetime
-import os
-import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pandas as pd
 import torch
+from bench_environment import environment, header
 from hydra import compose, initialize_config_dir
 
 from lipnorm_exp.checkpoint import Checkpoint, snapshot
@@ -84,18 +81,6 @@ def measure(overrides: list[str], args, folder: Path) -> dict:
     return {"parameters": parameters, "checkpoint_MB": size / 2**20, **median}
 
 
-def environment() -> dict:
-    return {
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "device": f"CPU ({platform.processor() or platform.machine()})",
-        "cpu_cores": os.cpu_count(),
-        "threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "command": " ".join(["python", *sys.argv]),
-    }
-
-
 def main(argv=None) -> None:
     args = parse_args(argv)
     everies = [int(value) for value in args.every.split(",")]
@@ -112,8 +97,7 @@ def main(argv=None) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out / "checkpoint.csv", index=False)
-    lines = ["# Checkpoint cost (resumable runs)", ""]
-    lines += [f"- {key}: `{value}`" for key, value in environment().items()]
+    lines = header("Checkpoint cost (resumable runs)", environment("cpu"))
     lines += [
         "",
         "Per epoch, median over the epochs timed: `epoch_s` one training epoch and one "

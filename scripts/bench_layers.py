@@ -12,21 +12,18 @@ measured configuration) and <out>/layers.md (ratios and fitted slopes).
 """
 
 import argparse
-import datetime
 import math
-import platform
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import bench_environment
 import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
-import torch_geometric
 from omegaconf import OmegaConf
 from torch import nn
 from torch_geometric.data import Data
@@ -429,22 +426,9 @@ def edge_exponents(frame: pd.DataFrame, mem: str) -> pd.DataFrame:
 
 
 def environment(device: torch.device, args) -> dict:
-    if device.type == "cuda":
-        name = torch.cuda.get_device_name(device)
-    else:
-        name = f"CPU ({platform.processor() or platform.machine()})"
-    return {
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "device": name,
-        "torch": torch.__version__,
-        "torch_geometric": torch_geometric.__version__,
-        "python": platform.python_version(),
-        "threads": torch.get_num_threads(),
-        "arxiv_scale": args.arxiv_scale,
-        "repeats": args.repeats,
-        "warmup": args.warmup,
-        "command": " ".join(["python", *sys.argv]),
-    }
+    return bench_environment.environment(
+        device, arxiv_scale=args.arxiv_scale, repeats=args.repeats, warmup=args.warmup
+    )
 
 
 def memory_note(device: torch.device) -> str:

@@ -15,9 +15,7 @@ is one run at a time. Writes <out>/sweep.csv and <out>/sweep.md.
 """
 
 import argparse
-import datetime
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -26,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 import torch
+from bench_environment import environment, header
 
 from lipnorm_exp.records import FINISHED, iter_records
 
@@ -116,27 +115,11 @@ def run_sweep(args, n_jobs: int, seeds_per_job: int) -> dict:
     }
 
 
-def environment(args) -> dict:
-    if args.device.startswith("cuda"):
-        device = torch.cuda.get_device_name(torch.device(args.device))
-    else:
-        device = f"CPU ({platform.processor() or platform.machine()})"
-    return {
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "device": device,
-        "cpu_cores": os.cpu_count(),
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "command": " ".join(["python", *sys.argv]),
-    }
-
-
 def write_outputs(frame: pd.DataFrame, env: dict, args, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out / "sweep.csv", index=False)
     example = " ".join(overrides(args, "K", "S", Path("<tmp>")))
-    lines = ["# Sweep throughput (joblib launcher, seeds trained together)", ""]
-    lines += [f"- {key}: `{value}`" for key, value in env.items()]
+    lines = header("Sweep throughput (joblib launcher, seeds trained together)", env)
     lines += [
         f"- sweep: `python -m lipnorm_exp {example}`",
         "",
@@ -152,7 +135,7 @@ def write_outputs(frame: pd.DataFrame, env: dict, args, out: Path) -> None:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    env = environment(args)
+    env = environment(args.device)
     rows = []
     for n_jobs in (int(k) for k in args.n_jobs.split(",")):
         for seeds_per_job in (int(s) for s in args.seeds_per_job.split(",")):

@@ -1,0 +1,37 @@
+"""What every benchmark writes above its table: the machine, the versions, the command."""
+
+import datetime
+import os
+import platform
+import sys
+
+import torch
+import torch_geometric
+
+
+def device_name(device: torch.device | str) -> str:
+    """The GPU's name, or ``CPU (<processor>)``."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"CPU ({platform.processor() or platform.machine()})"
+
+
+def environment(device: torch.device | str = "cpu", **extra) -> dict:
+    """Date, device, cores, threads, versions, ``extra`` settings and the command line."""
+    return {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "device": device_name(device),
+        "cpu_cores": os.cpu_count(),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "torch_geometric": torch_geometric.__version__,
+        "python": platform.python_version(),
+        **extra,
+        "command": " ".join(["python", *sys.argv]),
+    }
+
+
+def header(title: str, env: dict) -> list[str]:
+    """The first lines of a benchmark's Markdown file: its title and ``env`` as a list."""
+    return [f"# {title}", "", *(f"- {key}: `{value}`" for key, value in env.items())]
