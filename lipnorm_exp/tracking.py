@@ -39,6 +39,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.data import SPLITS
 from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.labels import model_label
 from lipnorm_exp.records import FAILED, INTERRUPTED
 
 log = logging.getLogger(__name__)
@@ -190,8 +191,6 @@ def run_name(cfg: DictConfig) -> str:
 
     ``GAT-Lip cora depth 20 seed 0``; a TREES run names the tree depth too (``trees d=4``).
     """
-    from lipnorm_exp.report.labels import model_label
-
     dataset = cfg.dataset.name
     if dataset == "trees":
         dataset = f"trees d={cfg.dataset.depth}"
@@ -215,7 +214,7 @@ def gradient_heatmap(history: list[dict[str, Any]], title: str):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from lipnorm_exp.report.figures import draw_gradient_heatmap
+    from lipnorm_exp.heatmap import draw_gradient_heatmap
 
     fig = Figure(figsize=(6, 4), layout="constrained")
     ax = fig.add_subplot()

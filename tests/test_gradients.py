@@ -13,11 +13,12 @@ from torch_geometric.data import Data
 
 from lipnorm_exp.checkpoint import Checkpoint
 from lipnorm_exp.data import Task
+from lipnorm_exp.heatmap import draw_gradient_heatmap
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz, spectral_norm
 from lipnorm_exp.loop import train_epoch
 from lipnorm_exp.nn import GATLayer
 from lipnorm_exp.report.aggregate import preset_runs, usable_runs
-from lipnorm_exp.report.figures import draw_gradient_heatmap, fig2_gradients
+from lipnorm_exp.report.figures import fig2_gradients
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.run_state import RunState, make_optimizer
 from lipnorm_exp.tracking import NullTracker

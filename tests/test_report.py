@@ -14,6 +14,7 @@ from conftest import CONFIGS
 from matplotlib.figure import Figure
 from matplotlib.image import imread
 
+from lipnorm_exp.labels import model_label
 from lipnorm_exp.records import RERUN_SUFFIX, run_id
 from lipnorm_exp.report import paper, presets
 from lipnorm_exp.report.__main__ import main
@@ -25,7 +26,6 @@ from lipnorm_exp.report.aggregate import (
     usable_runs,
 )
 from lipnorm_exp.report.figures import FIGURES
-from lipnorm_exp.report.labels import model_label
 from lipnorm_exp.report.presets import preset_grid
 from lipnorm_exp.report.records import load_records, record_row, records_frame
 from lipnorm_exp.report.tables import TABLES, build_table, compact

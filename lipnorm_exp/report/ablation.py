@@ -14,8 +14,8 @@ import math
 
 import pandas as pd
 
+from lipnorm_exp.labels import dataset_label, missing_label
 from lipnorm_exp.report.aggregate import MISSING, Selection, cell_numbers, finite, select
-from lipnorm_exp.report.labels import dataset_label, missing_label
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell
 from lipnorm_exp.report.table_files import Table

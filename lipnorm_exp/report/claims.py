@@ -22,9 +22,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from lipnorm_exp.labels import dataset_label
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import select
-from lipnorm_exp.report.labels import dataset_label
 from lipnorm_exp.report.verdicts import (
     FAILS,
     HOLDS,

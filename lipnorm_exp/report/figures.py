@@ -35,15 +35,14 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 from matplotlib.axes import Axes
-from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
-from matplotlib.image import AxesImage
 from matplotlib.ticker import MaxNLocator
 
 from lipnorm_exp.atomic import replacing, write_whole
+from lipnorm_exp.heatmap import draw_gradient_heatmap, gradient_matrix, log_norm
+from lipnorm_exp.labels import dataset_label, metric_label, missing_label
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import TEST, VALIDATION, Selection, curves, preset_runs, select
-from lipnorm_exp.report.labels import dataset_label, metric_label, missing_label
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
 from lipnorm_exp.report.trees import departures
@@ -187,45 +186,9 @@ def _gradient_cells(picked: dict[int, dict[str, Selection]]) -> tuple[UsedCell, 
     )
 
 
-def _gradient_matrix(history: list) -> tuple[np.ndarray, np.ndarray]:
-    """Epoch numbers and the ``[layers, epochs]`` attention-gradient norms of one run."""
-    epochs = [epoch for epoch in history if "grad_attn" in epoch]
-    values = np.array([epoch["grad_attn"] for epoch in epochs], dtype=float).T
-    return np.array([epoch["epoch"] for epoch in epochs]), values
-
-
-def _log_norm(values: np.ndarray) -> LogNorm:
-    """Log colour scale over the positive finite ``values`` (a unit range when none)."""
-    positive = values[np.isfinite(values) & (values > 0)]
-    return LogNorm(*(positive.min(), positive.max()) if positive.size else (1e-12, 1.0))
-
-
 def _no_records(ax: Axes) -> None:
     ax.set_axis_off()
     ax.text(0.5, 0.5, "no records", ha="center", va="center", transform=ax.transAxes)
-
-
-def draw_gradient_heatmap(ax: Axes, history: list, norm: LogNorm | None = None) -> AxesImage:
-    """One run's attention-gradient norms on ``ax``: layers × epochs, log colour scale.
-
-    Args:
-        ax: the axes to draw on (labelled ``epoch`` and ``layer``; the title is the caller's).
-        history: the run's per-epoch rows; those with ``grad_attn`` are drawn.
-        norm: a colour scale shared between panels; by default one over this run's values.
-
-    Returns:
-        The image, for a colour bar. Zero and non-finite norms are left blank.
-    """
-    epochs, grads = _gradient_matrix(history)
-    shown = np.ma.masked_where(~np.isfinite(grads) | (grads <= 0), grads)
-    extent = (epochs[0] - 0.5, epochs[-1] + 0.5, 0.5, grads.shape[0] + 0.5)
-    if norm is None:
-        norm = _log_norm(grads)
-    image = ax.imshow(shown, aspect="auto", origin="lower", norm=norm, extent=extent)
-    ax.set(xlabel="epoch", ylabel="layer")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    return image
 
 
 def _on(grid: PresetGrid) -> str:
@@ -243,11 +206,11 @@ def fig2_gradients(runs: pd.DataFrame, grid: PresetGrid) -> Drawn | None:
     if not picked:
         return None
     values = [
-        _gradient_matrix(chosen.runs.iloc[0]["history"])[1].ravel()
+        gradient_matrix(chosen.runs.iloc[0]["history"])[1].ravel()
         for by_label in picked.values()
         for chosen in by_label.values()
     ]
-    norm = _log_norm(np.concatenate(values))
+    norm = log_norm(np.concatenate(values))
     labels = grid.labels
     fig = Figure(figsize=(4.5 * len(labels), 3.5 * len(picked) + 0.6), layout="constrained")
     axes = fig.subplots(len(picked), len(labels), squeeze=False)
@@ -456,4 +419,4 @@ def write_figures(runs: pd.DataFrame, out_dir: Path, scale: str, protocol: str) 
     return written
 
 
-__all__ = ["FIGURES", "Drawn", "FigureSpec", "add_footer", "draw_gradient_heatmap", "write_figures"]
+__all__ = ["FIGURES", "Drawn", "FigureSpec", "add_footer", "write_figures"]

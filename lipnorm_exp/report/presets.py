@@ -24,7 +24,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.config import config_dir, register_resolvers
-from lipnorm_exp.report.labels import model_label
+from lipnorm_exp.labels import model_label
 from lipnorm_exp.report.records import config_value
 from lipnorm_exp.sweep import sweep_axes
 
@@ -74,7 +74,7 @@ class GridJob:
     Args:
         dataset (str): ``dataset.name``.
         missing_rate (float): ``dataset.missing_rate`` (0 where the dataset has none).
-        label (str): the model label (:func:`~lipnorm_exp.report.labels.model_label`).
+        label (str): the model label (:func:`~lipnorm_exp.labels.model_label`).
         norm (str): ``norm.name``.
         hyper_parameters (tuple): the values of :func:`search_keys`, in their order.
     """

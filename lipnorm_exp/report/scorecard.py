@@ -19,9 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from lipnorm_exp.atomic import write_whole
+from lipnorm_exp.labels import dataset_label, missing_label
 from lipnorm_exp.report import claims, paper
 from lipnorm_exp.report.aggregate import preset_runs, select, usable_runs
-from lipnorm_exp.report.labels import dataset_label, missing_label
 from lipnorm_exp.report.presets import paper_protocol
 from lipnorm_exp.report.tables import TABLES, Column, TableSpec
 from lipnorm_exp.report.verdicts import (

@@ -1,0 +1,49 @@
+"""One run's attention-gradient norms as a heat map: layers × epochs, log colour scale.
+
+Fig. 2's panel (:mod:`lipnorm_exp.report.figures`) and the W&B image of a run
+(:mod:`lipnorm_exp.tracking`) are both drawn by :func:`draw_gradient_heatmap`.
+"""
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.colors import LogNorm
+from matplotlib.image import AxesImage
+from matplotlib.ticker import MaxNLocator
+
+__all__ = ["draw_gradient_heatmap", "gradient_matrix", "log_norm"]
+
+
+def gradient_matrix(history: list) -> tuple[np.ndarray, np.ndarray]:
+    """Epoch numbers and the ``[layers, epochs]`` attention-gradient norms of one run."""
+    epochs = [epoch for epoch in history if "grad_attn" in epoch]
+    values = np.array([epoch["grad_attn"] for epoch in epochs], dtype=float).T
+    return np.array([epoch["epoch"] for epoch in epochs]), values
+
+
+def log_norm(values: np.ndarray) -> LogNorm:
+    """Log colour scale over the positive finite ``values`` (a unit range when none)."""
+    positive = values[np.isfinite(values) & (values > 0)]
+    return LogNorm(*(positive.min(), positive.max()) if positive.size else (1e-12, 1.0))
+
+
+def draw_gradient_heatmap(ax: Axes, history: list, norm: LogNorm | None = None) -> AxesImage:
+    """One run's attention-gradient norms on ``ax``: layers × epochs, log colour scale.
+
+    Args:
+        ax: the axes to draw on (labelled ``epoch`` and ``layer``; the title is the caller's).
+        history: the run's per-epoch rows; those with ``grad_attn`` are drawn.
+        norm: a colour scale shared between panels; by default one over this run's values.
+
+    Returns:
+        The image, for a colour bar. Zero and non-finite norms are left blank.
+    """
+    epochs, grads = gradient_matrix(history)
+    shown = np.ma.masked_where(~np.isfinite(grads) | (grads <= 0), grads)
+    extent = (epochs[0] - 0.5, epochs[-1] + 0.5, 0.5, grads.shape[0] + 0.5)
+    if norm is None:
+        norm = log_norm(grads)
+    image = ax.imshow(shown, aspect="auto", origin="lower", norm=norm, extent=extent)
+    ax.set(xlabel="epoch", ylabel="layer")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    return image
