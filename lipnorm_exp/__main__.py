@@ -17,12 +17,15 @@ from lipnorm_exp.cli import (
 )
 from lipnorm_exp.config import register_resolvers, search_path
 from lipnorm_exp.errors import UserError
+from lipnorm_exp.hydra_refusals import HydraRefusals
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.stopping import in_sweep_worker, stop_requests
 from lipnorm_exp.sweep import note_outcome, outcome_of, sweep_position
 from lipnorm_exp.train import run
 
 register_resolvers()
+#: Hydra's refusals of this command line, in one line (:mod:`lipnorm_exp.hydra_refusals`)
+REFUSALS = HydraRefusals(sys.argv[1:])
 
 
 @hydra.main(version_base="1.3", config_path=search_path(), config_name="config")
@@ -32,6 +35,7 @@ def main(cfg: DictConfig) -> None:
     In a sweep, a job that cannot run is counted as failed and the sweep goes on (Hydra shows
     its line again at the end); a stop request ends the sweep, a worker process at once.
     """
+    REFUSALS.start_task()
     position = sweep_position()
     runs = len(cfg.seed) if isinstance(cfg.seed, ListConfig) else 1
     with stop_requests():
@@ -60,9 +64,13 @@ def main(cfg: DictConfig) -> None:
 
 
 def console() -> None:
-    """``lipnorm-exp`` and ``python -m lipnorm_exp``: :func:`main`, a stop request in one line."""
+    """``lipnorm-exp`` and ``python -m lipnorm_exp``: :func:`main`, its refusals in one line.
+
+    Hydra's refusals of the command line, like the project's, and a stop request end in one line.
+    """
     try:
-        main()
+        with REFUSALS.installed():
+            main()
     except KeyboardInterrupt as stop_request:  # a sweep stopped between or around its jobs
         if full_error_wanted():
             raise

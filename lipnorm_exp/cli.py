@@ -20,9 +20,10 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, open_dict, read_write
 
 from lipnorm_exp.config import check_keys, validate
+from lipnorm_exp.config.launcher import check_launcher
 from lipnorm_exp.errors import UserError
 from lipnorm_exp.folders import writable_folder
-from lipnorm_exp.sweep import check_grid_overrides
+from lipnorm_exp.sweep import check_grid_overrides, grid_jobs
 
 __all__ = [
     "ERROR_PREFIX",
@@ -103,12 +104,15 @@ class Preflight(Callback):
         The config here is the sweep's, in which every swept key still holds its default: a
         key that is wrong in it is wrong in every job. Rules between keys wait for each job's
         own config (``model=gcn`` with ``norm`` swept over ``none,pairnorm`` holds the default
-        ``norm=lip`` here). A sweep over a preset's grid key is refused
-        (:func:`~lipnorm_exp.sweep.check_grid_overrides`).
+        ``norm=lip`` here). A sweep over a preset's grid key, a sweep the basic sweeper
+        cannot expand (:func:`~lipnorm_exp.sweep.grid_jobs`) and a launcher argument the
+        launcher cannot take (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused.
         """
         try:
             check_grid_overrides(config.hydra)
             check_keys(_without_hydra(config))
+            grid_jobs(config.hydra)
+            check_launcher(config.hydra.launcher)
             _check_folders(config)
         except UserError as error:
             stop(error)

@@ -1,12 +1,20 @@
 """The command line's one-line errors end to end: bad values, wrong types, unknown keys and
-options, absent data and an unwritable results folder, each through ``python -m lipnorm_exp``
-in a subprocess writing under ``tmp_path``. The cases start at once in one fixture.
+options, Hydra's own refusals, launcher arguments, absent data and an unwritable results
+folder, each through ``python -m lipnorm_exp`` in a subprocess writing under ``tmp_path``. The
+cases start at once in one fixture; the message of each kind of Hydra refusal is checked
+in-process.
 """
 
 import subprocess
 
 import pytest
 from cli_helpers import ERROR_PREFIX, REPO, command, environment, records, start, tally_line
+from conftest import CONFIGS
+from hydra import compose, initialize_config_dir
+from hydra.errors import ConfigCompositionException
+
+from lipnorm_exp.cli import EXIT_USER_ERROR
+from lipnorm_exp.hydra_refusals import GRAMMAR, HydraRefusals, refusal_line
 
 pytestmark = pytest.mark.slow
 
@@ -25,6 +33,10 @@ ERROR_CASES = {
     "preset_scale": ("+experiment=residual", "scale=huge"),
     "unknown_key_in_a_sweep": ("--multirun", "+foo=1", "seed=0,1"),
     "grid_key_swept": ("+experiment=trees", "grid.quick.seeds=range(3)"),
+    "typo": ("model.depht=3",),
+    "grammar": ("seed=range(2",),
+    "n_jobs": ("--multirun", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0", "seed=0,1"),
+    "lr_inf": ("train.lr=inf",),
 }
 #: wrong types and unknown keys through the real CLI: case name → (override, the key its one line
 #: must name); one of each kind of check (a type, a boolean, a choice, an unknown key), as
@@ -138,13 +150,78 @@ def test_absent_data_ends_a_run_with_one_line_naming_the_folder(error_runs):
     assert "ind.cora.graph" in lines[0]
 
 
-def test_an_unknown_option_lists_the_allowed_ones(error_runs):
-    _, results = error_runs
-    code, _, stderr = results["unknown_option"]
-    assert code == 1
-    assert "Could not find 'model/foo'" in stderr
-    allowed = stderr.split("Available options in 'model':", 1)[1].split()
-    assert allowed[: len(MODEL_OPTIONS)] == MODEL_OPTIONS
+@pytest.mark.parametrize(
+    ("case", "line"),
+    [
+        (
+            "unknown_option",
+            f"model=foo is not an option of model; allowed: {', '.join(MODEL_OPTIONS)}",
+        ),
+        ("typo", "model.depht=3 is not a key of the config; did you mean model.depth?"),
+        ("grammar", "seed=range(2 is not an override Hydra can read (no viable alternative at "),
+        ("n_jobs", "hydra.launcher.n_jobs must be an integer >= 1 (worker processes) or <= -1"),
+        ("lr_inf", "train.lr must be a finite number > 0, got inf (not finite)"),
+    ],
+)
+def test_hydras_own_refusals_and_launcher_arguments_end_in_one_line(error_runs, case, line):
+    root, results = error_runs
+    code, stdout, stderr = results[case]
+    assert code == 2 and "Traceback" not in stdout + stderr and "+model" not in stderr
+    (printed,) = stderr.strip().splitlines()
+    assert printed.startswith(f"{ERROR_PREFIX}{line}")
+    assert not (root / case / "runs").exists() and not (root / case / "logs").exists()
+
+
+def hydra_error(*overrides: str) -> Exception:
+    """What Hydra raises composing the config with ``overrides``."""
+    with initialize_config_dir(str(CONFIGS), version_base="1.3"):
+        try:
+            compose("config", overrides=list(overrides))
+        except Exception as error:
+            return error
+    raise AssertionError(f"{overrides} composed")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "line"),
+    [
+        (("=3",), "=3 names no key; allowed: key=value, e.g. model.depth=3"),
+        (("train.lrr=1",), "train.lrr=1 is not a key of the config; did you mean train.lr?"),
+        (("foo=bar",), "foo=bar is not a key of the config; see --cfg job for the keys"),
+        (("+experiment=nope",), "experiment=nope is not an option of experiment; allowed: abl"),
+        (("train.lr=interval(0,1)",), "train.lr=interval(0,1) is a sweep; allowed: one value, "),
+        (
+            ("paths.data_dir=/tmp/é",),
+            "paths.data_dir=/tmp/é is not an override Hydra can read (LexerNoViableAltException: "
+            "paths.data_dir=/tmp/é); allowed: key=value, a value with spaces, brackets or "
+            f"non-ASCII characters quoted as key='value' ({GRAMMAR})",
+        ),
+    ],
+)
+def test_each_kind_of_hydra_refusal_is_one_line_naming_the_override(overrides, line):
+    found = refusal_line(hydra_error(*overrides), overrides)
+    assert found is not None and found.startswith(line) and "\n" not in found
+
+
+def test_errors_after_the_task_started_or_with_full_errors_are_left_to_hydra(monkeypatch):
+    error = hydra_error("model.depht=3")
+    assert isinstance(error, ConfigCompositionException)
+
+    def raise_it():
+        raise error
+
+    refusals = HydraRefusals(["model.depht=3"])
+    with pytest.raises(SystemExit) as stopped:
+        refusals.report(raise_it)
+    assert stopped.value.code == EXIT_USER_ERROR
+    assert refusal_line(RuntimeError("a bug"), []) is None
+    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
+    with pytest.raises(ConfigCompositionException):
+        refusals.report(raise_it)
+    monkeypatch.delenv("HYDRA_FULL_ERROR")
+    refusals.start_task()
+    with pytest.raises(ConfigCompositionException):
+        refusals.report(raise_it)
 
 
 def test_a_bad_value_in_a_multirun_fails_that_job_only(error_runs):

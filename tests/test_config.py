@@ -3,10 +3,12 @@
 from typing import Annotated
 
 import pytest
+import torch
 from conftest import CONFIGS, REPO
 from omegaconf import OmegaConf, open_dict
 
-from lipnorm_exp.config import schema, validate
+from lipnorm_exp.config import build_model, schema, validate
+from lipnorm_exp.config.capacity import device_memory, parameter_count
 from lipnorm_exp.config.constraints import AtLeast, Between, describe, fits, show
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.errors import ConfigError
@@ -88,7 +90,7 @@ def test_values_are_checked_as_they_are_never_converted(annotation, value, ok):
 
 def test_descriptions_say_what_is_allowed_and_values_show_their_wrong_kind():
     assert describe(Annotated[int, AtLeast(1)] | None) == "null or an integer >= 1"
-    assert describe(Annotated[float, Between(0, 1, open_low=True)]) == "a number in (0, 1]"
+    assert describe(Annotated[float, Between(0, 1, open_low=True)]) == "a finite number in (0, 1]"
     assert show("abc", int) == "abc (a string)" and show(True, int) == "true (a boolean)"
     assert show(0, Annotated[int, AtLeast(1)]) == "0" and show(None) == "null"
 
@@ -101,13 +103,16 @@ BAD_VALUES = [
         r"^seed must be an integer in \[0, 4294967295\] or a list \(each item an integer in "
         r"\[0, 4294967295\]\), got abc \(a string\)$",
     ),
-    (["train.lr=abc"], r"^train\.lr must be a number > 0, got abc \(a string\)$"),
-    (["dataset.missing_rate=abc"], r"^dataset\.missing_rate must be a number in \[0, 1\], got abc"),
+    (["train.lr=abc"], r"^train\.lr must be a finite number > 0, got abc \(a string\)$"),
+    (
+        ["dataset.missing_rate=abc"],
+        r"^dataset\.missing_rate must be a finite number in \[0, 1\], got abc",
+    ),
     (["model.residual=no"], r"^model\.residual must be true or false, got no \(a string\)$"),
     (["model.depth=true"], r"^model\.depth must be an integer >= 1, got true \(a boolean\)$"),
     (["+foo=1"], r"^foo=1 is not a key of the config; allowed: ablation, dataset, device, "),
     (["device=tpu"], r"^device must be auto, cpu, cuda or cuda:<index>, got tpu$"),
-    (["norm.alpha=abc"], r"^norm\.alpha must be a number >= 0, got abc \(a string\)$"),
+    (["norm.alpha=abc"], r"^norm\.alpha must be a finite number >= 0, got abc \(a string\)$"),
     (["train.epochs=1.5"], r"^train\.epochs must be an integer >= 1, got 1\.5 \(a number\)$"),
     (["model=gcn", "norm=none", "+model.beta=1"], r"^model\.beta=1 is not a key of model gcn; "),
     (["+protocol.foo=1"], r"^protocol\.foo=1 is not a key of protocol; allowed: batch_size_per_"),
@@ -121,7 +126,7 @@ BAD_VALUES = [
     (["dataset=trees", "dataset.depth=15"], r"^dataset\.depth must be an integer in \[1, 14\]"),
     (
         ["+experiment=gcnii", "grid.missing_rate.cora=x"],
-        r"^dataset\.missing_rate must be a number in \[0, 1\], got x \(a string\)$",
+        r"^dataset\.missing_rate must be a finite number in \[0, 1\], got x \(a string\)$",
     ),
     (
         ["train.epochs=${nowhere}"],
@@ -157,11 +162,11 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
         (["norm.name=batchnorm"], r"norm.name must be one of .*lip.*, got batchnorm$"),
         (
             ["dataset.missing_rate=1.5"],
-            r"dataset.missing_rate must be a number in \[0, 1\], got 1.5",
+            r"dataset.missing_rate must be a finite number in \[0, 1\], got 1.5",
         ),
         (
             ["dataset.missing_rate=-0.1"],
-            r"dataset.missing_rate must be a number in \[0, 1\], got -0",
+            r"dataset.missing_rate must be a finite number in \[0, 1\], got -0",
         ),
         (["model.depth=0"], r"model.depth must be an integer >= 1, got 0"),
         (["model.heads=0"], r"model.heads must be an integer >= 1, got 0"),
@@ -169,7 +174,7 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
             ["model.hidden=60", "model.heads=8"],
             r"model.hidden=60 must be a multiple of model.heads=8",
         ),
-        (["model.dropout=1.0"], r"model.dropout must be a number in \[0, 1\), got 1.0"),
+        (["model.dropout=1.0"], r"model.dropout must be a finite number in \[0, 1\), got 1.0"),
         (
             ["model=gcn", "norm=lip"],
             r"norm=lip needs an attention model.*allowed with lip: gat, gatv2, gt",
@@ -180,7 +185,7 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
         ),
         (
             ["model=gcnii", "norm=none", "model.alpha=2"],
-            r"model.alpha must be a number in \[0, 1\]",
+            r"model.alpha must be a finite number in \[0, 1\]",
         ),
         (
             ["model=gatv2", "norm.variant=published"],
@@ -194,17 +199,55 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
         (["model=ggnn", "norm=none", "model.input_width=128"], r"model.input_width=128 must be"),
         (["model=gcnii", "norm=none", "model.input_width=32"], r"model.input_width=32 is not"),
         (["train.scheduler=cosine"], r"train.scheduler must be none or plateau, got cosine"),
-        (["train.scheduler_factor=1.5"], r"train.scheduler_factor must be a number in \(0, 1\)"),
+        (
+            ["train.scheduler_factor=1.5"],
+            r"train.scheduler_factor must be a finite number in \(0, 1\)",
+        ),
         (["model.activation=tanh"], r"model.activation must be one of elu, relu, none, got tanh"),
         (["model.post_layernorm=1"], r"post_layernorm must be true or false, got 1 \(an integer\)"),
         (["train.scheduler_metric=loss"], r"train.scheduler_metric must be one of val_loss, "),
         (["train.patience_metric=val_loss"], r"train.patience_metric must be val_acc or train_acc"),
+        (["train.lr=inf"], r"^train\.lr must be a finite number > 0, got inf \(not finite\)$"),
+        (["train.lr=nan"], r"^train\.lr must be a finite number > 0, got nan \(not finite\)$"),
+        (["train.weight_decay=inf"], r"^train\.weight_decay must be a finite number >= 0, got inf"),
+        (["norm.alpha=inf"], r"^norm\.alpha must be a finite number >= 0, got inf"),
+        (["norm.eps=inf"], r"^norm\.eps must be a finite number >= 0, got inf"),
+        (["model=gcnii", "norm=none", "model.theta=-inf"], r"^model\.theta must be a finite "),
+        (
+            ["paths.results_dir="],
+            r"^paths\.results_dir must be a folder \(a non-empty path .*got ''$",
+        ),
+        (["paths.data_dir="], r"^paths\.data_dir must be a folder \(a non-empty path .*got ''$"),
+        (
+            ["train.epochs=100000000000000000000"],
+            r"^train\.epochs=100000000000000000000 is more than a run can hold: its history alone "
+            r"takes [0-9.]+ TiB \(about 1024 bytes per epoch\) against [0-9.]+ GiB of memory; "
+            r"allowed: at most \d+$",
+        ),
+        (
+            ["model.hidden=1000000000", "model.heads=1"],
+            r"^a model of model\.depth=10, model\.hidden=1000000000, model\.heads=1 is more than "
+            r"a run can hold: at least 1e\+19 parameters, [0-9.]+ TiB with their gradients and "
+            r"Adam's state, against [0-9.]+ GiB of memory on cpu; allowed: a smaller model\.depth",
+        ),
+        (["model.head_channels=100000000"], r"model\.head_channels=100000000 is more than a run"),
+        (["model.depth=100000000"], r"model\.depth=100000000, .* at least 4\.29e\+11 parameters"),
     ],
 )
 def test_invalid_values_give_one_line_naming_the_key(make_cfg, overrides, message):
     with pytest.raises(ConfigError, match=message) as error:
         validate(make_cfg(*overrides))
     assert "\n" not in str(error.value)
+
+
+def test_the_largest_model_a_run_can_hold_is_found_without_allocating_it(make_cfg):
+    cfg = validate(make_cfg("model=gt", "model.depth=5"))
+    with torch.device("cpu"):
+        built = build_model(OmegaConf.create(cfg["model"]), OmegaConf.create(cfg["norm"]), 1, 1)
+    exact = sum(parameter.numel() for parameter in built.parameters())
+    assert parameter_count(cfg["model"], cfg["norm"]) == exact
+    memory, where = device_memory("cpu")
+    assert where == "cpu" and memory > 2**30
 
 
 def test_a_key_a_model_has_no_use_for_is_refused_with_the_keys_it_has(make_cfg):

@@ -4,6 +4,7 @@ import fcntl
 
 import pytest
 
+from lipnorm_exp.errors import UserError
 from lipnorm_exp.lock import folder_lock
 
 
@@ -27,3 +28,13 @@ def test_folder_lock_is_released_when_the_block_raises(tmp_path):
     with pytest.raises(RuntimeError), folder_lock(tmp_path, "cora"):
         raise RuntimeError("loader failed")
     _try_lock(tmp_path / ".locks" / "cora.lock")
+
+
+def test_a_folder_in_place_of_the_lock_file_is_named_in_one_line(tmp_path):
+    (tmp_path / ".locks" / "cora.lock").mkdir(parents=True)
+    with pytest.raises(UserError) as error, folder_lock(tmp_path, "cora"):
+        pass
+    assert str(error.value) == (
+        f"{tmp_path / '.locks' / 'cora.lock'} cannot be opened as a lock file (Is a directory); "
+        "remove it, and it is made again"
+    )

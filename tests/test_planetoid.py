@@ -1,3 +1,5 @@
+import logging
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -9,7 +11,7 @@ from omegaconf import OmegaConf
 from lipnorm_exp.data import load_task
 from lipnorm_exp.data.download import ensure_files, host_reachable
 from lipnorm_exp.data.planetoid import PLANETOID_NAMES, raw_file_names
-from lipnorm_exp.errors import ConfigError, DataNotFoundError, MissingPackageError
+from lipnorm_exp.errors import ConfigError, DataError, DataNotFoundError, MissingPackageError
 
 SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
@@ -156,3 +158,33 @@ def test_reachable_host_leaves_download_to_loader(tmp_path):
         assert host_reachable(url, timeout=1.0)
         assert ensure_files("x", tmp_path, "set", ["a"], url=url, download=True) is False
     assert not host_reachable(f"http://127.0.0.1:{closed_port()}/", timeout=1.0)
+
+
+def test_processed_tensors_of_another_dataset_are_built_again_with_a_warning(paths, caplog):
+    load_task(dataset_cfg("citeseer"), paths, seed=0)
+    load_task(dataset_cfg("cora"), paths, seed=0)
+    planetoid = Path(paths.data_dir) / "Planetoid"
+    shutil.copy(planetoid / "CiteSeer/processed/data.pt", planetoid / "Cora/processed/data.pt")
+    with caplog.at_level(logging.WARNING, logger="lipnorm_exp.data.prepare"):
+        (data,) = load_task(dataset_cfg("cora"), paths, seed=0).train_batches
+    assert data.num_nodes == SIZES["cora"][0] and "lipnorm_source" not in data
+    assert f"{planetoid / 'Cora/processed'}: it holds CiteSeer, not Cora; preparing it again" in (
+        caplog.text
+    )
+
+
+def test_a_foreign_graph_file_is_named_and_its_replacement_rebuilds(paths, caplog):
+    load_task(dataset_cfg("cora"), paths, seed=0)
+    graph = Path(paths.data_dir) / "Planetoid/Cora/raw/ind.cora.graph"
+    shutil.copy(SHARED_DATASETS / "Planetoid/CiteSeer/raw/ind.citeseer.graph", graph)
+    with pytest.raises(DataError) as error:
+        load_task(dataset_cfg("cora"), paths, seed=0)
+    assert str(error.value) == (
+        f"{graph} names node 3326 of a graph of 2708 nodes: it is another dataset's graph file, "
+        "or damaged; delete it so that it is copied or downloaded again"
+    )
+    graph.unlink()
+    with caplog.at_level(logging.WARNING, logger="lipnorm_exp.data.prepare"):
+        (data,) = load_task(dataset_cfg("cora"), paths, seed=0).train_batches
+    assert data.num_nodes == SIZES["cora"][0]
+    assert "it was made from other raw files (ind.cora.graph); preparing it again" in caplog.text

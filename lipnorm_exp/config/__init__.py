@@ -5,6 +5,9 @@
 - :mod:`~lipnorm_exp.config.constraints`: types and limits of values, checked unconverted.
 - :mod:`~lipnorm_exp.config.schema`: the keys of every group option, typed.
 - :mod:`~lipnorm_exp.config.rules`: rules between keys.
+- :mod:`~lipnorm_exp.config.capacity`: sizes a run can hold (model and history in memory).
+- :mod:`~lipnorm_exp.config.launcher`: the launcher's arguments, before a sweep starts.
+- :mod:`~lipnorm_exp.config.keys`: every known key, and the closest ones to a typo.
 - :mod:`~lipnorm_exp.config.validate`: ``validate(cfg)``, all of the above on one config
   (``check_keys(cfg)``: the keys alone, without the rules between them).
 - :mod:`~lipnorm_exp.config.build`: ``build_model(cfg.model, cfg.norm, ...)``, the groups'

@@ -7,10 +7,12 @@ A schema field (:mod:`lipnorm_exp.config.schema`) is annotated with a Python typ
 
 Values are checked as they are and never converted: the command line and the YAML files give
 ``1`` and ``1.0`` as different values, and a run's identity hashes them as they are. A ``float``
-field takes integers too; a boolean is neither an integer nor a number, and only ``true`` and
-``false`` are booleans (not ``no``, ``1`` or ``"false"``).
+field takes integers too, and finite numbers only (no ``inf``, ``-inf`` or ``nan``); a boolean
+is neither an integer nor a number, and only ``true`` and ``false`` are booleans (not ``no``,
+``1`` or ``"false"``).
 """
 
+import math
 import re
 import types
 from collections.abc import Mapping
@@ -125,10 +127,15 @@ class Matches:
 
 @dataclass(frozen=True)
 class Folder:
-    """A path that is a folder or can be made one (no file in the way)."""
+    """A non-empty path that is a folder or can be made one (no file in the way).
+
+    An empty path is refused: it would name the working folder without saying so.
+    """
 
     def __call__(self, value: Any) -> bool:
         """Whether ``value`` keeps within this limit."""
+        if not value.strip():
+            return False
         path = Path(value).expanduser().absolute()
         while not path.exists() and path != path.parent:
             path = path.parent
@@ -136,7 +143,7 @@ class Folder:
 
     def describe(self, kind: str) -> str:
         """What a folder path is."""
-        return "a folder (a path with no file in the way)"
+        return "a folder (a non-empty path with no file in the way)"
 
 
 def _number(value: float) -> str:
@@ -179,7 +186,7 @@ def fits_type(base: Any, value: Any) -> bool:
     if base is int:
         return type(value) is int
     if base is float:
-        return type(value) in (int, float)
+        return type(value) in (int, float) and math.isfinite(value)
     if base is str:
         return isinstance(value, str)
     origin = get_origin(base) or base
@@ -202,7 +209,7 @@ def fits(annotation: Any, value: Any) -> bool:
     return all(limit(value) for limit in _limits(extras))
 
 
-_KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+_KINDS = {bool: "true or false", int: "an integer", float: "a finite number", str: "a string"}
 
 
 def describe(annotation: Any) -> str:
@@ -233,7 +240,7 @@ def _kind_of(value: Any) -> str:
     if isinstance(value, int):
         return "an integer"
     if isinstance(value, float):
-        return "a number"
+        return "a number" if math.isfinite(value) else "not finite"
     if isinstance(value, str):
         return "a string"
     if isinstance(value, list):

@@ -10,6 +10,7 @@ from typing import Any
 
 import torch_geometric.typing
 
+from lipnorm_exp.config.capacity import history_fits, model_fits
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.norms import ATTENTION_NORMS
@@ -106,7 +107,7 @@ def seeds_trained_together_are_distinct(config: dict[str, Any]) -> None:
         )
 
 
-#: every rule, in the order they are checked
+#: every rule, in the order they are checked (what a run can hold last: it builds the model)
 RULES: tuple[Rule, ...] = (
     seeds_trained_together_are_distinct,
     attention_norm_needs_attention,
@@ -116,6 +117,8 @@ RULES: tuple[Rule, ...] = (
     ggnn_only_pads_its_input,
     neighbour_sampling_needs_pyg_lib,
     meta_dict_is_a_homogeneous_csv_graph,
+    model_fits,
+    history_fits,
 )
 
 

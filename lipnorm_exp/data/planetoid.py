@@ -11,7 +11,7 @@ from torch_geometric.transforms import NormalizeFeatures
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.data.download import ensure_files
 from lipnorm_exp.data.missing import MissingVectors
-from lipnorm_exp.data.prepare import AtomicSave, load_prepared
+from lipnorm_exp.data.prepare import AtomicSave, SourceStamp, check_edges, load_prepared
 from lipnorm_exp.data.task import Task
 
 __all__ = ["PLANETOID_NAMES", "SafePlanetoid", "load_planetoid", "raw_file_names"]
@@ -61,7 +61,8 @@ def load_planetoid(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
 
     Raises:
         DataNotFoundError: raw files absent and no download possible.
-        DataError: a raw file that cannot be read (truncated, say), named.
+        DataError: a raw file that cannot be read (truncated, say), or a graph file that is
+            not this dataset's, named.
     """
     missing = MissingVectors(dataset.missing_rate, seed)
     name = PLANETOID_NAMES[dataset.name]
@@ -75,14 +76,17 @@ def load_planetoid(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
         download=dataset.download,
     )
     root = Path(paths.data_dir) / "Planetoid"
-    raw = root / name / "raw"
+    raw_files = [root / name / "raw" / file for file in raw_file_names(name)]
+    stamp = SourceStamp(name, raw_files)
     graphs = load_prepared(
-        partial(SafePlanetoid, str(root), name, split="public"),
+        partial(SafePlanetoid, str(root), name, split="public", pre_transform=stamp),
         root / name / "processed",
-        [raw / file for file in raw_file_names(name)],
+        raw_files,
         read_raw_file,
+        stamp,
     )
-    data = graphs[0]
+    data = stamp.removed(graphs[0])
+    check_edges(data, raw_files[RAW_PARTS.index("graph")])
     if dataset.normalize_features:
         data = NormalizeFeatures()(data)
     return Task.full_batch(dataset.name, missing(data), graphs.num_classes)

@@ -10,12 +10,18 @@ A kill at any moment of preparing a dataset leaves a folder the next run uses or
   after those have been read through, so that one that is truncated or unreadable is named in
   one line instead of failing deep inside the library that parses it;
 - a Python package that reading or preparing needs and that is not installed is named with
-  the ``pip install`` that fixes it, and no file is blamed.
+  the ``pip install`` that fixes it, and no file is blamed;
+- processed tensors know what they are: the dataset's name and the SHA-256 of each raw file
+  are stored in them (:class:`SourceStamp`), and a processed folder whose tensors say
+  otherwise (another dataset's, older raw files', or ones made before the stamp) is built again
+  with a warning.
 
 Temporary files that a killed writer left behind are removed on the next preparation.
 """
 
 import gzip
+import hashlib
+import json
 import logging
 import shutil
 from collections.abc import Callable, Sequence
@@ -25,7 +31,15 @@ from typing import Any, TypeVar
 from lipnorm_exp.atomic import remove_stale_temps, replacing
 from lipnorm_exp.errors import DataError, MissingPackageError, UserError
 
-__all__ = ["AtomicSave", "copy_file", "load_prepared", "read_gzip", "read_raw_files"]
+__all__ = [
+    "AtomicSave",
+    "SourceStamp",
+    "check_edges",
+    "copy_file",
+    "load_prepared",
+    "read_gzip",
+    "read_raw_files",
+]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +66,69 @@ class AtomicSave:
         """``InMemoryDataset.save`` to a temporary name, then a rename to ``path``."""
         with replacing(path) as temporary:
             super().save(data_list, str(temporary))
+
+
+class SourceStamp:
+    """A PyG ``pre_transform`` that stores in the processed tensors what they were made from.
+
+    The stamp is a JSON text under :attr:`KEY` of the (single) graph: the dataset's name and
+    the SHA-256 of each raw file, by file name. Its ``repr`` does not depend on the raw files,
+    so PyG does not warn that the ``pre_transform`` changed when they do.
+
+    Args:
+        name: the dataset's name (``Cora``).
+        raw_files: its raw files, present.
+    """
+
+    #: the graph attribute holding the stamp
+    KEY = "lipnorm_source"
+
+    def __init__(self, name: str, raw_files: Sequence[Path]):
+        digests = {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in raw_files}
+        self.text = json.dumps({"dataset": name, "raw_sha256": digests}, sort_keys=True)
+
+    def __call__(self, data: Any) -> Any:
+        """Stamp ``data`` (a PyG graph) with its source."""
+        data[self.KEY] = self.text
+        return data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def mismatch(self, data: Any) -> str | None:
+        """Why the stamp of ``data`` is not this one (``None`` when it is), in words."""
+        stored = data.get(self.KEY) if self.KEY in data else None
+        if stored is None:
+            return "its tensors do not say what they were made from"
+        try:
+            stored = json.loads(stored)
+        except (TypeError, ValueError):
+            return "its record of what it was made from cannot be read"
+        wanted = json.loads(self.text)
+        if stored.get("dataset") != wanted["dataset"]:
+            return f"it holds {stored.get('dataset')}, not {wanted['dataset']}"
+        changed = [f for f, d in wanted["raw_sha256"].items() if stored["raw_sha256"].get(f) != d]
+        return f"it was made from other raw files ({', '.join(changed)})" if changed else None
+
+    def removed(self, data: Any) -> Any:
+        """``data`` without the stamp."""
+        del data[self.KEY]
+        return data
+
+
+def check_edges(data: Any, graph_file: Path) -> None:
+    """Refuse a graph whose edges name nodes it does not have: its graph file is foreign.
+
+    Raises:
+        DataError: naming ``graph_file``, the node named and the number of nodes.
+    """
+    edges = data.edge_index
+    if edges.numel() and int(edges.max()) >= data.num_nodes:
+        raise DataError(
+            f"{graph_file} names node {int(edges.max())} of a graph of {data.num_nodes} nodes: "
+            "it is another dataset's graph file, or damaged; delete it so that it is copied or "
+            "downloaded again"
+        )
 
 
 def read_gzip(path: Path) -> None:
@@ -87,8 +164,12 @@ def load_prepared(
     processed_dir: Path,
     raw_files: Sequence[Path] = (),
     read_raw: Callable[[Path], Any] = Path.read_bytes,
+    stamp: SourceStamp | None = None,
 ) -> T:
     """``build()`` the dataset, rebuilding its processed folder once where it cannot be read.
+
+    With a ``stamp`` (the ``pre_transform`` ``build`` processes with), a processed folder whose
+    first graph holds another stamp is removed, with a warning saying why, and built again.
 
     Args:
         build: makes the dataset (processing the raw files when ``processed_dir`` lacks them).
@@ -96,6 +177,7 @@ def load_prepared(
         raw_files: the raw files ``build`` processes; read through with ``read_raw`` when
             building fails, so that a bad one is named.
         read_raw: reads one raw file, raising when it cannot. (default: read its bytes)
+        stamp: what the processed tensors must say they were made from. (default: not checked)
 
     Raises:
         MissingPackageError: building needs a package that is not installed.
@@ -104,7 +186,7 @@ def load_prepared(
     if processed_dir.is_dir():
         remove_stale_temps(processed_dir)
     try:
-        return build()
+        return _built_from(build, processed_dir, stamp)
     except UserError:
         raise
     except ImportError as error:  # nothing on disk is at fault: keep the folder
@@ -123,3 +205,14 @@ def load_prepared(
         except Exception as error:
             failure = error
     raise DataError(f"preparing {processed_dir} failed ({_first_line(failure)})") from failure
+
+
+def _built_from(build: Callable[[], T], processed_dir: Path, stamp: SourceStamp | None) -> T:
+    """``build()``, built again once where its processed tensors are not of ``stamp``."""
+    dataset = build()
+    why = stamp.mismatch(dataset[0]) if stamp is not None else None
+    if why is None:
+        return dataset
+    log.warning("%s: %s; preparing it again", processed_dir, why)
+    shutil.rmtree(processed_dir)
+    return build()

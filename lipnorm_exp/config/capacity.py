@@ -1,0 +1,99 @@
+"""What a run can hold: sizes refused before anything is allocated, with the estimate.
+
+A model's parameters, their gradients and Adam's two moments take :data:`BYTES_PER_PARAMETER`
+bytes per parameter; the parameters are counted exactly on a model built on PyTorch's ``meta``
+device (no memory), at depths 1 and 2, and the count extrapolated to ``model.depth`` (every
+layer after the first is alike), for one input feature and one output (a lower bound: the
+dataset's widths are not known before its data is read). A run's history holds about
+:data:`BYTES_PER_EPOCH` bytes per epoch. Either estimate above the memory of the device the run
+would use (:func:`device_memory`) refuses the config in one line.
+"""
+
+import math
+import os
+from typing import Any
+
+import torch
+from omegaconf import OmegaConf
+
+from lipnorm_exp.config.build import build_model
+from lipnorm_exp.errors import ConfigError
+
+__all__ = [
+    "BYTES_PER_EPOCH",
+    "BYTES_PER_PARAMETER",
+    "device_memory",
+    "history_fits",
+    "model_fits",
+    "parameter_count",
+]
+
+#: float32 parameter, gradient and Adam's two moments
+BYTES_PER_PARAMETER = 16
+#: one epoch's row of the history (in memory, in the checkpoint and in the record), at least
+BYTES_PER_EPOCH = 1024
+
+
+def device_memory(device: str) -> tuple[int, str]:
+    """The bytes of memory of the device ``device`` (a ``device`` value) names, and its name.
+
+    ``auto`` and ``cuda[:i]`` name a GPU's memory where CUDA is available; otherwise (and for
+    ``cpu``) the machine's physical memory.
+    """
+    if device != "cpu" and torch.cuda.is_available():
+        index = int(device.split(":")[1]) if ":" in device else 0
+        if index < torch.cuda.device_count():
+            return torch.cuda.get_device_properties(index).total_memory, f"cuda:{index}"
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "cpu"
+
+
+UNITS = ("bytes", "KiB", "MiB", "GiB", "TiB")
+
+
+def _size(count: int) -> str:
+    """``count`` bytes in the largest binary unit up to TiB: ``125.8 GiB``."""
+    power = min(int(math.log(max(count, 1), 1024)), len(UNITS) - 1)
+    return f"{count / 1024**power:.1f} {UNITS[power]}"
+
+
+def parameter_count(model: dict[str, Any], norm: dict[str, Any]) -> int:
+    """Parameters of the model of the ``model`` and ``norm`` groups, for 1 input and output."""
+
+    def at_depth(depth: int) -> int:
+        groups = OmegaConf.create({**model, "depth": depth}), OmegaConf.create(norm)
+        with torch.device("meta"):
+            built = build_model(*groups, 1, 1)
+        return sum(parameter.numel() for parameter in built.parameters())
+
+    first = at_depth(1)
+    return first + (model["depth"] - 1) * (at_depth(2) - first) if model["depth"] > 1 else first
+
+
+def model_fits(config: dict[str, Any]) -> None:
+    """Refuse a model whose parameters and optimiser state exceed the device's memory."""
+    model, memory_of = config["model"], device_memory(config["device"])
+    count = parameter_count(model, config["norm"])
+    needed = count * BYTES_PER_PARAMETER
+    if needed > memory_of[0]:
+        sizes = ", ".join(
+            f"model.{key}={model[key]}"
+            for key in ("depth", "hidden", "heads", "head_channels")
+            if model.get(key) is not None
+        )
+        raise ConfigError(
+            f"a model of {sizes} is more than a run can hold: at least {count:.3g} parameters, "
+            f"{_size(needed)} with their gradients and Adam's state, against "
+            f"{_size(memory_of[0])} of memory on {memory_of[1]}; allowed: a smaller "
+            "model.depth, model.hidden or model.head_channels"
+        )
+
+
+def history_fits(config: dict[str, Any]) -> None:
+    """Refuse more epochs than the run's history can hold in the device's memory."""
+    epochs, (memory, _) = config["train"]["epochs"], device_memory("cpu")
+    if epochs * BYTES_PER_EPOCH > memory:
+        raise ConfigError(
+            f"train.epochs={epochs} is more than a run can hold: its history alone takes "
+            f"{_size(epochs * BYTES_PER_EPOCH)} (about {BYTES_PER_EPOCH} bytes per epoch) "
+            f"against {_size(memory)} of memory; allowed: at most {memory // BYTES_PER_EPOCH}"
+        )

@@ -1,0 +1,134 @@
+"""Hydra's own refusals of a command line, in one line with exit status 2.
+
+Before the task function starts, Hydra parses the overrides, composes the config and sets up
+its sweeper; what it refuses there (the override grammar, a key, group or option the config
+does not have, a sweep without ``--multirun``) it prints over several lines with exit status
+1, suggesting ``+key=value`` for a typo. :class:`HydraRefusals` ends those as the project's own
+refusals end: ``lipnorm_exp: error: <override> ...; <what is allowed>`` on one line, exit
+status 2, an unknown key with the closest known keys
+(:func:`~lipnorm_exp.config.keys.closest_keys`). An error once the task function has started,
+and a job's error in a sweep, are left to Hydra; ``HYDRA_FULL_ERROR=1`` keeps Hydra's stack.
+(A sweep the basic sweeper cannot expand and a launcher argument are refused before Hydra
+meets them, by :class:`~lipnorm_exp.cli.Preflight`.)
+
+Hydra prints its errors in ``hydra._internal.utils.run_and_report``, which has no public hook:
+:meth:`HydraRefusals.installed` wraps it while the command runs.
+"""
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import hydra._internal.utils as hydra_utils
+from hydra.errors import (
+    HydraException,
+    MissingConfigException,
+    OverrideParseException,
+)
+
+from lipnorm_exp.cli import ERROR_PREFIX, EXIT_USER_ERROR, JobError, full_error_wanted, say
+from lipnorm_exp.config.keys import closest_keys
+
+__all__ = ["GRAMMAR", "HydraRefusals", "refusal_line"]
+
+#: Hydra's override grammar, where a refused override is explained
+GRAMMAR = "https://hydra.cc/docs/advanced/override_grammar/basic"
+#: what ValueError Hydra raises for an override without a key (``=3``)
+NO_KEY = "Config group override must be"
+
+
+def _overrides(args: Sequence[str]) -> list[str]:
+    return [arg for arg in args if not arg.startswith("-")]
+
+
+def _given(args: Sequence[str], key: str) -> str:
+    """The override of ``args`` that sets ``key`` (``key=value``), or ``key`` alone."""
+    for override in _overrides(args):
+        if override.lstrip("+~").split("=", 1)[0] == key:
+            return override.lstrip("+~")
+    return key
+
+
+def _unknown_key(key: str, args: Sequence[str]) -> str:
+    close = closest_keys(key)
+    hint = f"did you mean {' or '.join(close)}?" if close else "see --cfg job for the keys"
+    return f"{_given(args, key)} is not a key of the config; {hint}"
+
+
+def _missing_option(error: MissingConfigException, args: Sequence[str]) -> str | None:
+    found = re.search(r"Could not find '([^']+)/([^'/]+)'", str(error))
+    if not found:
+        return None
+    group, option = found.groups()
+    listed = str(error).split(f"Available options in '{group}':", 1)[1:]
+    options = re.findall(r"^\t(\S+)$", "".join(listed).split("Config search path")[0], re.M)
+    allowed = ", ".join(options) or f"the files of configs/{group}/"
+    return f"{group}={option} is not an option of {group}; allowed: {allowed}"
+
+
+def refusal_line(error: Exception, args: Sequence[str]) -> str | None:
+    """The one line for Hydra's refusal ``error`` of the command line ``args``, or ``None``.
+
+    ``None`` where ``error`` is not a refusal of the command line (a job's error, a bug).
+    """
+    if isinstance(error, ValueError) and str(error).startswith(NO_KEY):
+        bare = next(o for o in _overrides(args) if not o.lstrip("+~").split("=", 1)[0])
+        return f"{bare} names no key; allowed: key=value, e.g. model.depth=3"
+    if isinstance(error, OverrideParseException):
+        why = str(error.message).strip().splitlines()[0]
+        return (
+            f"{error.override} is not an override Hydra can read ({why}); allowed: key=value, "
+            f"a value with spaces, brackets or non-ASCII characters quoted as key='value' "
+            f"({GRAMMAR})"
+        )
+    if isinstance(error, MissingConfigException):
+        return _missing_option(error, args) or _joined(error)
+    if not isinstance(error, HydraException) or isinstance(error, JobError):
+        return None
+    text = str(error)
+    unknown = re.match(r"Could not override '([^']+)'", text)
+    if unknown:
+        return _unknown_key(unknown.group(1), args)
+    sweep = re.match(r"Sweep parameters '([^']+)' requires --multirun", text)
+    if sweep:
+        return f"{sweep.group(1)} is a sweep; allowed: one value, or --multirun to sweep"
+    return _joined(error)
+
+
+def _joined(error: Exception) -> str:
+    lines = str(error).split("Config search path")[0].split("\n")
+    return " ".join(line.strip() for line in lines if line.strip())
+
+
+class HydraRefusals:
+    """Hydra's refusals of ``args`` in one line while :meth:`installed` (module docstring)."""
+
+    def __init__(self, args: Sequence[str]):
+        self.args = list(args)
+        self.started = False
+
+    def start_task(self) -> None:
+        """Mark the task function as started: Hydra's errors from now on are not refusals."""
+        self.started = True
+
+    def report(self, func: Callable[[], Any]) -> Any:
+        """``func()``; a refusal of the command line it raises ends the process in one line."""
+        try:
+            return func()
+        except Exception as error:
+            line = None if self.started or full_error_wanted() else refusal_line(error, self.args)
+            if line is None:
+                raise
+            say(f"{ERROR_PREFIX}{line}")
+            raise SystemExit(EXIT_USER_ERROR) from None
+
+    @contextmanager
+    def installed(self) -> Iterator["HydraRefusals"]:
+        """Wrap Hydra's error report for the time of the ``with`` block."""
+        original = hydra_utils.run_and_report
+        hydra_utils.run_and_report = lambda func: original(lambda: self.report(func))
+        try:
+            yield self
+        finally:
+            hydra_utils.run_and_report = original
