@@ -282,8 +282,54 @@ def test_invalid_norm_is_a_clear_error(cls, wrong):
 
 
 @pytest.mark.parametrize("cls", LAYERS)
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"heads": 1.5}, "heads must be an integer >= 1, got 1.5"),
+        ({"heads": True}, "heads must be an integer >= 1, got True"),
+        ({"out_channels": -1}, "out_channels must be an integer >= 1, got -1"),
+        ({"out_channels": 0}, "out_channels must be an integer >= 1, got 0"),
+        ({"in_channels": -2}, r"in_channels must be an integer >= 1 or -1 \(inferred\), got -2"),
+        ({"in_channels": (F_IN, 0)}, r"in_channels must be .*, got \(5, 0\)"),
+        ({"edge_dim": 0}, "edge_dim must be an integer >= 1, got 0"),
+    ],
+)
+def test_arguments_pyg_refuses_are_value_errors_naming_them(cls, kwargs, message):
+    arguments = {"in_channels": F_IN, "out_channels": C, **kwargs}
+    with pytest.raises(ValueError, match=f"^{cls.__name__}: {message}$"):
+        cls(**arguments)
+
+
+@pytest.mark.parametrize(("ours", "theirs", "kwargs"), EDGE_PAIRS)
+@pytest.mark.parametrize("norm", [None, "lip"])
+def test_an_edge_index_outside_the_graph_is_refused_naming_it(ours, theirs, kwargs, norm):
+    outside = torch.tensor([[0, 1], [1, N]])
+    with pytest.raises(IndexError, match="edge_index"):  # PyG's layer
+        theirs(F_IN, C)(torch.randn(N, F_IN), outside)
+    with pytest.raises(ValueError, match="edge_index") as info:
+        ours(F_IN, C, norm=norm)(torch.randn(N, F_IN), outside)
+    assert isinstance(info.value, IndexError) and str(info.value) == (
+        f"{ours.__name__}: edge_index holds node {N} (row 1, the targets), but the graph has "
+        f"{N} target nodes; allowed: 0 to {N - 1}"
+    )
+    negative = torch.tensor([[-1, 1], [1, 2]])
+    with pytest.raises(ValueError, match=r"edge_index holds node -1 \(row 0, the sources\)"):
+        ours(F_IN, C, norm=norm)(torch.randn(N, F_IN), negative)
+
+
+@pytest.mark.parametrize(("ours", "theirs", "kwargs"), EDGE_PAIRS)
+def test_an_empty_graph_gives_an_empty_output_as_in_pyg(ours, theirs, kwargs):
+    layer, ref = twins(ours, theirs, kwargs)
+    empty, no_edges = torch.randn(0, F_IN), torch.zeros(2, 0, dtype=torch.long)
+    torch.testing.assert_close(layer(empty, no_edges), ref(empty, no_edges))
+    lip = ours(F_IN, C, heads=2, norm="lip")
+    assert lip(empty, no_edges).shape == (0, 2 * C)
+    assert torch.isfinite(lip(torch.randn(N, F_IN), no_edges)).all()
+
+
+@pytest.mark.parametrize("cls", LAYERS)
 def test_invalid_options_are_clear_errors(cls):
-    with pytest.raises(ValueError, match="heads must be >= 1"):
+    with pytest.raises(ValueError, match="heads must be an integer >= 1"):
         cls(F_IN, C, heads=0)
     with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\)"):
         cls(F_IN, C, dropout=1.0)

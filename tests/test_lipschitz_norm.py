@@ -485,10 +485,11 @@ def test_norm_at_zero_gives_zero_scores_and_finite_gradients(norm):
 
 @pytest.mark.parametrize("cls", [GATLipschitzNorm, GTLipschitzNorm, ScoreLipschitzNorm])
 def test_norm_options_are_validated(cls):
-    with pytest.raises(ValueError, match="alpha must be >= 0"):
-        cls(alpha=-1.0)
-    with pytest.raises(ValueError, match="eps must be >= 0"):
-        cls(eps=-1.0)
+    for bad in (-1.0, 0.0, math.nan, math.inf, "1", True):
+        with pytest.raises(ValueError, match=f"^{cls.__name__}: alpha must be a finite number > 0"):
+            cls(alpha=bad)
+        with pytest.raises(ValueError, match=f"^{cls.__name__}: eps must be a finite number > 0"):
+            cls(eps=bad)
     if cls is not ScoreLipschitzNorm:
         with pytest.raises(ValueError, match="unknown variant 'paperr'; allowed: paper, published"):
             cls(variant="paperr")

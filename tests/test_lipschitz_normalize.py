@@ -164,7 +164,7 @@ def test_transformer_encoder(mode):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"alpha": -1.0}, "lipschitz_normalize: alpha must be >= 0"),
+        ({"alpha": -1.0}, "lipschitz_normalize: alpha must be a finite number > 0"),
         ({"variant": "authors"}, "lipschitz_normalize: unknown variant 'authors'"),
         ({"norm": "pairnorm"}, "norm must be 'lip' or None"),
     ],

@@ -137,10 +137,10 @@ def test_invalid_combinations_fail_at_start_up(make_cfg):
 @pytest.mark.parametrize(
     ("model", "override", "message"),
     [
-        ("gat", "norm.alpha=-1", r"^norm\.alpha must be a finite number >= 0, got -1$"),
-        ("gt", "norm.eps=-1", r"^norm\.eps must be a finite number >= 0, got -1$"),
+        ("gat", "norm.alpha=-1", r"^norm\.alpha must be a finite number > 0, got -1$"),
+        ("gt", "norm.eps=0", r"^norm\.eps must be a finite number > 0, got 0$"),
         ("gat", "norm.variant=paperr", r"^norm\.variant must be paper or published, got paperr$"),
-        ("gatv2", "norm.alpha=-2", r"^norm\.alpha must be a finite number >= 0, got -2$"),
+        ("gatv2", "norm.alpha=-2", r"^norm\.alpha must be a finite number > 0, got -2$"),
     ],
 )
 def test_bad_lipschitz_norm_options_fail_at_start_up_in_one_line(

@@ -289,7 +289,10 @@ def test_lip_at_zero_inputs_stays_finite():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"embed_dim": 0}, "embed_dim and num_heads must be > 0"),
+        ({"embed_dim": 0}, "embed_dim must be an integer >= 1, got 0"),
+        ({"num_heads": 1.5}, "num_heads must be an integer >= 1, got 1.5"),
+        ({"num_heads": 0}, "num_heads must be an integer >= 1, got 0"),
+        ({"kdim": -3}, "kdim must be an integer >= 1, got -3"),
         ({"num_heads": 3}, "embed_dim=8 must be a multiple of num_heads=3"),
         ({"dropout": 1.0}, r"dropout must be in \[0, 1\)"),
         ({"norm": "lipschitz"}, "allowed: none, lip, or a DenseLipschitzNorm instance"),
@@ -302,10 +305,23 @@ def test_invalid_arguments_are_value_errors(kwargs, message):
     assert type(info.value) is ValueError
 
 
+@pytest.mark.parametrize("norm", [None, "lip"])
+@pytest.mark.parametrize(("queries", "keys"), [(0, S), (L, 0), (0, 0)])
+def test_a_zero_length_sequence_works_as_in_torch(norm, queries, keys):
+    torch.manual_seed(0)
+    reference = nn.MultiheadAttention(E, H, batch_first=True)
+    layer = LipschitzMultiheadAttention(E, H, batch_first=True, norm=norm)
+    layer.load_state_dict(reference.state_dict())
+    query, key = torch.randn(N, queries, E), torch.randn(N, keys, E)
+    got, want = layer(query, key, key), reference(query, key, key)
+    for ours, theirs in zip(got, want, strict=True):
+        torch.testing.assert_close(ours, theirs)
+
+
 def test_invalid_norm_options_are_value_errors():
-    with pytest.raises(ValueError, match="DenseLipschitzNorm: alpha must be >= 0"):
+    with pytest.raises(ValueError, match="DenseLipschitzNorm: alpha must be a finite number > 0"):
         DenseLipschitzNorm(alpha=-1.0)
-    with pytest.raises(ValueError, match="DenseLipschitzNorm: eps must be >= 0"):
+    with pytest.raises(ValueError, match="DenseLipschitzNorm: eps must be a finite number > 0"):
         DenseLipschitzNorm(eps=-1.0)
 
 

@@ -194,8 +194,8 @@ class LipNorm:
     """``configs/norm/lip.yaml``."""
 
     name: str
-    alpha: NonNegativeNumber
-    eps: NonNegativeNumber
+    alpha: PositiveNumber
+    eps: PositiveNumber
     variant: Annotated[str, OneOf(VARIANTS)]
 
 

@@ -18,6 +18,7 @@ from torch_geometric.typing import OptTensor
 from torch_geometric.utils import add_self_loops, is_torch_sparse_tensor, remove_self_loops
 from torch_geometric.utils.sparse import set_sparse_value
 
+from lipnorm_exp.nn.arguments import check_channels, check_count, check_edge_index
 from lipnorm_exp.nn.copy_dropout import dropout
 from lipnorm_exp.nn.lipschitz_norm import norm_label, resolve_norm
 
@@ -82,7 +83,10 @@ class AttentionLayer(MessagePassing):
             by default; ``flow``).
 
     Raises:
-        ValueError: for ``heads < 1``, a dropout outside ``[0, 1)`` or an unknown ``norm``.
+        ValueError: for a channel count or ``heads`` that is not a positive integer
+            (``in_channels`` may be -1, inferred), a dropout outside ``[0, 1)`` or an unknown
+            ``norm``; in ``forward``, for an ``edge_index`` naming a node outside the graph
+            (:class:`~lipnorm_exp.nn.arguments.EdgeIndexError`).
     """
 
     default_norm: type[nn.Module]
@@ -103,8 +107,11 @@ class AttentionLayer(MessagePassing):
         kwargs.setdefault("aggr", "add")
         super().__init__(node_dim=0, **kwargs)
         name = type(self).__name__
-        if heads < 1:
-            raise ValueError(f"{name}: heads must be >= 1, got {heads}")
+        check_channels(name, "in_channels", in_channels)
+        check_channels(name, "out_channels", out_channels, lazy=False)
+        check_count(name, "heads", heads)
+        if edge_dim is not None:
+            check_channels(name, "edge_dim", edge_dim, lazy=False)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout}")
         self.in_channels = in_channels
@@ -173,8 +180,10 @@ class AttentionLayer(MessagePassing):
         ``fill_value``. Dropping the input's loops has a data-dependent size, so this runs
         outside ``torch.compile``'s graph: a single graph break, the layer's only one. Without
         edge features, the layers of a stack called on the same ``edge_index`` tensor share one
-        replacement (:class:`_LastLoops`).
+        replacement (:class:`_LastLoops`). An ``edge_index`` naming a node outside ``size`` is
+        refused (:func:`~lipnorm_exp.nn.arguments.check_edge_index`).
         """
+        check_edge_index(type(self).__name__, edge_index, size, self.flow)
         if not self.add_self_loops:
             return edge_index, edge_attr
         return self._replace_self_loops(edge_index, edge_attr, min(size))

@@ -57,9 +57,10 @@ def lipschitz_normalize(
         nn.Module: ``model``, or its replacement when ``model`` is itself an attention layer.
 
     Raises:
-        ValueError: for a negative ``alpha``, an unknown ``variant`` or ``norm``.
+        ValueError: for an ``alpha`` that is not a finite number > 0, an unknown ``variant`` or
+            ``norm``.
     """
-    check_norm_options("lipschitz_normalize", alpha, 0.0, variant)
+    check_norm_options("lipschitz_normalize", alpha, None, variant)
     if norm not in ("lip", None):
         raise ValueError(f"lipschitz_normalize: norm must be 'lip' or None, got {norm!r}")
     norms = {

@@ -56,6 +56,9 @@ class DenseLipschitzNorm(LipschitzNormBase):
     ) -> Tensor:
         """Masked scores of every query and key (see class)."""
         dtype = compute_dtype(query)
+        if not key.size(-2):  # no key: no score to bound (torch's attention gives an empty row)
+            score = query.to(dtype) @ key.to(dtype).transpose(-2, -1)
+            return (score if mask is None else score + mask).to(query.dtype)
         u = safe_sqrt(squared_norm(query)).unsqueeze(-1)
         key_norm = safe_sqrt(squared_norm(key)).unsqueeze(-2)
         value_norm = safe_sqrt(squared_norm(value)).unsqueeze(-2)

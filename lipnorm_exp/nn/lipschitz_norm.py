@@ -18,6 +18,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from lipnorm_exp.nn.arguments import check_scale
+
 __all__ = [
     "VARIANTS",
     "LipschitzNormBase",
@@ -42,12 +44,16 @@ VARIANTS = ("paper", "published")
 """``paper``: the paper's equations (default); ``published``: the authors' public code."""
 
 
-def check_norm_options(name: str, alpha: float, eps: float, variant: str | None = None) -> None:
-    """Raise a one-line :class:`ValueError` for a negative ``alpha``/``eps`` or unknown variant."""
-    if alpha < 0:
-        raise ValueError(f"{name}: alpha must be >= 0, got {alpha}")
-    if eps < 0:
-        raise ValueError(f"{name}: eps must be >= 0, got {eps}")
+def check_norm_options(
+    name: str, alpha: float, eps: float | None, variant: str | None = None
+) -> None:
+    """Raise a one-line :class:`ValueError` for a bad ``alpha``, ``eps`` or ``variant``.
+
+    ``alpha`` and ``eps`` (where given) must be finite numbers > 0.
+    """
+    check_scale(name, "alpha", alpha)
+    if eps is not None:
+        check_scale(name, "eps", eps)
     if variant is not None and variant not in VARIANTS:
         raise ValueError(f"{name}: unknown variant '{variant}'; allowed: {', '.join(VARIANTS)}")
 

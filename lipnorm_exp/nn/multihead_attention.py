@@ -6,6 +6,7 @@ from torch import Tensor, nn
 from torch.nn import Parameter
 from torch.nn.init import constant_, xavier_normal_, xavier_uniform_
 
+from lipnorm_exp.nn.arguments import check_channels, check_count
 from lipnorm_exp.nn.dense_lipschitz_norm import DenseLipschitzNorm
 from lipnorm_exp.nn.lipschitz_norm import norm_label, resolve_norm
 
@@ -104,10 +105,11 @@ class LipschitzMultiheadAttention(nn.Module):
     ):
         super().__init__()
         name = type(self).__name__
-        if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(
-                f"{name}: embed_dim and num_heads must be > 0, got {embed_dim} and {num_heads}"
-            )
+        check_channels(name, "embed_dim", embed_dim, lazy=False)
+        check_count(name, "num_heads", num_heads)
+        for dim_name, dim in (("kdim", kdim), ("vdim", vdim)):
+            if dim is not None:
+                check_channels(name, dim_name, dim, lazy=False)
         if embed_dim % num_heads:
             raise ValueError(f"{name}: embed_dim={embed_dim} must be a multiple of {num_heads=}")
         if not 0.0 <= dropout < 1.0:
