@@ -4,8 +4,10 @@
 of a multirun it counts the grid the basic sweeper will expand and passes the total, and the
 id of the sweep's process, to the jobs through environment variables (inherited by joblib
 and submitit workers, which stop when that process has ended: :mod:`lipnorm_exp.stopping`);
-each job appends its outcome to ``<sweep dir>/progress.jsonl``; the end prints the tally, also
-when the sweep is stopped (Ctrl-C, SIGTERM), saying then how many jobs have no outcome.
+each job appends its outcome to ``<sweep dir>/progress.jsonl`` (read for the jobs that fail
+before writing any record). The tally of the runs' outcomes, printed at the end also when the
+sweep is stopped (Ctrl-C, SIGTERM), is read from the records the sweep wrote
+(:class:`~lipnorm_exp.sweep_plan.SweepPlan`), in the words of :func:`tally_line`.
 """
 
 import atexit
@@ -195,38 +197,34 @@ def tally_line(counts: Counter, total: int) -> str:
 
 
 class SweepProgress(Callback):
-    """Hydra callback announcing the grid size and the final tally of a multirun.
+    """Hydra callback announcing the grid size of a multirun to its jobs.
 
     Hydra skips ``on_multirun_end`` when a job raised (the sweeper re-raises the first
-    failure after all jobs ran) or the sweep was stopped, which is when the tally matters
-    most; the tally is then printed at interpreter exit instead. SIGTERM and SIGHUP stop the
-    sweep as Ctrl-C does (:func:`~lipnorm_exp.stopping.install_stop_handlers`), so that exit
-    comes.
+    failure after all jobs ran) or the sweep was stopped; the sweep's environment variables
+    and signal handlers are then restored at interpreter exit instead. SIGTERM and SIGHUP stop
+    the sweep as Ctrl-C does (:func:`~lipnorm_exp.stopping.install_stop_handlers`), so that
+    exit comes.
     """
 
     def __init__(self) -> None:
-        self._sweep_dir: str | None = None
-        self._total = 0
         self._handlers: dict[int, Any] = {}
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Count the grid, hand the total and this process's id to the jobs, arm the tally."""
-        self._total = grid_runs(config.hydra)
+        """Count the grid, hand the total and this process's id to the jobs."""
         os.environ[TOTAL_ENV] = str(grid_size(config.hydra))
         os.environ[SWEEP_PID_ENV] = sweep_process()
-        self._sweep_dir = str(config.hydra.sweep.dir)
         self._handlers = install_stop_handlers()
-        atexit.register(self._report)
-        log.info("sweep of %d runs; records in %s", self._total, config.paths.results_dir)
+        atexit.register(self._restore)
+        runs, results_dir = grid_runs(config.hydra), config.paths.results_dir
+        log.info("sweep of %d runs; records in %s", runs, results_dir)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        """Print the tally (every job returned)."""
-        atexit.unregister(self._report)
-        self._report()
+        """Restore the environment and signal handlers (every job returned)."""
+        atexit.unregister(self._restore)
+        self._restore()
 
-    def _report(self) -> None:
-        """Log :func:`tally_line`; forget the sweep's environment variables and signal handlers."""
-        log.info("%s", tally_line(tally(self._sweep_dir), self._total))
+    def _restore(self) -> None:
+        """Forget the sweep's environment variables and signal handlers."""
         os.environ.pop(TOTAL_ENV, None)
         os.environ.pop(SWEEP_PID_ENV, None)
         for number, handler in self._handlers.items():

@@ -1,11 +1,13 @@
-"""What a sweep will do, said before its first job: which of its runs are finished already.
+"""What a sweep will do, said before its first job, and what it did, from the records it left.
 
 :class:`SweepPlan` is a Hydra callback (``configs/hydra/default.yaml``). At the start of a
 multirun it composes the config of every run the sweep makes, as its jobs will, and looks up
 each run's record: a run whose finished record is in ``paths.results_dir`` is skipped by its job
 (:func:`lipnorm_exp.runs.finished_record`), so a preset whose records are there already trains
 nothing. The callback says how many runs that is, in which folder, and the two ways to train
-them anyway (``force=true``, or another ``paths.results_dir``).
+them anyway (``force=true``, or another ``paths.results_dir``). At the end of the sweep, also
+when it is stopped, it prints the tally of its runs' outcomes read from the records the sweep
+wrote (:func:`record_outcomes`), so the tally agrees with the records after any stop.
 
 Composing every job through Hydra takes a fifth of a second each, minutes for a paper-scale
 grid. Jobs that select the same config-group options (``dataset=cora +method=gat``) differ only
@@ -14,8 +16,12 @@ step of composing it; so each such choice is composed once and the values of eac
 are set on it as Hydra sets them (:func:`job_configs`).
 """
 
+import atexit
 import logging
+import time
+from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +32,26 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict, read_write
 
 from lipnorm_exp.batched import member_config
-from lipnorm_exp.records import FINISHED, BadRecordError, read_record, run_id
-from lipnorm_exp.sweep import grid_jobs, grid_runs
+from lipnorm_exp.records import (
+    FAILED,
+    FINISHED,
+    RERUN_SUFFIX,
+    BadRecordError,
+    read_record,
+    record_path,
+    run_id,
+)
+from lipnorm_exp.sweep import SKIPPED, grid_jobs, grid_runs, tally, tally_line
 
-__all__ = ["SweepPlan", "finished_runs", "job_configs", "plan_line"]
+__all__ = [
+    "PlannedRun",
+    "SweepPlan",
+    "finished_runs",
+    "job_configs",
+    "plan_line",
+    "planned_runs",
+    "record_outcomes",
+]
 
 log = logging.getLogger(__name__)
 
@@ -96,28 +118,84 @@ def _runs(job: DictConfig) -> list[DictConfig]:
     return [job]
 
 
-def _is_finished(results_dir: Path, rid: str) -> bool:
+def _stored(results_dir: Path, rid: str, path: Path | None = None) -> dict[str, Any] | None:
+    """The record of run ``rid`` (at ``path``, where given), or ``None`` if none is usable."""
     try:
-        record = read_record(results_dir, rid)
+        return read_record(results_dir, rid, path)
     except BadRecordError:  # its job sets it aside and runs again
-        return False
-    return record is not None and record["status"] in FINISHED
+        return None
 
 
-def finished_runs(config: DictConfig) -> dict[tuple[Path, bool], int]:
-    """How many runs of the sweep ``config`` have a finished record, by folder and ``force``."""
-    counts: dict[tuple[Path, bool], int] = {}
-    holds_records: dict[Path, bool] = {}
+@dataclass(frozen=True)
+class PlannedRun:
+    """A run of a sweep: where its record goes, its id, ``force``, and whether it was finished.
+
+    Args:
+        results_dir: the folder of its record.
+        run_id: its :func:`~lipnorm_exp.records.run_id`.
+        force: it is trained even with a finished record.
+        finished: a finished record of it was there when the sweep started.
+    """
+
+    results_dir: Path
+    run_id: str
+    force: bool
+    finished: bool
+
+    @property
+    def skipped(self) -> bool:
+        """Whether its job skips it (a finished record, and no ``force``)."""
+        return self.finished and not self.force
+
+
+def planned_runs(config: DictConfig) -> list[PlannedRun]:
+    """Every run of the sweep ``config``, its record looked up (:class:`PlannedRun`)."""
+    planned = []
     for job in job_configs(config):
         results_dir = Path(job.paths.results_dir)
-        if results_dir not in holds_records:
-            holds_records[results_dir] = any(results_dir.glob("*.json"))
-        if not holds_records[results_dir]:
-            continue  # a new folder: no run id to work out
         for run in _runs(job):
-            if _is_finished(results_dir, run_id(run)):
-                key = (results_dir, bool(run.force))
-                counts[key] = counts.get(key, 0) + 1
+            rid = run_id(run)
+            record = _stored(results_dir, rid)
+            finished = record is not None and record["status"] in FINISHED
+            planned.append(PlannedRun(results_dir, rid, bool(run.force), finished))
+    return planned
+
+
+def finished_runs(planned: list[PlannedRun]) -> dict[tuple[Path, bool], int]:
+    """How many ``planned`` runs have a finished record, by folder and ``force``."""
+    return dict(Counter((run.results_dir, run.force) for run in planned if run.finished))
+
+
+def _written_since(run: PlannedRun, since: float) -> dict[str, Any] | None:
+    """The record of ``run`` written at or after ``since`` (its re-run's where newer), or none."""
+    path = record_path(run.results_dir, run.run_id)
+    written = []
+    for candidate in (path, path.with_name(path.name + RERUN_SUFFIX)):
+        try:
+            modified = candidate.stat().st_mtime
+        except OSError:
+            continue
+        if modified >= since:
+            written.append((modified, candidate))
+    newest_first = sorted(written, reverse=True)
+    records = (_stored(run.results_dir, run.run_id, path) for _, path in newest_first)
+    return next((record for record in records if record is not None), None)
+
+
+def record_outcomes(planned: list[PlannedRun], since: float, noted_failures: int = 0) -> Counter:
+    """The outcome of each run of a sweep started at ``since`` (``time.time()``), from records.
+
+    A run its job skips is ``skipped``; any other counts with the status of the record the
+    sweep wrote for it (on or after ``since``), and has no outcome without one. A job that
+    failed before writing any record (a value refused) is known only from the ``noted_failures``
+    its jobs reported: those beyond the ``failed`` records count as failed.
+    """
+    counts: Counter = Counter()
+    for run in planned:
+        record = None if run.skipped else _written_since(run, since)
+        if run.skipped or record is not None:
+            counts[SKIPPED if run.skipped else record["status"]] += 1
+    counts[FAILED] += max(0, noted_failures - counts[FAILED])
     return counts
 
 
@@ -133,10 +211,36 @@ def plan_line(finished: int, total: int, results_dir: Path, force: bool) -> str:
 
 
 class SweepPlan(Callback):
-    """Hydra callback: before the first job, say which of the sweep's runs are finished already."""
+    """Hydra callback: the sweep's finished runs before its first job, its tally at its end.
+
+    The tally of the runs' outcomes comes from the records (module docstring), also when the
+    sweep is stopped.
+    Hydra skips ``on_multirun_end`` when a job raised or the sweep was stopped; the tally is
+    then printed at interpreter exit instead.
+    """
+
+    def __init__(self) -> None:
+        self._planned: list[PlannedRun] = []
+        self._since = 0.0
+        self._sweep_dir = ""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Log :func:`plan_line` for each folder (and ``force``) with finished runs."""
+        self._since = time.time()
+        self._sweep_dir = str(config.hydra.sweep.dir)
+        self._planned = planned_runs(config)
         total = grid_runs(config.hydra)
-        for (results_dir, force), finished in finished_runs(config).items():
+        for (results_dir, force), finished in finished_runs(self._planned).items():
             log.info("%s", plan_line(finished, total, results_dir, force))
+        atexit.register(self._report)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        """Print the tally (every job returned)."""
+        atexit.unregister(self._report)
+        self._report()
+
+    def _report(self) -> None:
+        """Log :func:`~lipnorm_exp.sweep.tally_line` of :func:`record_outcomes`."""
+        noted = tally(self._sweep_dir)[FAILED]
+        counts = record_outcomes(self._planned, self._since, noted)
+        log.info("%s", tally_line(counts, len(self._planned)))

@@ -14,6 +14,15 @@ import pytest
 
 from lipnorm_exp.atomic import replacing
 from lipnorm_exp.processes import process_alive
+from lipnorm_exp.records import (
+    COMPLETED,
+    FAILED,
+    INTERRUPTED,
+    RERUN_SUFFIX,
+    SUMMARY_KEYS,
+    record_path,
+    write_record,
+)
 from lipnorm_exp.stopping import (
     SWEEP_PID_ENV,
     WATCH_INTERVAL_S,
@@ -23,6 +32,7 @@ from lipnorm_exp.stopping import (
     sweep_process,
 )
 from lipnorm_exp.sweep import tally_line
+from lipnorm_exp.sweep_plan import PlannedRun, record_outcomes
 
 
 def ended_process() -> int:
@@ -79,6 +89,42 @@ def test_a_worker_stops_itself_once_its_sweep_has_ended(monkeypatch):
             while time.monotonic() < deadline:
                 time.sleep(0.01)
     assert time.monotonic() < deadline
+
+
+def _record(rid: str, status: str) -> dict:
+    summary = {**dict.fromkeys(SUMMARY_KEYS, 0.5), "metric": "accuracy"}
+    summary.update(best_epoch=1, epochs_run=1, diverged_at_epoch=None)
+    config = {group: {"name": "x"} for group in ("dataset", "model", "norm")}
+    return {"run_id": rid, "status": status, "config": {**config, "train": {}}, "summary": summary}
+
+
+def test_the_tally_is_read_from_the_records_the_sweep_wrote(tmp_path):
+    """A job stopped after its record was written counts as its record says."""
+    runs = {name: f"{index:016x}" for index, name in enumerate("abcdef")}
+    old = ("a", COMPLETED), ("d", FAILED), ("e", COMPLETED)
+    for name, status in old:
+        write_record(tmp_path, _record(runs[name], status))
+    since = time.time() + 1e-3
+    while time.time() < since:
+        time.sleep(1e-3)
+    for name, status in (("b", COMPLETED), ("c", INTERRUPTED)):
+        write_record(tmp_path, _record(runs[name], status))
+    rerun = record_path(tmp_path, runs["e"]).with_name(f"{runs['e']}.json{RERUN_SUFFIX}")
+    write_record(tmp_path, _record(runs["e"], INTERRUPTED), rerun)  # a forced re-run, stopped
+    planned = [
+        PlannedRun(tmp_path, runs["a"], force=False, finished=True),  # skipped by its job
+        PlannedRun(tmp_path, runs["b"], force=False, finished=False),
+        PlannedRun(tmp_path, runs["c"], force=False, finished=False),
+        PlannedRun(tmp_path, runs["d"], force=False, finished=False),  # an older record only
+        PlannedRun(tmp_path, runs["e"], force=True, finished=True),
+        PlannedRun(tmp_path, runs["f"], force=False, finished=False),  # refused: no record
+    ]
+    counts = record_outcomes(planned, since, noted_failures=1)
+    assert counts == Counter(skipped=1, completed=1, interrupted=2, failed=1)
+    assert tally_line(counts, len(planned)) == (
+        "sweep stopped: 1 completed, 0 diverged, 1 skipped, 1 failed, 2 interrupted (of 6); "
+        "1 without an outcome"
+    )
 
 
 def test_the_tally_says_whether_the_sweep_finished_and_what_has_no_outcome():

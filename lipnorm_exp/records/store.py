@@ -164,14 +164,16 @@ def record_problem(record: Any, run_id: str | None = None) -> str | None:
     )
 
 
-def read_record(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:
-    """The record of ``run_id``, or ``None`` if there is none.
+def read_record(
+    results_dir: str | Path, run_id: str, path: Path | None = None
+) -> dict[str, Any] | None:
+    """The record of ``run_id`` (at ``path``: a re-run's, say), or ``None`` if there is none.
 
     Raises:
         BadRecordError: the file is there but unreadable, not JSON, or not a run record of
             ``run_id`` (:func:`record_problem`).
     """
-    path = record_path(results_dir, run_id)
+    path = path or record_path(results_dir, run_id)
     if not os.path.lexists(path):
         return None
     try:
