@@ -9,6 +9,8 @@ dataset's widths are not known before its data is read). A run's history holds a
 would use (:func:`device_memory`) refuses the config in one line.
 """
 
+import functools
+import json
 import math
 import os
 from typing import Any
@@ -58,15 +60,23 @@ def _size(count: int) -> str:
 
 def parameter_count(model: dict[str, Any], norm: dict[str, Any]) -> int:
     """Parameters of the model of the ``model`` and ``norm`` groups, for 1 input and output."""
+    first, per_layer = _layer_counts(json.dumps({**model, "depth": 0}), json.dumps(norm))
+    return first + (model["depth"] - 1) * per_layer
+
+
+@functools.cache
+def _layer_counts(model: str, norm: str) -> tuple[int, int]:
+    """Parameters of the model at depth 1, and of each further layer (groups as JSON)."""
+    norm_group = OmegaConf.create(json.loads(norm))
 
     def at_depth(depth: int) -> int:
-        groups = OmegaConf.create({**model, "depth": depth}), OmegaConf.create(norm)
+        model_group = OmegaConf.create({**json.loads(model), "depth": depth})
         with torch.device("meta"):
-            built = build_model(*groups, 1, 1)
+            built = build_model(model_group, norm_group, 1, 1)
         return sum(parameter.numel() for parameter in built.parameters())
 
     first = at_depth(1)
-    return first + (model["depth"] - 1) * (at_depth(2) - first) if model["depth"] > 1 else first
+    return first, at_depth(2) - first
 
 
 def model_fits(config: dict[str, Any]) -> None:
