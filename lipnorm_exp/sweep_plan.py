@@ -28,6 +28,7 @@ from typing import Any
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
+from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict, read_write
 
@@ -228,7 +229,10 @@ class SweepPlan(Callback):
         """Log :func:`plan_line` for each folder (and ``force``) with finished runs."""
         self._since = time.time()
         self._sweep_dir = str(config.hydra.sweep.dir)
-        self._planned = planned_runs(config)
+        try:
+            self._planned = planned_runs(config)
+        except HydraException:  # a job Hydra cannot compose: its launch refuses it in one line
+            return
         total = grid_runs(config.hydra)
         for (results_dir, force), finished in finished_runs(self._planned).items():
             log.info("%s", plan_line(finished, total, results_dir, force))
