@@ -20,6 +20,19 @@ $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=30 "grid.pape
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 "grid.paper.seeds='0,1,2'"
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=30 grid.paper.methods=gat_lip grid.paper.seeds=0 \
     model.dropout=0.0,0.5 train.lr=0.005,0.001
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=30 grid.paper.methods=gat grid.paper.seeds=0 \
+    model.dropout=0.0,0.5 train.lr=0.005,0.001
+# ... the setting the search selects at 30 layers (dropout 0, lr 0.001) with seeds 1-2, and GAT beside it
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=30 "grid.paper.methods='gat_lip,gat'" \
+    "grid.paper.seeds='0,1,2'" model.dropout=0.0 train.lr=0.001
+# ... and the same search for GAT-Lip at 15 layers, seed 0, then its selected setting with seeds 0-2
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper.methods=gat_lip grid.paper.seeds=0 \
+    model.dropout=0.0,0.5 train.lr=0.005,0.001
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 "grid.paper.methods='gat_lip,gat'" \
+    "grid.paper.seeds='0,1,2'" model.dropout=0.0 train.lr=0.001
+# GAT-res under the published protocol: one factor of the protocol changed at a time (15 layers, 200 epochs)
+$P +experiment=ablation grid.paper.methods=gat_res grid.paper.depths=15 grid.paper.seeds=0 \
+    "grid.paper.ablations='none,row_normalised,heads_8x8,full_width_input,no_attn_dropout,last_elu'"
 # Table 1, 100% missing vectors, GAT and GAT-Lip: depths 2, 4, 8, 11, 15; 1 seed (GAT-Lip on Cora at 8
 # and 11 layers: 3); Cora 300, CiteSeer 200 epochs
 $P +experiment=missing_vector grid.paper.datasets=cora grid.paper.missing_rates=1.0 \
