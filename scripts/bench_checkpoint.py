@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import torch
-from bench_environment import environment, header
+from bench_environment import environment, header, write_results
 from hydra import compose, initialize_config_dir
 
 from lipnorm_exp.checkpoint import Checkpoint, snapshot
@@ -95,8 +95,6 @@ def main(argv=None) -> None:
             rows.append(row)
     frame = pd.DataFrame(rows)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out / "checkpoint.csv", index=False)
     lines = header("Checkpoint cost (resumable runs)", environment("cpu"))
     lines += [
         "",
@@ -104,12 +102,8 @@ def main(argv=None) -> None:
         "evaluation; `keep_s` the state copied in memory at the epoch's end (every epoch); "
         "`write_s` one checkpoint file written; `overhead every k`: (keep + write / k) / epoch, "
         "the cost of `train.checkpoint_every=k`.",
-        "",
-        frame.to_markdown(index=False, floatfmt=".3g"),
     ]
-    (out / "checkpoint.md").write_text("\n".join(lines) + "\n")
-    print(f"\nwrote {out / 'checkpoint.csv'} and {out / 'checkpoint.md'}")
-    print(frame.to_markdown(index=False, floatfmt=".3g"))
+    write_results(out, "checkpoint", frame, lines)
 
 
 if __name__ == "__main__":

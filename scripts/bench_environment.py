@@ -4,7 +4,9 @@ import datetime
 import os
 import platform
 import sys
+from pathlib import Path
 
+import pandas as pd
 import torch
 import torch_geometric
 
@@ -35,3 +37,12 @@ def environment(device: torch.device | str = "cpu", **extra) -> dict:
 def header(title: str, env: dict) -> list[str]:
     """The first lines of a benchmark's Markdown file: its title and ``env`` as a list."""
     return [f"# {title}", "", *(f"- {key}: `{value}`" for key, value in env.items())]
+
+
+def write_results(out: Path, name: str, frame: pd.DataFrame, lines: list[str]) -> None:
+    """``<out>/<name>.csv`` (the rows) and ``<out>/<name>.md`` (``lines``, then the table)."""
+    out.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(out / f"{name}.csv", index=False)
+    table = frame.to_markdown(index=False, floatfmt=".3g")
+    (out / f"{name}.md").write_text("\n".join([*lines, "", table]) + "\n")
+    print(f"\nwrote {out / name}.csv and {out / name}.md\n{table}")

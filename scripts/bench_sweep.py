@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 import torch
-from bench_environment import environment, header
+from bench_environment import environment, header, write_results
 
 from lipnorm_exp.records import FINISHED, iter_records
 
@@ -116,8 +116,6 @@ def run_sweep(args, n_jobs: int, seeds_per_job: int) -> dict:
 
 
 def write_outputs(frame: pd.DataFrame, env: dict, args, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out / "sweep.csv", index=False)
     example = " ".join(overrides(args, "K", "S", Path("<tmp>")))
     lines = header("Sweep throughput (joblib launcher, seeds trained together)", env)
     lines += [
@@ -127,10 +125,8 @@ def write_outputs(frame: pd.DataFrame, env: dict, args, out: Path) -> None:
         "written as completed or diverged; `seeds_per_job`: seeds trained together in one "
         "process (1: one run at a time); `speedup`: runs per minute over those of the first "
         "row.",
-        "",
-        frame.to_markdown(index=False, floatfmt=".3g"),
     ]
-    (out / "sweep.md").write_text("\n".join(lines) + "\n")
+    write_results(out, "sweep", frame, lines)
 
 
 def main(argv=None) -> None:
@@ -151,8 +147,6 @@ def main(argv=None) -> None:
     frame["speedup"] = frame["runs_per_min"] / frame["runs_per_min"].iloc[0]
     out = Path(args.out)
     write_outputs(frame, env, args, out)
-    print(f"\nwrote {out / 'sweep.csv'} and {out / 'sweep.md'}")
-    print(frame.to_markdown(index=False, floatfmt=".3g"))
 
 
 if __name__ == "__main__":
