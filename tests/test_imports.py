@@ -44,7 +44,13 @@ def test_importing_every_module_changes_no_process_wide_state():
     assert result["after"] == result["before"]
 
 
+#: the one module allowed Hydra's private API: Hydra prints its own refusals of a command line
+#: in ``hydra._internal.utils.run_and_report`` and offers no public hook (hydra-core is pinned
+#: to 1.3.x in pyproject.toml; tests/test_cli_errors.py checks each refusal it rewrites)
+PRIVATE_HYDRA_USERS = ["hydra_refusals.py"]
+
+
 def test_no_module_imports_a_private_hydra_api():
     package = Path(__file__).resolve().parents[1] / "lipnorm_exp"
     users = [path.name for path in package.rglob("*.py") if "hydra._internal" in path.read_text()]
-    assert users == []
+    assert sorted(users) == PRIVATE_HYDRA_USERS
