@@ -114,12 +114,12 @@ class TableSpec:
         """Row labels: the paper's rows, then the grid's other model labels."""
         return list(dict.fromkeys([*self.paper, *grid.labels]))
 
-    def notes(self, grid: PresetGrid) -> str:
-        """How to read the cells."""
+    def notes(self, runs: pd.DataFrame) -> str:
+        """How to read the cells; where a cell chooses its depth, the depths ``runs`` ran."""
         depth = ""
-        if not self.depth_columns and DEPTH_KEY in grid.values:
-            depths = compact(grid.values[DEPTH_KEY])
-            depth = f"(k): depth chosen on validation among {depths}; "
+        if not self.depth_columns:
+            depths = compact(tuple(int(depth) for depth in runs["depth"].dropna().unique()))
+            depth = f"(k): depth chosen on validation among the depths run, {depths}; "
         return (
             "Ours: test accuracy at the best validation epoch, mean ± std over the n seeds of "
             f"the hyper-parameters with the best mean validation accuracy; {depth}†k: k "
@@ -206,7 +206,7 @@ def build_table(runs: pd.DataFrame, grid: PresetGrid, spec: TableSpec) -> Table 
             if chosen:
                 used.append(UsedCell(label, column.title, chosen))
     return Table.of_runs(
-        spec.name, spec.caption, list(display.values()), cells, spec.notes(grid), grid, runs, used
+        spec.name, spec.caption, list(display.values()), cells, spec.notes(runs), grid, runs, used
     )
 
 
