@@ -747,15 +747,11 @@ def test_a_stop_while_writing_leaves_every_file_whole_and_says_so_in_one_line(
     assert {path.name: path.read_bytes() for path in figures.iterdir()} == before
 
 
-def test_the_report_command_refuses_a_bad_only_in_one_line(tmp_path):
-    out = subprocess.run(
-        [sys.executable, "-m", "lipnorm_exp.report", "--only", "nothing"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert out.returncode == 2
-    (line,) = out.stderr.strip().splitlines()
+def test_the_report_command_refuses_a_bad_only_in_one_line(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["--only", "nothing"])
+    assert stopped.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("lipnorm_exp.report: error: argument --only: invalid choice: 'nothing'")
 
 
