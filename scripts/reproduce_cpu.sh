@@ -30,6 +30,8 @@ $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper
     model.dropout=0.0,0.5 train.lr=0.005,0.001
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 "grid.paper.methods='gat_lip,gat'" \
     "grid.paper.seeds='0,1,2'" model.dropout=0.0 train.lr=0.001
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper.methods=gat_res grid.paper.seeds=0 \
+    model.dropout=0.0 train.lr=0.001
 # GAT-res under the published protocol: one factor of the protocol changed at a time (15 layers, 200 epochs)
 $P +experiment=ablation grid.paper.methods=gat_res grid.paper.depths=15 grid.paper.seeds=0 \
     "grid.paper.ablations='none,row_normalised,heads_8x8,full_width_input,no_attn_dropout,last_elu'"
