@@ -185,6 +185,7 @@ def fit_together(
     (for its checkpoint).
     """
     train = states[0].train
+    optimizers = [state.optimizer for state in states]
     edge_index, x = graphs[0].edge_index, torch.stack([graph.x for graph in graphs])
     first = min(state.epoch for state in states) + 1
     active, inputs = [], x  # the copies training this epoch, and their stacked features
@@ -195,7 +196,6 @@ def fit_together(
             active, inputs = now, x if len(now) == len(states) else x[now]
         for k in active:
             states[k].start_epoch()
-        optimizers = [state.optimizer for state in states]
         losses, grads = _train_step(
             copies, active, inputs, edge_index, tasks, graphs, optimizers, train.track_gradients
         )
