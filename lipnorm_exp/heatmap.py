@@ -10,7 +10,10 @@ from matplotlib.colors import LogNorm
 from matplotlib.image import AxesImage
 from matplotlib.ticker import MaxNLocator
 
-__all__ = ["draw_gradient_heatmap", "gradient_matrix", "log_norm"]
+__all__ = ["BLANK_CELLS", "draw_gradient_heatmap", "gradient_matrix", "log_norm"]
+
+#: what a blank (white) cell of :func:`draw_gradient_heatmap` stands for
+BLANK_CELLS = "white: a norm of exactly 0, or not finite (no colour on a log scale)"
 
 
 def gradient_matrix(history: list) -> tuple[np.ndarray, np.ndarray]:
@@ -35,7 +38,8 @@ def draw_gradient_heatmap(ax: Axes, history: list, norm: LogNorm | None = None) 
         norm: a colour scale shared between panels; by default one over this run's values.
 
     Returns:
-        The image, for a colour bar. Zero and non-finite norms are left blank.
+        The image, for a colour bar. Zero and non-finite norms are left blank
+        (:data:`BLANK_CELLS`): they are the masked values of its array.
     """
     epochs, grads = gradient_matrix(history)
     shown = np.ma.masked_where(~np.isfinite(grads) | (grads <= 0), grads)

@@ -14,6 +14,7 @@ from conftest import CONFIGS
 from matplotlib.figure import Figure
 from matplotlib.image import imread
 
+from lipnorm_exp.heatmap import BLANK_CELLS
 from lipnorm_exp.labels import model_label
 from lipnorm_exp.records import RERUN_SUFFIX, run_id
 from lipnorm_exp.report import paper, presets
@@ -27,6 +28,7 @@ from lipnorm_exp.report.aggregate import (
 )
 from lipnorm_exp.report.figures import FIGURES
 from lipnorm_exp.report.presets import preset_grid
+from lipnorm_exp.report.provenance import provenance_line
 from lipnorm_exp.report.records import load_records, record_row, records_frame
 from lipnorm_exp.report.tables import TABLES, build_table, compact
 from lipnorm_exp.report.trees import departures, trees_table
@@ -50,6 +52,8 @@ def make_record(
     norm="none",
     residual=False,
     lr=0.005,
+    dropout=0.6,
+    epochs=10,
     heads=8,
     val=0.5,
     test=0.5,
@@ -65,7 +69,7 @@ def make_record(
     if norm == "lip":
         norm_cfg.update(alpha=1.0, eps=1e-12, variant="paper")
     dataset_cfg = {"name": dataset, "missing_rate": missing_rate, "download": True}
-    model_cfg = {"name": model, "depth": depth, "hidden": 64, "dropout": 0.6}
+    model_cfg = {"name": model, "depth": depth, "hidden": 64, "dropout": dropout}
     model_cfg.update(MODEL_DEFAULTS.get(model, {}), residual=residual)
     if model in ATTENTION:
         model_cfg.update(heads=heads, concat=True, attn_dropout=0.0)
@@ -82,7 +86,7 @@ def make_record(
         "model": model_cfg,
         "norm": norm_cfg,
         "train": {
-            "epochs": 10,
+            "epochs": epochs,
             "lr": lr,
             "weight_decay": 5e-4,
             "patience": 0,
@@ -133,11 +137,11 @@ def seeds(values, **kwargs):
     return [make_record(seed=k, val=v, test=t, **kwargs) for k, (v, t) in enumerate(values)]
 
 
-def gradient_history(depth, growth):
+def gradient_history(depth, growth, accuracy=0.1):
     return [
         {
             "epoch": e,
-            "train_acc": 0.1 * e,
+            "train_acc": accuracy * e,
             "grad_attn": [growth ** (e + layer / depth) for layer in range(depth)],
             "grad_layer": [1.0] * depth,
         }
@@ -503,31 +507,201 @@ def test_figures_are_written_per_preset_with_footers(report_dir, capsys):
     assert (report_dir / "quick" / "standard" / "figures" / "fig6_depth.png").exists()
 
 
-def test_fig2_uses_log_scale_one_seed_and_a_footer(usable):
+def test_fig2_uses_log_scale_one_seed_and_a_colour_scale_per_model(usable):
     drawn = DRAW["fig2_gradients"](*of_preset(usable, "gradients"))
-    images = [ax.images[0] for ax in drawn.figure.axes if ax.images]
-    assert len(images) == 2
-    assert type(images[0].norm).__name__ == "LogNorm"
-    assert images[0].norm.vmax == pytest.approx(10.0 ** (5 + 19 / 20))
-    assert images[0].get_array().shape == (20, 5)
+    images = {ax.get_title().split(",")[0]: ax.images[0] for ax in drawn.figure.axes if ax.images}
+    assert set(images) == {"GAT", "GAT-Lip"}
+    assert all(type(image.norm).__name__ == "LogNorm" for image in images.values())
+    assert images["GAT"].norm.vmax == pytest.approx(10.0 ** (5 + 19 / 20))
+    assert images["GAT-Lip"].norm.vmax == pytest.approx(1.01 ** (5 + 19 / 20))
+    assert images["GAT"].get_array().shape == (20, 5)
+    assert len(colour_bars(drawn.figure)) == 2
+    assert BLANK_CELLS not in drawn.figure.get_suptitle()  # no blank cell to explain
+    one_setting = "dropout 0.6, heads 8, hidden 64, lr 0.005"
     assert [(c.row, c.column, c.selection.n) for c in drawn.cells] == [
-        ("GAT", "20 layers", 1),
-        ("GAT-Lip", "20 layers", 1),
+        ("GAT", f"{one_setting}, 20 layers", 1),
+        ("GAT-Lip", f"{one_setting}, 20 layers", 1),
     ]
 
 
+def colour_bars(figure):
+    return [ax for ax in figure.axes if ax.get_label() == "<colorbar>"]
+
+
+PROTOCOL_SETTING = {"dropout": 0.6, "lr": 0.005}
+SELECTED_SETTING = {"dropout": 0.0, "lr": 0.001}
+
+
+def gradient_records(depths_by_norm, accuracy, growth, zero=False, **setting):
+    """``gradients`` records of one setting: seeds 0 and 1 per norm and depth listed."""
+    records = []
+    for norm, depths in depths_by_norm.items():
+        for depth in depths:
+            history = gradient_history(depth, growth[norm], accuracy)
+            if zero:
+                history[0]["grad_attn"][0] = 0.0
+            records += [
+                make_record(
+                    tags=("gradients",),
+                    depth=depth,
+                    norm=norm,
+                    seed=seed,
+                    history=history,
+                    **setting,
+                )  # fmt: skip
+                for seed in (0, 1)
+            ]
+    return records
+
+
+@pytest.fixture(scope="module")
+def two_settings():
+    """The ``gradients`` preset at the protocol's setting (both models at 20 and 30 layers) and at
+    the searched one, of which only some records exist (GAT at 20 and 30, GAT-Lip at 20)."""
+    growth = {"none": 10.0, "lip": 1.01}
+    protocol = gradient_records(
+        {"none": (20, 30), "lip": (20, 30)}, 0.02, growth, zero=True, **PROTOCOL_SETTING
+    )
+    selected = gradient_records(
+        {"none": (20, 30), "lip": (20,)}, 0.15, {"none": 1.5, "lip": 1.02}, **SELECTED_SETTING
+    )
+    frame = records_frame([record_row(record) for record in protocol + selected])
+    return of_preset(usable_runs(frame, "paper", "standard"), "gradients")
+
+
+def panels(subfigure):
+    """``{title: axes}`` of a row of panels, and its title."""
+    (title,) = [text.get_text() for text in subfigure.texts]
+    return {ax.get_title(): ax for ax in subfigure.axes if ax.get_label() != "<colorbar>"}, title
+
+
+def test_fig3_draws_each_setting_apart_under_its_dropout_and_lr(two_settings):
+    figure = DRAW["fig3_train_acc"](*two_settings).figure
+    protocol, selected = (panels(row) for row in figure.subfigs)
+    assert protocol[1] == "dropout 0.6, lr 0.005 (the preset's values)"
+    assert selected[1] == "dropout 0, lr 0.001"
+    assert set(protocol[0]) == {"GAT", "GAT-Lip"}
+    assert set(selected[0]) == {"GAT", "GAT-Lip (30 layers: no records)"}
+    for (axes, _), accuracy in ((protocol, 0.02), (selected, 0.15)):
+        for ax in axes.values():
+            for line in ax.get_lines():  # one line per depth, all of this setting's records
+                assert np.allclose(line.get_ydata(), [100 * accuracy * e for e in range(1, 6)])
+    lines = {
+        title: [line.get_label() for line in ax.get_lines()] for title, ax in selected[0].items()
+    }
+    assert lines == {
+        "GAT": ["20 layers", "30 layers"],
+        "GAT-Lip (30 layers: no records)": ["20 layers"],
+    }
+    (legend,) = figure.legends
+    assert [text.get_text() for text in legend.get_texts()] == ["20 layers", "30 layers"]
+    assert all(ax.get_legend() is None for ax in figure.axes)
+
+
+def test_fig2_draws_each_setting_apart_with_a_colour_scale_per_model_and_blank_cells_named(
+    two_settings,
+):
+    drawn = DRAW["fig2_gradients"](*two_settings)
+    protocol, selected = (panels(row) for row in drawn.figure.subfigs)
+    assert protocol[1] == "dropout 0.6, lr 0.005 (the preset's values)"
+    assert set(protocol[0]) == {
+        f"{label}, {depth} layers (seed 0)" for label in ("GAT", "GAT-Lip") for depth in (20, 30)
+    }
+    assert set(selected[0]) == {
+        "GAT, 20 layers (seed 0)",
+        "GAT, 30 layers (seed 0)",
+        "GAT-Lip, 20 layers (seed 0)",
+        "GAT-Lip, 30 layers",
+    }
+    no_records = selected[0]["GAT-Lip, 30 layers"]
+    assert not no_records.images and [text.get_text() for text in no_records.texts] == [
+        "no records"
+    ]
+    gat_lip = protocol[0]["GAT-Lip, 30 layers (seed 0)"].images[0]
+    assert gat_lip.norm.vmax == pytest.approx(1.01 ** (5 + 29 / 30))  # its own scale, not GAT's
+    assert selected[0]["GAT, 30 layers (seed 0)"].images[0].norm.vmax == pytest.approx(
+        1.5 ** (5 + 29 / 30)
+    )
+    assert len(colour_bars(drawn.figure)) == 4  # a model × a setting
+    assert BLANK_CELLS in drawn.figure.get_suptitle()  # the protocol's records have a zero
+    assert [cell.column for cell in drawn.cells if cell.row == "GAT-Lip"] == [
+        "dropout 0.6, lr 0.005, 20 layers",
+        "dropout 0.6, lr 0.005, 30 layers",
+        "dropout 0, lr 0.001, 20 layers",
+    ]
+
+
+def test_the_footer_of_a_figure_of_settings_drawn_apart_says_so(two_settings):
+    spec = next(spec for spec in FIGURES if spec.name == "fig3_train_acc")
+    cells = spec.draw(*two_settings).cells
+    runs, grid = two_settings
+    footer = provenance_line(grid, runs, cells, spec.unit, spec.settings_apart)
+    assert (
+        "model.dropout, train.lr (a search or values set by hand; each setting is drawn apart)"
+        in footer
+    )
+    assert "best mean validation accuracy" in provenance_line(grid, runs, cells, spec.unit)
+
+
 def test_fig5_draws_ours_beside_alon_yahav_and_the_papers_depth_10(usable):
-    ax = DRAW["fig5_trees"](*of_preset(usable, "trees")).figure.axes[0]
+    figure = DRAW["fig5_trees"](*of_preset(usable, "trees")).figure
+    ax, paper_ax = figure.axes
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert np.allclose(lines["GAT-Lip"].get_ydata(), [45.0, 30.0])
     reference = lines["Alon & Yahav GAT"]
-    assert list(reference.get_xdata()) == list(range(2, 9))
-    assert list(reference.get_ydata()) == list(paper.ALON_YAHAV_TRAIN_ACC["GAT"].values())
+    assert list(reference.get_xdata()) == [2, 3]  # only over the depths with records
+    assert list(reference.get_ydata()) == [paper.ALON_YAHAV_TRAIN_ACC["GAT"][d] for d in (2, 3)]
     assert reference.get_color() == lines["GAT"].get_color()
-    stars = {c.get_label(): c.get_offsets()[0] for c in ax.collections if c.get_label()}
+    assert ax.get_xlim()[1] < 4  # the axis stops where the records do
+    stars = {c.get_label(): c.get_offsets()[0] for c in paper_ax.collections if c.get_label()}
     assert list(stars[f"paper GAT-Lip (depth {paper.TREES_DEPTH})"]) == [10, 68.3]
     missing = [line for line in ax.get_lines() if line.get_marker() == "x"]
     assert {line.get_label() for line in missing} >= {"GCN (no records)", "GAT-PN (no records)"}
+    (legend,) = figure.legends  # beside the panels, not over the data
+    assert ax.get_legend() is None and paper_ax.get_legend() is None
+    entries = [text.get_text() for text in legend.get_texts()]
+    assert "GAT-Lip" in entries and not any("another budget" in entry for entry in entries)
+
+
+def test_fig5_joins_one_budget_per_line_and_draws_another_budget_apart_labelled():
+    runs = [
+        make_record(
+            tags=("trees",),
+            dataset="trees",
+            tree_depth=d,
+            depth=d + 1,
+            norm=norm,
+            seed=seed,
+            epochs=epochs,
+            train=train,
+        )  # fmt: skip
+        for norm, d, epochs, train in (
+            ("none", 2, 10, 0.6),
+            ("none", 3, 10, 0.3),
+            ("none", 3, 80, 0.95),  # eight times the budget
+            ("lip", 2, 10, 0.7),
+            ("lip", 3, 10, 0.4),
+        )
+        for seed in (0, 1)
+    ]
+    frame = records_frame([record_row(record) for record in runs])
+    drawn = DRAW["fig5_trees"](*of_preset(usable_runs(frame, "paper", "standard"), "trees"))
+    ax = drawn.figure.axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert np.allclose(lines["GAT"].get_ydata(), [60.0, 30.0])  # not 95: another budget
+    assert np.allclose(lines["GAT-Lip"].get_ydata(), [70.0, 40.0])
+    (apart,) = [line for line in ax.get_lines() if line.get_markerfacecolor() == "none"]
+    assert (apart.get_xdata()[0], apart.get_ydata()[0]) == (pytest.approx(3.2), pytest.approx(95.0))
+    assert apart.get_color() == lines["GAT"].get_color()
+    assert [(text.get_text(), text.xy[1]) for text in ax.texts] == [
+        ("80 passes", pytest.approx(95.0))
+    ]
+    assert ax.get_title() == "lines: runs of at most 10 passes"
+    (legend,) = drawn.figure.legends
+    assert "best at another budget than 10 passes" in [
+        text.get_text() for text in legend.get_texts()
+    ]
+    assert ("GAT", "80 passes, tree depth 3") in [(cell.row, cell.column) for cell in drawn.cells]
 
 
 def test_fig5_labels_a_point_trained_on_another_batch_size_than_its_protocols(usable):

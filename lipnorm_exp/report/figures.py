@@ -6,22 +6,27 @@ rule of :mod:`lipnorm_exp.report.aggregate` at that x value (the setting with th
 validation accuracy, its mean over the seeds that did not diverge as the line and ± one std
 as the band); a legend entry ``(†k)`` counts diverged runs among the plotted seeds, and a
 point whose seeds all diverged has no value: ``†k`` stands at the foot of the panel there
-and the line is broken. An x-axis spans only the values
-with records. A model label of the grid without records at one of them is marked ``x`` at the
-foot of the panel there and its line is broken, never interpolated. Every figure has a footer
+and the line is broken. An x-axis spans only the values with records, and a legend stands
+beside its panels, never over the data. A model label of the grid without records at one of
+them is marked ``x`` at the foot of the panel there and its line is broken, never
+interpolated. Every figure has a footer
 (:func:`~lipnorm_exp.report.provenance.provenance_line`) and ``<name>.runs.csv`` beside it.
 PNG and PDF files carry no time stamp and no software version, so the same records give the
 same bytes; every file is written whole or not at all (:mod:`lipnorm_exp.atomic`).
 
 - ``fig2_gradients`` (Fig. 2, preset ``gradients``): layers × epochs heat maps of the
-  attention-gradient norms (log colour scale), one row per depth with records, one column per
-  model label of the grid. One run per panel: the chosen setting's lowest seed.
-- ``fig3_train_acc`` (Fig. 3, ``gradients``): training accuracy per epoch of the same runs,
-  one panel per model label, one line per depth.
+  attention-gradient norms (log colour scale, one per model label and setting; white where a
+  norm is 0). Each setting of the search keys (``model.dropout``, ``train.lr``, ...) is a group
+  of rows titled with its values, the preset's own first: one row per depth with records, one
+  column per model label of the grid. One run per panel: the lowest seed.
+- ``fig3_train_acc`` (Fig. 3, ``gradients``): training accuracy per epoch of the same runs, a
+  row per setting, one panel per model label, one line per depth.
 - ``fig4_pubmed_depth`` (Fig. 4, ``pubmed_depth``): test accuracy against depth.
 - ``fig5_trees`` (Fig. 5, ``trees``): TREES training accuracy (``best_train_acc``, which also
-  picks the setting: the figure measures how well a model can fit) against tree depth, beside
-  Alon & Yahav's values (dashed) and the paper's depth-10 numbers (stars).
+  picks the setting: the figure measures how well a model can fit) against tree depth, one line
+  per model label at one training budget (runs of another budget apart and labelled), beside
+  Alon & Yahav's values (dashed) and, on a panel of their own, the paper's depth-10 numbers
+  (stars).
 - ``fig6_depth`` (Fig. 6, ``depth``): test accuracy (ROC-AUC on ogbn-proteins) against depth,
   one panel per dataset of the grid with records.
 """
@@ -35,24 +40,33 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
+from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from lipnorm_exp.atomic import replacing, write_whole
-from lipnorm_exp.heatmap import draw_gradient_heatmap, gradient_matrix, log_norm
+from lipnorm_exp.heatmap import BLANK_CELLS, draw_gradient_heatmap, gradient_matrix, log_norm
 from lipnorm_exp.labels import dataset_label, metric_label, missing_label
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import TEST, VALIDATION, Selection, curves, preset_runs, select
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
-from lipnorm_exp.report.trees import departures
+from lipnorm_exp.report.trees import TRAIN, budgets, departures
 
 #: the paper's markers (Fig. 5): circles for none, triangles for PairNorm, squares for Lip
 NORM_MARKERS = {"none": "o", "pairnorm": "^", "lip": "s", "layernorm": "D"}
 OTHER_MARKER = "P"
+#: Fig. 5: Alon & Yahav's values (dashed lines), apart from ours (hollow: another budget)
+ALON_YAHAV_MARKER = "."
 #: where a model has no records at an x value: this marker, at this height of the panel
 MISSING_MARKER = "x"
 MISSING_HEIGHT = 0.03
+#: Fig. 5: how far right of its tree depth a point of another training budget stands
+APART_OFFSET = 0.2
+#: Fig. 5: a budget's words are not repeated within this many points (%) of the same words
+TEXT_CLEARANCE = 4.0
+#: Fig. 5: points (1/72 inch) between two lines of words beside one point
+TEXT_STEP = 6
 DPI = 150
 #: ``savefig`` metadata per format that leaves out what changes from one run to the next
 METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "ModDate": None}}
@@ -161,12 +175,61 @@ def _plot_curves(
     return cells
 
 
+def _legend_beside(ax: Axes) -> None:
+    """``ax``'s legend right of it, outside the data (the layout makes room for it)."""
+    ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+
+
 def _has_gradients(history: list) -> bool:
     return any("grad_attn" in epoch for epoch in history)
 
 
+@dataclass(frozen=True)
+class HyperSetting:
+    """The runs of one setting of a preset's search keys (Figs. 2 and 3 draw each apart).
+
+    Args:
+        text (str): the values, ``dropout 0.6, lr 0.005``.
+        own (bool): whether they are the preset's own (:meth:`PresetGrid.sets`).
+        runs (pandas.DataFrame): the runs.
+    """
+
+    text: str
+    own: bool
+    runs: pd.DataFrame
+
+    @property
+    def title(self) -> str:
+        return f"{self.text} (the preset's values)" if self.own else self.text
+
+
+def _value_text(value) -> str:
+    return _number(value) if isinstance(value, (int, float)) else str(value)
+
+
+def _hyper_settings(runs: pd.DataFrame, grid: PresetGrid) -> list[HyperSetting]:
+    """``runs`` apart per setting of ``grid.search_keys``, the preset's own first.
+
+    A setting's text names the keys whose values differ between the settings (every search key
+    where there is one setting), by the last part of their name (``model.dropout``: dropout).
+    """
+    values = [grid.hyper_parameters(run) for _, run in runs.iterrows()]
+    groups = {v: runs[[value == v for value in values]] for v in dict.fromkeys(values)}
+    own = {v: all(grid.sets(run) for _, run in group.iterrows()) for v, group in groups.items()}
+    keys = range(len(grid.search_keys))
+    differ = [i for i in keys if len({v[i] for v in groups}) > 1] or list(keys)
+
+    def text(setting: tuple) -> str:
+        return ", ".join(
+            f"{grid.search_keys[i].rsplit('.', 1)[-1]} {_value_text(setting[i])}" for i in differ
+        )
+
+    found = sorted(groups, key=lambda v: (not own[v], repr(v)))
+    return [HyperSetting(text(v), own[v], groups[v]) for v in found]
+
+
 def _gradient_runs(runs: pd.DataFrame) -> dict[int, dict[str, Selection]]:
-    """``{depth: {label: one run}}``: Figs. 2 and 3's runs (module docstring)."""
+    """``{depth: {label: one run}}`` of one setting: Figs. 2 and 3's runs (module docstring)."""
     rows = runs[runs["history"].map(_has_gradients)]
     picked: dict[int, dict[str, Selection]] = {}
     for (depth, label), group in rows.groupby(["depth", "label"]):
@@ -178,9 +241,20 @@ def _gradient_runs(runs: pd.DataFrame) -> dict[int, dict[str, Selection]]:
     return picked
 
 
-def _gradient_cells(picked: dict[int, dict[str, Selection]]) -> tuple[UsedCell, ...]:
+def _gradient_settings(
+    runs: pd.DataFrame, grid: PresetGrid
+) -> list[tuple[HyperSetting, dict[int, dict[str, Selection]]]]:
+    """Each setting with gradient records and its :func:`_gradient_runs`."""
+    settings = [(setting, _gradient_runs(setting.runs)) for setting in _hyper_settings(runs, grid)]
+    return [(setting, picked) for setting, picked in settings if picked]
+
+
+def _gradient_cells(
+    settings: list[tuple[HyperSetting, dict[int, dict[str, Selection]]]],
+) -> tuple[UsedCell, ...]:
     return tuple(
-        UsedCell(label, f"{depth} layers", selection)
+        UsedCell(label, f"{setting.text}, {depth} layers", selection)
+        for setting, picked in settings
         for depth, by_label in sorted(picked.items())
         for label, selection in by_label.items()
     )
@@ -200,65 +274,116 @@ def _on(grid: PresetGrid) -> str:
     )
 
 
+def _heatmap_column(
+    panel: SubFigure, axes: np.ndarray, label: str, picked: dict[int, dict[str, Selection]]
+) -> bool:
+    """Fig. 2's panels of ``label``, one per depth, on one colour scale with its own bar.
+
+    Returns:
+        Whether a panel has blank cells (:data:`~lipnorm_exp.heatmap.BLANK_CELLS`).
+    """
+    histories = {
+        depth: by_label[label].runs.iloc[0]
+        for depth, by_label in picked.items()
+        if label in by_label
+    }
+    if histories:
+        values = [gradient_matrix(run["history"])[1].ravel() for run in histories.values()]
+        norm = log_norm(np.concatenate(values))
+    blank = False
+    for ax, depth in zip(axes, sorted(picked), strict=True):
+        if depth not in histories:
+            ax.set_title(f"{label}, {depth} layers")
+            _no_records(ax)
+            continue
+        run = histories[depth]
+        image = draw_gradient_heatmap(ax, run["history"], norm)
+        blank |= bool(np.ma.getmaskarray(image.get_array()).any())
+        ax.set_title(f"{label}, {depth} layers (seed {int(run['seed'])})")
+    if histories:
+        panel.colorbar(image, ax=list(axes), label=f"{label}: attention-gradient norm")
+    return blank
+
+
 def fig2_gradients(runs: pd.DataFrame, grid: PresetGrid) -> Drawn | None:
-    """Fig. 2: attention-gradient norms per layer and epoch, one panel per depth × label."""
-    picked = _gradient_runs(runs)
-    if not picked:
+    """Fig. 2: attention-gradient norms per layer and epoch, one panel per depth × label.
+
+    Each setting of the search keys is drawn apart (a row of panels per depth under its
+    title), the preset's own first; each label of a setting has its own colour scale, so that
+    LipschitzNorm's bounded norms are not flattened by the plain GAT's blow-up.
+    """
+    settings = _gradient_settings(runs, grid)
+    if not settings:
         return None
-    values = [
-        gradient_matrix(chosen.runs.iloc[0]["history"])[1].ravel()
-        for by_label in picked.values()
-        for chosen in by_label.values()
-    ]
-    norm = log_norm(np.concatenate(values))
     labels = grid.labels
-    fig = Figure(figsize=(4.5 * len(labels), 3.5 * len(picked) + 0.6), layout="constrained")
-    axes = fig.subplots(len(picked), len(labels), squeeze=False)
-    for row, (depth, by_label) in enumerate(sorted(picked.items())):
+    heights = [len(picked) for _, picked in settings]
+    fig = Figure(figsize=(5.6 * len(labels), 3.4 * sum(heights) + 1.0), layout="constrained")
+    panels = fig.subfigures(len(settings), 1, height_ratios=heights, squeeze=False)[:, 0]
+    blank = False
+    for panel, (setting, picked) in zip(panels, settings, strict=True):
+        axes = panel.subplots(len(picked), len(labels), squeeze=False)
         for col, label in enumerate(labels):
-            ax = axes[row, col]
-            if label not in by_label:
-                ax.set_title(f"{label}, {depth} layers")
-                _no_records(ax)
-                continue
-            run = by_label[label].runs.iloc[0]
-            image = draw_gradient_heatmap(ax, run["history"], norm)
-            ax.set_title(f"{label}, {depth} layers (seed {int(run['seed'])})")
-    fig.colorbar(image, ax=axes, label="attention-gradient norm (log scale)")
+            blank |= _heatmap_column(panel, axes[:, col], label, picked)
+        panel.suptitle(setting.title, fontsize="medium")
+    note = f"\na colour scale per model; {BLANK_CELLS}" if blank else "\na colour scale per model"
     fig.suptitle(
         f"Fig. 2: attention-gradient norms on {_on(grid)} "
         f"(paper: ~$10^{{{np.log10(paper.GAT_GRADIENT_PEAK):.0f}}}$ within 100 epochs without "
-        "normalisation)"
+        f"normalisation){note}"
     )
-    return Drawn(fig, _gradient_cells(picked))
+    return Drawn(fig, _gradient_cells(settings))
+
+
+def _accuracy_panel(
+    ax: Axes, label: str, picked: dict[int, dict[str, Selection]], colours: dict[int, str]
+) -> None:
+    """Fig. 3's panel of ``label``: training accuracy per epoch, one line per depth.
+
+    ``colours`` holds every depth of the figure; those without a run here are named in the
+    title.
+    """
+    drawn = [depth for depth in colours if label in picked.get(depth, {})]
+    absent = [str(depth) for depth in colours if depth not in drawn]
+    ax.set_title(label + (f" ({', '.join(absent)} layers: no records)" if absent else ""))
+    if not drawn:
+        _no_records(ax)
+        return
+    for depth in drawn:
+        history = picked[depth][label].runs.iloc[0]["history"]
+        accuracy = [100.0 * epoch["train_acc"] for epoch in history]
+        epochs = [epoch["epoch"] for epoch in history]
+        ax.plot(epochs, accuracy, color=colours[depth], label=f"{depth} layers")
+    ax.set(xlabel="epoch", ylabel="training accuracy (%)", ylim=(0, 100))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(alpha=0.3)
 
 
 def fig3_train_acc(runs: pd.DataFrame, grid: PresetGrid) -> Drawn | None:
-    """Fig. 3: training accuracy per epoch of Fig. 2's runs, one panel per label."""
-    picked = _gradient_runs(runs)
-    if not picked:
+    """Fig. 3: training accuracy per epoch of Fig. 2's runs, one panel per label.
+
+    Each setting of the search keys is a row of panels under its title, the preset's own first
+    (the paper's claim, GAT-Lip trains at every depth, is checked under each); a colour per
+    depth, named in one legend outside the panels.
+    """
+    settings = _gradient_settings(runs, grid)
+    if not settings:
         return None
     labels = grid.labels
-    fig = Figure(figsize=(4.5 * len(labels), 4.1), layout="constrained")
-    axes = fig.subplots(1, len(labels), squeeze=False, sharey=True)[0]
-    for ax, label in zip(axes, labels, strict=True):
-        ax.set_title(label)
-        if not any(label in by_label for by_label in picked.values()):
-            _no_records(ax)
-            continue
-        for depth, by_label in sorted(picked.items()):
-            if label not in by_label:
-                ax.plot([], [], linestyle="none", label=f"{depth} layers: no records")
-                continue
-            history = by_label[label].runs.iloc[0]["history"]
-            accuracy = [100.0 * epoch["train_acc"] for epoch in history]
-            ax.plot([epoch["epoch"] for epoch in history], accuracy, label=f"{depth} layers")
-        ax.set(xlabel="epoch", ylabel="training accuracy (%)")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(alpha=0.3)
-        ax.legend()
-    fig.suptitle(f"Fig. 3: convergence of the training accuracy on {_on(grid)}")
-    return Drawn(fig, _gradient_cells(picked))
+    depths = sorted({depth for _, picked in settings for depth in picked})
+    colours = {depth: f"C{i}" for i, depth in enumerate(depths)}
+    fig = Figure(figsize=(4.5 * len(labels) + 1.4, 3.8 * len(settings) + 1.0), layout="constrained")
+    panels = fig.subfigures(len(settings), 1, squeeze=False)[:, 0]
+    for panel, (setting, picked) in zip(panels, settings, strict=True):
+        for ax, label in zip(panel.subplots(1, len(labels), squeeze=False)[0], labels, strict=True):
+            _accuracy_panel(ax, label, picked, colours)
+        panel.suptitle(setting.title, fontsize="medium")
+    handles = [Line2D([], [], color=colours[depth], label=f"{depth} layers") for depth in depths]
+    fig.legend(handles=handles, loc="outside right upper")
+    fig.suptitle(
+        f"Fig. 3: convergence of the training accuracy on {_on(grid)} (one run per line: "
+        "the lowest seed)"
+    )
+    return Drawn(fig, _gradient_cells(settings))
 
 
 def fig4_pubmed_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
@@ -268,25 +393,26 @@ def fig4_pubmed_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     cells = _plot_curves(ax, runs, "depth", _styles(grid), "depth")
     ax.set(xlabel="graph layers", ylabel="test accuracy (%)")
     ax.set_title(f"Fig. 4: {', '.join(grid.labels)} on {_on(grid)}")
-    ax.legend()
+    _legend_beside(ax)
     return Drawn(fig, tuple(cells))
 
 
-def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
-    """Fig. 5: TREES training accuracy against tree depth, beside the published values.
+def _line_budget(runs: pd.DataFrame) -> float:
+    """Fig. 5's budget of the lines: the one most (model label, tree depth) cells have runs of.
 
-    Dashed lines are Alon & Yahav's training accuracies (their Fig. 3, models without
-    normalisation, in the colour of the same model here); stars are the paper's values at
-    depth 10 and the dotted bar the level every other model stays below there. A point whose
-    runs trained on mini-batches of another size than their protocol's, or with another
-    LipschitzNorm scale than the paper's, is labelled with it (``batch 256, α = 4``), as in the
-    table.
+    Budgets are :func:`~lipnorm_exp.report.trees.budgets`; a tie goes to the smaller.
     """
-    styles = _styles(grid)
-    fig = Figure(figsize=(6.5, 5.2), layout="constrained")
-    ax = fig.add_subplot()
-    train = "best_train_acc"
-    cells = _plot_curves(ax, runs, "tree_depth", styles, "tree depth", train, train)
+    cells = runs.assign(budget=budgets(runs)).drop_duplicates(["label", "tree_depth", "budget"])
+    counts = cells["budget"].value_counts()
+    return float(counts[counts == counts.max()].index.min())
+
+
+def _passes(budget: float) -> str:
+    return f"{budget:.0f} passes"
+
+
+def _mark_departures(ax: Axes, cells: list[UsedCell], styles: dict[str, dict]) -> None:
+    """Beside each point of ``cells``, what its runs set otherwise (``batch 256, α = 4``)."""
     for cell in cells:
         marks = departures(cell.selection.runs)
         if marks and cell.selection.n:
@@ -298,17 +424,78 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
                 fontsize="xx-small",
                 color=styles[cell.row]["color"],
             )
+
+
+def _other_budget_points(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict]) -> list[UsedCell]:
+    """Fig. 5's runs of other budgets than the lines', each cell's best drawn apart.
+
+    Per model label and tree depth, the setting with the best training accuracy: a hollow marker
+    right of the depth with its budget beside it (:func:`_label_apart`).
+    """
+    cells, words = [], []
+    for (label, depth), group in runs.groupby(["label", "tree_depth"]):
+        chosen = select(group, TRAIN, TRAIN)
+        budget = budgets(chosen.runs).iloc[0]
+        x, style = depth + APART_OFFSET, styles[label]
+        cells.append(UsedCell(label, f"{_passes(budget)}, tree depth {int(depth)}", chosen))
+        if not chosen.n:
+            _mark_diverged(ax, x, chosen.n_diverged, style["color"])
+            continue
+        ax.plot([x], [chosen.mean], linestyle="none", markerfacecolor="none", **style)
+        text = ", ".join(filter(None, (_passes(budget), departures(chosen.runs))))
+        words.append((x, chosen.mean, text))
+    _label_apart(ax, words)
+    return cells
+
+
+def _label_apart(ax: Axes, words: list[tuple[float, float, str]]) -> None:
+    """The words ``(x, y, text)`` beside Fig. 5's points drawn apart, top to bottom.
+
+    Words already standing within :data:`TEXT_CLEARANCE` points at the same x are not repeated;
+    other words there push the new ones down a line each.
+    """
+    placed: list[tuple[float, float, str]] = []
+    for x, y, text in sorted(words, key=lambda word: (word[0], -word[1])):
+        near = [said for x0, y0, said in placed if x0 == x and abs(y - y0) < TEXT_CLEARANCE]
+        if text in near:
+            continue
+        placed.append((x, y, text))
+        ax.annotate(
+            text,
+            (x, y),
+            xytext=(4, -3 - TEXT_STEP * len(near)),
+            textcoords="offset points",
+            fontsize="xx-small",
+            color="dimgray",
+        )
+
+
+def _alon_yahav_lines(ax: Axes, styles: dict[str, dict], depths: list[float]) -> None:
+    """Alon & Yahav's training accuracies (their Fig. 3) over the span of ``depths``.
+
+    Models without normalisation, dashed with hollow circles in the colour of the same model
+    here.
+    """
     for label, values in paper.ALON_YAHAV_TRAIN_ACC.items():
+        shown = {
+            depth: value for depth, value in values.items() if min(depths) <= depth <= max(depths)
+        }
         ax.plot(
-            list(values),
-            list(values.values()),
+            list(shown),
+            list(shown.values()),
             color=styles.get(label, {}).get("color", "grey"),
             linestyle="--",
-            marker="o",
-            markerfacecolor="none",
+            marker=ALON_YAHAV_MARKER,
             linewidth=1,
             label=f"Alon & Yahav {label}",
         )
+
+
+def _paper_depth_panel(ax: Axes, styles: dict[str, dict]) -> None:
+    """The paper's Fig. 5 at tree depth 10, on a panel of its own.
+
+    Its values (stars, named) and the level every other model stays below there (dotted).
+    """
     depth = paper.TREES_DEPTH
     for label, value in paper.TREES_TRAIN_ACC.items():
         ax.scatter(
@@ -321,17 +508,84 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
             zorder=3,
             label=f"paper {label} (depth {depth})",
         )
-    ax.hlines(
-        paper.TREES_OTHERS_BELOW,
-        depth - 0.4,
-        depth + 0.4,
-        colors="grey",
-        linestyles=":",
-        label=f"paper: all others < {paper.TREES_OTHERS_BELOW:.0f}",
+        ax.annotate(label, (depth, value), xytext=(0, 8), textcoords="offset points", ha="center")
+    ax.hlines(paper.TREES_OTHERS_BELOW, depth - 0.4, depth + 0.4, colors="grey", linestyles=":")
+    ax.set(xlim=(depth - 0.6, depth + 0.6), xticks=[depth], xlabel="tree depth", title="paper")
+    ax.grid(alpha=0.3)
+
+
+def _fig5_keys(budget: float, apart: bool) -> list[Line2D]:
+    """Fig. 5's legend entries for what the model labels' entries do not say."""
+    hollow = {"linestyle": "none", "marker": "o", "markerfacecolor": "none", "color": "grey"}
+    keys = [
+        Line2D(
+            [],
+            [],
+            color="grey",
+            linestyle="--",
+            marker=ALON_YAHAV_MARKER,
+            label="Alon & Yahav, no normalisation",
+        ),
+        Line2D(
+            [],
+            [],
+            linestyle="none",
+            marker="*",
+            markersize=12,
+            color="grey",
+            markeredgecolor="black",
+            label=f"paper, depth {paper.TREES_DEPTH}",
+        ),
+        Line2D(
+            [],
+            [],
+            color="grey",
+            linestyle=":",
+            label=f"paper: all others < {paper.TREES_OTHERS_BELOW:.0f}",
+        ),
+    ]
+    if apart:
+        keys.insert(
+            0, Line2D([], [], **hollow, label=f"best at another budget than {_passes(budget)}")
+        )
+    return keys
+
+
+def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
+    """Fig. 5: TREES training accuracy against tree depth, beside the published values.
+
+    A line joins the points of one training budget (the passes a run may make:
+    :func:`~lipnorm_exp.report.trees.budgets`), the one most cells have; where a model has
+    runs of other budgets at a depth, the best of them stands apart, right of the depth, hollow
+    and labelled with its budget. Dashed lines are Alon & Yahav's training accuracies (their
+    Fig. 3, models without normalisation, in the colour of the same model here) over the
+    depths drawn; the paper's depth-10 values (stars) and the level every other model stays
+    below there (dotted) have a panel of their own. A point whose runs trained on mini-batches
+    of another size than their protocol's, or with another LipschitzNorm scale than the paper's,
+    is labelled with it (``batch 256, α = 4``), as in the table. The legend stands outside the
+    panels.
+    """
+    styles = _styles(grid)
+    budget = _line_budget(runs)
+    on_line = budgets(runs) == budget
+    fig = Figure(figsize=(8.5, 5.2), layout="constrained")
+    ax, paper_ax = fig.subplots(1, 2, sharey=True, width_ratios=[4, 1])
+    cells = _plot_curves(
+        ax, runs[on_line], "tree_depth", styles, f"{_passes(budget)}, tree depth", TRAIN, TRAIN
     )
+    handles, _ = ax.get_legend_handles_labels()
+    _mark_departures(ax, cells, styles)
+    cells += _other_budget_points(ax, runs[~on_line], styles)
+    _alon_yahav_lines(ax, styles, sorted(runs["tree_depth"].unique()))
+    _paper_depth_panel(paper_ax, styles)
     ax.set(xlabel="tree depth", ylabel="training accuracy (%)", ylim=(0, 105))
-    ax.set_title("Fig. 5: TREES (Tree-NeighborsMatch) training accuracy", fontsize="medium")
-    ax.legend(fontsize="x-small", ncols=2)
+    ax.set_title(f"lines: runs of at most {_passes(budget)}", fontsize="medium")
+    fig.legend(
+        handles=handles + _fig5_keys(budget, apart=not on_line.all()),
+        loc="outside right center",
+        fontsize="x-small",
+    )
+    fig.suptitle("Fig. 5: TREES (Tree-NeighborsMatch) training accuracy")
     return Drawn(fig, tuple(cells))
 
 
@@ -348,7 +602,7 @@ def fig6_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
         metrics = rows["metric"].dropna()
         metric = metric_label(metrics.iloc[0]) if len(metrics) else "accuracy"
         ax.set(title=dataset_label(name), xlabel="graph layers", ylabel=f"test {metric} (%)")
-        ax.legend(fontsize="x-small")
+        _legend_beside(ax)
     fig.suptitle(
         "Fig. 6: accuracy against depth\n(-LN LayerNorm, -PN PairNorm, -Lip LipschitzNorm)"
     )
@@ -364,17 +618,20 @@ class FigureSpec:
         preset (str): the preset whose runs (tag and grid) make the figure.
         draw (Callable): ``draw(runs, grid)`` → :class:`Drawn`, or ``None`` without runs to draw.
         unit (str): what one cell is called in the footer (``point``, ``panel``).
+        settings_apart (bool): whether it draws each setting of the search keys on its own
+            (said in the footer).
     """
 
     name: str
     preset: str
     draw: Callable[[pd.DataFrame, PresetGrid], Drawn | None]
     unit: str = "point"
+    settings_apart: bool = False
 
 
 FIGURES = (
-    FigureSpec("fig2_gradients", "gradients", fig2_gradients, "panel"),
-    FigureSpec("fig3_train_acc", "gradients", fig3_train_acc, "panel"),
+    FigureSpec("fig2_gradients", "gradients", fig2_gradients, "panel", settings_apart=True),
+    FigureSpec("fig3_train_acc", "gradients", fig3_train_acc, "panel", settings_apart=True),
     FigureSpec("fig4_pubmed_depth", "pubmed_depth", fig4_pubmed_depth),
     FigureSpec("fig5_trees", "trees", fig5_trees),
     FigureSpec("fig6_depth", "depth", fig6_depth),
@@ -406,7 +663,8 @@ def write_figures(runs: pd.DataFrame, out_dir: Path, scale: str, protocol: str) 
             print(f"{spec.name}: no runs of preset {spec.preset}, skipped")
             continue
         drawn_from, grid = found
-        add_footer(drawn.figure, provenance_line(grid, drawn_from, drawn.cells, spec.unit))
+        footer = provenance_line(grid, drawn_from, drawn.cells, spec.unit, spec.settings_apart)
+        add_footer(drawn.figure, footer)
         for suffix, metadata in METADATA.items():
             path = out_dir / f"{spec.name}.{suffix}"
             with replacing(path) as temporary:

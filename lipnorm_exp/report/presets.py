@@ -143,6 +143,15 @@ class PresetGrid:
         held = [self.holds(run) for _, run in runs.iterrows()]
         return pd.Series(held, index=runs.index, dtype=bool)
 
+    def hyper_parameters(self, run: Mapping[str, Any]) -> tuple:
+        """``run``'s values of :attr:`search_keys`, in their order (a :class:`GridJob`'s too)."""
+        return tuple(config_value(run["config"], key) for key in self.search_keys)
+
+    def sets(self, run: Mapping[str, Any]) -> bool:
+        """Whether ``run`` has the hyper-parameters of a job of its label: the preset's own."""
+        values = self.hyper_parameters(run)
+        return any(job.hyper_parameters == values for job in self.jobs if job.label == run["label"])
+
     def off_defaults(self, runs: pd.DataFrame) -> tuple[str, ...]:
         """The search keys at which some run has a value that no job of its label has, sorted.
 
@@ -151,10 +160,9 @@ class PresetGrid:
         off = set()
         for _, run in runs.iterrows():
             jobs = [job for job in self.jobs if job.label == run["label"]]
-            for i, key in enumerate(self.search_keys):
-                value = config_value(run["config"], key)
+            for i, value in enumerate(self.hyper_parameters(run)):
                 if all(value != job.hyper_parameters[i] for job in jobs):
-                    off.add(key)
+                    off.add(self.search_keys[i])
         return tuple(sorted(off))
 
 

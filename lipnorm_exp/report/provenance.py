@@ -70,7 +70,11 @@ def early_stop(runs: pd.DataFrame) -> str:
 
 
 def provenance_line(
-    grid: PresetGrid, candidates: pd.DataFrame, cells: Sequence[UsedCell], unit: str = "cell"
+    grid: PresetGrid,
+    candidates: pd.DataFrame,
+    cells: Sequence[UsedCell],
+    unit: str = "cell",
+    settings_apart: bool = False,
 ) -> str:
     """The sentence that says where the numbers of ``cells`` come from (module docstring).
 
@@ -79,15 +83,22 @@ def provenance_line(
         candidates: the runs the cells were chosen among (for the hyper-parameter search).
         cells: the cells shown, at least one.
         unit: what a cell is called (``cell``, ``point``, ``panel``).
+        settings_apart: whether each setting of the search keys is shown on its own (Figs. 2
+            and 3) rather than chosen on validation.
     """
     runs = pd.concat([cell.selection.runs for cell in cells])
     epochs = ", ".join(str(int(value)) for value in sorted(runs["epochs"].dropna().unique()))
     seeds = _span([cell.selection.n for cell in cells])
     off = grid.off_defaults(candidates)
     if off:
+        kept = (
+            "each setting is drawn apart"
+            if settings_apart
+            else f"each {unit} keeps the setting with the best mean validation accuracy"
+        )
         search = (
             f"hyper-parameters off the preset's values: {', '.join(off)} (a search or values "
-            f"set by hand; each {unit} keeps the setting with the best mean validation accuracy)"
+            f"set by hand; {kept})"
         )
     else:
         search = f"no hyper-parameter search ({', '.join(grid.search_keys)} as the preset sets)"

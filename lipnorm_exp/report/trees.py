@@ -39,6 +39,15 @@ def passes_made(runs: pd.DataFrame) -> float:
     return float((runs["epochs_run"] * runs["passes_per_epoch"]).mean())
 
 
+def budgets(runs: pd.DataFrame) -> pd.Series:
+    """The passes over the training trees each of ``runs`` was allowed: epochs × passes per epoch.
+
+    A run stopped by its plateau makes fewer (:func:`passes_made`); Fig. 5 draws one budget per
+    line.
+    """
+    return runs["epochs"] * runs["passes_per_epoch"]
+
+
 def departures(runs: pd.DataFrame) -> str:
     """What ``runs`` set otherwise than their protocol and the paper: ``batch 256, α = 4``.
 
@@ -106,4 +115,4 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
     return Table.of_runs("fig5_trees", CAPTION, display, cells, NOTES, grid, runs, used)
 
 
-__all__ = ["TREES_PRESET", "departures", "passes_made", "trees_table"]
+__all__ = ["TREES_PRESET", "budgets", "departures", "passes_made", "trees_table"]
