@@ -4,7 +4,7 @@ RUNS ?= results/runs
 # your own runs' records (`make run`), apart from the committed ones in results/runs
 OWN_RUNS ?= runs
 
-.PHONY: help install run test test-fast lint format tables figures scorecard report reproduce reproduce-cpu bench clean
+.PHONY: help install run test test-fast test-slurm lint format tables figures scorecard report reproduce reproduce-cpu bench clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -22,6 +22,15 @@ test: install ## the whole test suite, as CI runs it (one worker per CPU core)
 
 test-fast: ## tests without the end-to-end CLI runs
 	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not slow"
+
+SLURM_PROGRAMS = munged mariadb-install-db mariadbd slurmdbd slurmctld slurmd sinfo sacct
+SLURM_PACKAGES = slurm-wlm slurmdbd munge mariadb-server
+test-slurm: ## sweeps on a one-node SLURM cluster started here (root; apt-get installs $(SLURM_PACKAGES) where missing)
+	@for program in $(SLURM_PROGRAMS); do command -v $$program > /dev/null || missing=1; done; \
+	if [ -n "$$missing" ]; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(SLURM_PACKAGES); \
+	fi
+	LIPNORM_SLURM_TESTS=1 $(PYTHON) -m pytest -q tests/test_slurm.py
 
 lint: ## ruff check and format check
 	$(PYTHON) -m ruff check lipnorm_exp tests scripts

@@ -40,8 +40,7 @@ def main(cfg: DictConfig) -> None:
     runs = len(cfg.seed) if isinstance(cfg.seed, ListConfig) else 1
     with stop_requests():
         try:
-            result = run(cfg, desc=position)
-            for record in result if isinstance(result, list) else [result]:
+            for record in run(cfg, desc=position):
                 note_outcome(outcome_of(record))
         except UserError as error:
             note_outcome(FAILED, str(error), runs)

@@ -8,7 +8,8 @@ optimiser step that overflows (an update too large for the parameters' dtype, as
 
 import logging
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -16,6 +17,7 @@ from torch import nn
 from torch_geometric.data import Data
 
 from lipnorm_exp.data import SPLITS, Task
+from lipnorm_exp.lipschitz_estimate import layer_lipschitz
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +27,39 @@ OVERFLOW = "without overflow"
 
 class NonFiniteError(ArithmeticError):
     """A loss or the outputs of the model hold NaN or infinity; nothing is scored from them."""
+
+
+@dataclass
+class EpochOutcome:
+    """What one epoch of one run gave: its training loss, gradient norms, and metrics.
+
+    Attributes:
+        loss: mean training loss.
+        grads: mean ``[depth, 2]`` gradient norms (:func:`gradient_norms`), when tracked.
+        metrics: loss and metric of every split (:func:`score`), or ``None`` where the epoch
+            diverged.
+        diverged: what was not finite (the training loss, the outputs), or ``None``.
+    """
+
+    loss: float
+    grads: torch.Tensor | None
+    metrics: dict[str, float] | None
+    diverged: str | None = None
+
+
+def outcome(
+    loss: float, grads: torch.Tensor | None, scores: Callable[[], dict[str, float]]
+) -> EpochOutcome:
+    """The epoch's outcome from its training ``loss``: diverged, or scored by ``scores()``.
+
+    A non-finite loss, or outputs that ``scores`` finds not finite, make a divergence.
+    """
+    try:
+        if not math.isfinite(loss):
+            raise NonFiniteError("non-finite training loss")
+        return EpochOutcome(loss, grads, scores())
+    except NonFiniteError as divergence:
+        return EpochOutcome(loss, grads, None, str(divergence))
 
 
 def task_loss(task: Task, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -137,3 +172,31 @@ def score(task: Task, outputs: Iterable[tuple[torch.Tensor, Data]]) -> dict[str,
         metrics[f"{split}_loss"] = loss
         metrics[f"{split}_acc"] = task.metric(y, out)
     return metrics
+
+
+class Alone:
+    """The epochs of one run trained by itself: :func:`train_epoch`, then :func:`evaluate`.
+
+    One of the two epoch engines of :func:`lipnorm_exp.train.fit` (the other trains several
+    runs together: :class:`lipnorm_exp.batched.Together`); the members it is given are runs
+    (:class:`~lipnorm_exp.member.Member`): their ``model``, ``task`` and ``state``.
+
+    Args:
+        device: where the run trains.
+    """
+
+    def __init__(self, device: torch.device):
+        self.device = device
+
+    def epoch(self, members: Sequence) -> list[EpochOutcome]:
+        """Train and evaluate the one run of ``members`` for an epoch."""
+        [member] = members
+        model, task = member.model, member.task
+        loss, grads = train_epoch(
+            model, member.state.optimizer, task, self.device, member.state.train.track_gradients
+        )
+        return [outcome(loss, grads, lambda: evaluate(model, task, self.device))]
+
+    def lipschitz(self, member) -> list[float]:
+        """Per-layer Lipschitz estimates of the run's model on its first evaluation batch."""
+        return layer_lipschitz(member.model, next(iter(member.task.eval_batches)).to(self.device))

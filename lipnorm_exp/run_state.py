@@ -1,8 +1,8 @@
 """One run's state between epochs: its schedule, early stop, history, best epoch and outcome.
 
-:class:`RunState` is what a training loop hands each epoch's numbers to, whether it trains one
-run (:func:`lipnorm_exp.train.fit`) or several together (:mod:`lipnorm_exp.batched`): both
-keep the same rows, select the same best epoch and stop on the same rule.
+:class:`RunState` is what the training loop (:func:`lipnorm_exp.train.fit`) hands each epoch's
+numbers to, whether its engine trains one run or several together: every run keeps the same
+rows, selects its best epoch and stops on the same rule.
 """
 
 import time

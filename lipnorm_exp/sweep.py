@@ -35,6 +35,7 @@ from lipnorm_exp.stopping import SWEEP_PID_ENV, install_stop_handlers, sweep_pro
 __all__ = [
     "SweepProgress",
     "check_grid_overrides",
+    "grid_choices",
     "grid_jobs",
     "grid_runs",
     "grid_size",
@@ -71,18 +72,26 @@ def _choices(override: Override) -> list[str]:
     return [f"{key}={value}" for value in override.sweep_string_iterator()]
 
 
-def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
-    """The override lists of the jobs Hydra's basic sweeper makes, in launch order.
+def grid_choices(hydra_cfg: DictConfig) -> dict[str, list[str]]:
+    """Each key of a sweep and the ``key=value`` strings its jobs take, in the sweeper's order.
 
-    As the basic sweeper does: ``hydra.sweeper.params`` as ``key=value`` strings, then the
-    command line (``hydra.overrides.task``), a later override of a key replacing an earlier
-    one in its place, expanded into their cartesian product (the first key varies slowest).
+    As the basic sweeper reads them: ``hydra.sweeper.params`` as ``key=value`` strings, then
+    the command line (``hydra.overrides.task``), a later override of a key replacing an earlier
+    one in its place. A key the sweep does not vary has one string.
     """
     arguments = [*_param_arguments(hydra_cfg), *hydra_cfg.overrides.task]
     by_key: dict[str, list[str]] = {}
     for override in OverridesParser.create().parse_overrides(arguments):
         by_key[override.get_key_element()] = _choices(override)
-    return [list(job) for job in itertools.product(*by_key.values())]
+    return by_key
+
+
+def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
+    """The override lists of the jobs Hydra's basic sweeper makes, in launch order.
+
+    The cartesian product of :func:`grid_choices` (the first key varies slowest).
+    """
+    return [list(job) for job in itertools.product(*grid_choices(hydra_cfg).values())]
 
 
 def check_grid_overrides(hydra_cfg: DictConfig) -> None:

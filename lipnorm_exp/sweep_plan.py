@@ -30,9 +30,8 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict, read_write
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from lipnorm_exp.batched import member_config
 from lipnorm_exp.records import (
     FAILED,
     FINISHED,
@@ -43,6 +42,7 @@ from lipnorm_exp.records import (
     run_id,
 )
 from lipnorm_exp.sweep import SKIPPED, grid_jobs, grid_runs, tally, tally_line
+from lipnorm_exp.train import member_configs
 
 __all__ = [
     "PlannedRun",
@@ -112,13 +112,6 @@ def job_configs(config: DictConfig) -> Iterator[DictConfig]:
             yield composed
 
 
-def _runs(job: DictConfig) -> list[DictConfig]:
-    """The runs of one job: one per seed of its seed list, or the job itself."""
-    if isinstance(job.seed, ListConfig):
-        return [member_config(job, seed) for seed in job.seed]
-    return [job]
-
-
 def _stored(results_dir: Path, rid: str, path: Path | None = None) -> dict[str, Any] | None:
     """The record of run ``rid`` (at ``path``, where given), or ``None`` if none is usable."""
     try:
@@ -154,7 +147,7 @@ def planned_runs(config: DictConfig) -> list[PlannedRun]:
     planned = []
     for job in job_configs(config):
         results_dir = Path(job.paths.results_dir)
-        for run in _runs(job):
+        for run in member_configs(job):
             rid = run_id(run)
             record = _stored(results_dir, rid)
             finished = record is not None and record["status"] in FINISHED

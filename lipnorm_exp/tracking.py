@@ -9,28 +9,31 @@ error while logging is a warning, never an exception, and ``finish`` always clos
 
 What a W&B run holds:
 
-- its name, readable (:func:`run_name`: ``GAT-Lip cora depth 20 seed 0``); the record's run
-  id is the W&B run config's ``run_id``;
-- the resolved config as the run config, and the tags;
+- its name (:func:`run_name`): model label, dataset, missing rate, depth and seed
+  (``GAT-Lip Cora 100% missing depth 2 seed 0``), then every other key its sweep varies
+  (``train.lr=0.005 model.dropout=0.5``), so that no two runs of a sweep share a name;
+- its group (:func:`run_group`): preset, scale and protocol (``missing_vector/quick/standard``),
+  and the preset as its ``job_type`` (:func:`current_preset`);
+- the resolved config as the run config (:func:`wandb_config`), with the record's ``run_id``
+  and with ``paths`` relative to ``paths.root_dir`` (a folder outside it is left out), and the
+  tags;
 - one point per epoch (the W&B step) of every metric of the history row, namespaced by
   :func:`wandb_metrics`: ``train/loss``, ``train/acc``, ``val/acc``, ``test/acc``, ...,
   ``train/lr``, ``train/time_s``, and per-layer lists as ``grad_attn/layer_07`` (also
-  ``grad_layer``, ``lipschitz``);
-- as its summary, the best epoch rather than the last (``define_metric``: ``val/acc`` and
-  ``train/acc`` at their maximum, ``val/loss`` at its minimum), then the record's status,
-  error, summary (``best_val_acc``, ``test_acc_at_best_val``, ...) and timing;
-- at the end, the train/val/test accuracy curves as one chart and, when gradients were
-  tracked, the heat map of the attention-gradient norms (layers × epochs, log colour scale,
-  as the paper's Fig. 2).
-
-Runs share a group (:func:`run_group`): ``logger.group`` when set, else the preset
-(``+experiment=<preset>``), else the Hydra sweep folder's name.
+  ``grad_layer``, ``lipschitz``); W&B draws their line plots;
+- as its summary (:func:`run_summary`): the last epoch's metrics under those names (W&B's
+  own), the best-validation epoch's under ``best/`` (``best/val/acc``, ``best/test/acc``, ...,
+  ``best/epoch``), the highest training accuracy as ``max/train/acc``, the record's status,
+  error, ``metric``, ``epochs_run``, ``diverged_at_epoch`` and timing (``timing/total_s``);
+- when gradients were tracked, the heat map of the attention-gradient norms (layers × epochs,
+  log colour scale, as the paper's Fig. 2) as an image.
 """
 
+import functools
 import logging
 import netrc
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -39,18 +42,29 @@ from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.data import SPLITS
 from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.labels import model_label
-from lipnorm_exp.records import FAILED, INTERRUPTED
+from lipnorm_exp.labels import dataset_label, missing_label, model_label
+from lipnorm_exp.records import FAILED, INTERRUPTED, portable_paths
+from lipnorm_exp.sweep import grid_choices
 
 log = logging.getLogger(__name__)
 
 #: seconds an online W&B start may take before falling back to an offline run
 #: (``WANDB_INIT_TIMEOUT`` overrides it)
 ONLINE_INIT_TIMEOUT_S = 20
-#: history keys drawn in the accuracy chart
-ACCURACY_KEYS = ("train_acc", "val_acc", "test_acc")
-#: W&B summary of a metric: its best value over the epochs instead of the last
-BEST_SUMMARIES = {"val/acc": "max", "train/acc": "max", "val/loss": "min"}
+#: swept keys (``+`` prefixes dropped) whose values the start of every run name shows
+NAMED_KEYS = frozenset(
+    "dataset dataset.missing_rate dataset.depth method model norm model.depth seed".split()
+)
+#: the record's summary entries the W&B summary keeps, by their W&B names (the best epoch's
+#: metrics come from its history row, the last epoch's are W&B's own summary)
+RECORD_SUMMARY_NAMES = {
+    "metric": "metric",
+    "best_train_acc": "max/train/acc",
+    "epochs_run": "epochs_run",
+    "diverged_at_epoch": "diverged_at_epoch",
+}
+#: the file in a multirun's sweep folder where Hydra's basic sweeper saves the sweep's config
+SWEEP_CONFIG_FILE = "multirun.yaml"
 
 
 class NullTracker:
@@ -68,9 +82,10 @@ class WandbTracker(NullTracker):
 
     Args:
         logger: the ``logger`` config group (project, entity, mode, group).
-        config: the whole resolved run config, stored as the W&B run config.
+        config: the W&B run config (:func:`wandb_config`).
         name: the W&B run name (:func:`run_name`).
         group: the W&B group (:func:`run_group`), or ``None``.
+        job_type: the W&B job type (:func:`current_preset`), or ``None``.
         tags: W&B tags (the config's ``tags``).
     """
 
@@ -83,6 +98,7 @@ class WandbTracker(NullTracker):
         config: dict[str, Any],
         name: str,
         group: str | None = None,
+        job_type: str | None = None,
         tags: Sequence[str] = (),
     ):
         import wandb
@@ -94,6 +110,7 @@ class WandbTracker(NullTracker):
             project=logger.project,
             entity=logger.entity,
             group=group,
+            job_type=job_type,
             name=name,
             tags=list(tags),
             config=config,
@@ -117,8 +134,6 @@ class WandbTracker(NullTracker):
             if mode == "online":
                 WandbTracker.online_failed = True
             return self._start("offline", kwargs)
-        for metric, summary in BEST_SUMMARIES.items():
-            run.define_metric(metric, summary=summary)
         if run.offline:
             log.info("W&B offline run in %s (upload: wandb sync)", run.settings.sync_dir)
         elif run.url:
@@ -141,31 +156,23 @@ class WandbTracker(NullTracker):
         self._safely("log", lambda: self.run.log(wandb_metrics(row), step=row["epoch"]))
 
     def finish(self, record: dict[str, Any]) -> None:
-        """Summary, status and figures, then ``run.finish`` (failed and interrupted runs exit 1)."""
+        """Summary, heat map, then ``run.finish`` (failed and interrupted runs exit 1)."""
         history = record.get("history") or []
         try:
             self._safely("summary", lambda: self.run.summary.update(run_summary(record)))
-            if history:
-                self._safely("figures", lambda: self.run.log(self._figures(history)))
+            if any("grad_attn" in row for row in history):
+                self._safely("heat map", lambda: self.run.log(self._heatmap(history)))
         finally:
             exit_code = int(record.get("status") in (FAILED, INTERRUPTED))
             self._safely("finish", lambda: self.run.finish(exit_code=exit_code))
 
-    def _figures(self, history: list[dict[str, Any]]) -> dict[str, Any]:
-        """The accuracy chart and, with tracked gradients, the gradient heat map."""
-        epochs = [row["epoch"] for row in history]
-        ys = [[row[key] for row in history] for key in ACCURACY_KEYS]
-        figures = {
-            "accuracy": self.wandb.plot.line_series(
-                epochs, ys, keys=list(ACCURACY_KEYS), title="accuracy", xname="epoch"
-            )
-        }
-        if any("grad_attn" in row for row in history):
-            figures["grad_attn/heatmap"] = self.wandb.Image(
-                gradient_heatmap(history, self.run.name),
-                caption="attention-gradient norm per layer and epoch (log colour scale)",
-            )
-        return figures
+    def _heatmap(self, history: list[dict[str, Any]]) -> dict[str, Any]:
+        """The attention-gradient heat map as a W&B image (``grad_attn/heatmap``)."""
+        image = self.wandb.Image(
+            gradient_heatmap(history, self.run.name),
+            caption="attention-gradient norm per layer and epoch (log colour scale)",
+        )
+        return {"grad_attn/heatmap": image}
 
 
 def wandb_metrics(row: dict[str, Any]) -> dict[str, Any]:
@@ -186,26 +193,84 @@ def wandb_metrics(row: dict[str, Any]) -> dict[str, Any]:
     return metrics
 
 
-def run_name(cfg: DictConfig) -> str:
-    """A readable W&B run name: model label, dataset, depth, seed.
+def run_name(cfg: DictConfig, swept: Iterable[str] = ()) -> str:
+    """A readable W&B run name: model label, dataset, missing rate, depth, seed, swept values.
 
-    ``GAT-Lip cora depth 20 seed 0``; a TREES run names the tree depth too (``trees d=4``).
+    ``GAT-Lip Cora 100% missing depth 2 seed 0``; a dataset without missing vectors has no rate,
+    a TREES run names its tree depth (``GAT TREES d=4 depth 5 seed 0``). Each key of ``swept``
+    (:func:`sweep_keys`) that the start does not name (:data:`NAMED_KEYS`) follows as
+    ``key=value``: ``... seed 0 train.lr=0.005 model.dropout=0.5``.
     """
-    dataset = cfg.dataset.name
-    if dataset == "trees":
-        dataset = f"trees d={cfg.dataset.depth}"
-    return f"{model_label(cfg)} {dataset} depth {cfg.model.depth} seed {cfg.seed}"
+    parts = [model_label(cfg), dataset_label(cfg.dataset.name)]
+    if "depth" in cfg.dataset:
+        parts.append(f"d={cfg.dataset.depth}")
+    if "missing_rate" in cfg.dataset:
+        parts.append(f"{missing_label(cfg.dataset.missing_rate)} missing")
+    parts += [f"depth {cfg.model.depth}", f"seed {cfg.seed}"]
+    parts += [f"{key}={swept_value(cfg, key)}" for key in swept if key not in NAMED_KEYS]
+    return " ".join(parts)
+
+
+def swept_value(cfg: DictConfig, key: str) -> Any:
+    """The value of a swept ``key`` in ``cfg``; a config group's is its option's ``name``."""
+    value = OmegaConf.select(cfg, key)
+    return value.name if isinstance(value, DictConfig) else value
+
+
+def sweep_keys(hydra_cfg: DictConfig) -> list[str]:
+    """The keys a sweep varies (more than one value), ``+`` prefixes dropped, in its order."""
+    return [key.lstrip("+") for key, values in grid_choices(hydra_cfg).items() if len(values) > 1]
+
+
+@functools.cache
+def _saved_sweep_keys(sweep_config: Path) -> tuple[str, ...]:
+    """:func:`sweep_keys` of the sweep config Hydra saved at ``sweep_config``."""
+    return tuple(sweep_keys(OmegaConf.load(sweep_config).hydra))
+
+
+def current_sweep_keys() -> tuple[str, ...]:
+    """:func:`sweep_keys` of the Hydra multirun this job belongs to; none outside a multirun.
+
+    A job's own config holds its values only, not the sweep's: the sweep's config is the one
+    Hydra's basic sweeper saved in the sweep folder before the first job. Under a sweeper that
+    saves none, the names show no swept key beyond :data:`NAMED_KEYS` (the tracker never stops
+    a run).
+    """
+    hydra = _multirun()
+    saved = Path(hydra.sweep.dir) / SWEEP_CONFIG_FILE if hydra else None
+    return _saved_sweep_keys(saved) if saved and saved.exists() else ()
 
 
 def run_summary(record: dict[str, Any]) -> dict[str, Any]:
-    """What the W&B summary shows of a record: status, error, summary metrics, timing."""
+    """What the W&B summary adds of a record: status, error, best epoch, max, timing.
+
+    The best-validation epoch's metrics (:func:`best_epoch_metrics`), the record's summary
+    entries of :data:`RECORD_SUMMARY_NAMES` and its timing as ``timing/<key>``.
+    """
+    summary = record.get("summary") or {}
+    kept = {name: summary.get(key) for key, name in RECORD_SUMMARY_NAMES.items()}
     timing = {f"timing/{key}": value for key, value in (record.get("timing") or {}).items()}
     return {
         "status": record["status"],
         "error": record.get("error"),
-        **(record.get("summary") or {}),
+        **best_epoch_metrics(record),
+        **kept,
         **timing,
     }
+
+
+def best_epoch_metrics(record: dict[str, Any]) -> dict[str, Any]:
+    """The best-validation epoch's metrics as ``best/<name>`` (:func:`wandb_metrics`'s names).
+
+    The epoch is the record summary's ``best_epoch`` (``best/epoch``); per-layer values are
+    left out. Empty when no epoch finished.
+    """
+    epoch = (record.get("summary") or {}).get("best_epoch")
+    row = next((row for row in record.get("history") or [] if row["epoch"] == epoch), None)
+    if row is None:
+        return {}
+    scalars = {key: value for key, value in row.items() if not isinstance(value, list)}
+    return {"best/epoch": epoch, **{f"best/{k}": v for k, v in wandb_metrics(scalars).items()}}
 
 
 def gradient_heatmap(history: list[dict[str, Any]], title: str):
@@ -238,24 +303,63 @@ def default_mode() -> str:
     return "online" if found else "offline"
 
 
+def _hydra() -> DictConfig | None:
+    """Hydra's config of the running job, or ``None`` outside Hydra."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return HydraConfig.get() if HydraConfig.initialized() else None
+
+
+def _multirun() -> DictConfig | None:
+    """Hydra's config of the running job when it is a job of a multirun, else ``None``."""
+    from hydra.types import RunMode
+
+    hydra = _hydra()
+    return hydra if hydra is not None and hydra.mode == RunMode.MULTIRUN else None
+
+
+def current_preset() -> str | None:
+    """The preset of the running job (``+experiment=<preset>``), or ``None``."""
+    hydra = _hydra()
+    return hydra.runtime.choices.get("experiment") if hydra is not None else None
+
+
 def run_group(cfg: DictConfig) -> str | None:
     """The W&B group of a run.
 
-    ``logger.group``, else the preset (Hydra's choice for ``experiment``), else the sweep
-    folder's name inside a Hydra multirun, else ``None``.
+    ``logger.group``, else ``<preset>/<scale>/<protocol>`` for a preset's run
+    (``missing_vector/quick/standard``), else the sweep folder's name inside a Hydra multirun,
+    else ``None``.
     """
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
     if cfg.logger.group:
         return cfg.logger.group
-    if not HydraConfig.initialized():
-        return None
-    hydra = HydraConfig.get()
-    preset = hydra.runtime.choices.get("experiment")
+    preset = current_preset()
     if preset:
-        return preset
-    return Path(hydra.sweep.dir).name if hydra.mode == RunMode.MULTIRUN else None
+        return f"{preset}/{cfg.scale}/{cfg.protocol.name}"
+    hydra = _multirun()
+    return Path(hydra.sweep.dir).name if hydra else None
+
+
+def wandb_config(cfg: DictConfig, run_id: str) -> dict[str, Any]:
+    """The W&B run config: the resolved ``cfg``, its ``paths`` shareable, and the ``run_id``."""
+    config = OmegaConf.to_container(cfg, resolve=True)
+    config["paths"] = shareable_paths(config["paths"])
+    return {**config, "run_id": run_id}
+
+
+def shareable_paths(paths: dict[str, Any]) -> dict[str, Any]:
+    """``paths`` as a run record holds them (relative to ``root_dir``), less any absolute one.
+
+    A folder outside ``root_dir`` (``LIPNORM_DATA_DIR``, a temporary folder) names a folder of
+    one machine only, so it is left out, from a list (``raw_dirs``) too.
+    """
+    kept: dict[str, Any] = {}
+    for key, value in portable_paths(paths).items():
+        if isinstance(value, list):
+            kept[key] = [item for item in value if not os.path.isabs(item)]
+        elif not os.path.isabs(value):
+            kept[key] = value
+    return kept
 
 
 def make_tracker(cfg: DictConfig, run_id: str) -> NullTracker:
@@ -274,9 +378,10 @@ def make_tracker(cfg: DictConfig, run_id: str) -> NullTracker:
         ) from error
     return WandbTracker(
         cfg.logger,
-        {**OmegaConf.to_container(cfg, resolve=True), "run_id": run_id},
-        run_name(cfg),
+        wandb_config(cfg, run_id),
+        run_name(cfg, current_sweep_keys()),
         group=run_group(cfg),
+        job_type=current_preset(),
         tags=list(cfg.get("tags", [])),
     )
 
@@ -284,9 +389,16 @@ def make_tracker(cfg: DictConfig, run_id: str) -> NullTracker:
 __all__ = [
     "NullTracker",
     "WandbTracker",
+    "best_epoch_metrics",
+    "current_preset",
+    "current_sweep_keys",
     "default_mode",
     "make_tracker",
     "run_group",
     "run_name",
+    "run_summary",
+    "shareable_paths",
+    "sweep_keys",
+    "wandb_config",
     "wandb_metrics",
 ]

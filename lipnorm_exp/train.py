@@ -1,155 +1,165 @@
-"""``run(cfg)``: one configuration from config to record.
+"""``run(cfg)``: a configuration's runs, from config to records.
 
-Validate → check the folders it writes to → take the run's lock (a second process given the
-same run waits for it) → skip if a finished record exists (adding this config's tags to it) →
-load data → build model → resume from the run's checkpoint where one is saved
-(:mod:`lipnorm_exp.checkpoint`) → train with best-validation selection → write the record. A
-non-finite loss or output ends the run as ``diverged`` (a result: deep unnormalised GATs
-explode), keeping the epochs before it; an exception during training writes a ``failed``
-record with the error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see
-:mod:`lipnorm_exp.stopping`) an ``interrupted`` one, and either is raised again; both keep the
-epochs so far, in the record and in the checkpoint the next launch resumes from. Neither
-replaces a finished record of the run (:func:`~lipnorm_exp.records.save_record`).
+A configuration names one seed or a list of seeds (``seed=[0,1,2]``); each seed is a run, a
+member of the launch (:class:`~lipnorm_exp.member.Member`). The launch is validated, its folders
+checked, the runs' locks taken (a second process given the same run waits for it), the runs with
+a finished record skipped (this config's tags added to it); the others are built, resumed from
+their checkpoints where saved (:mod:`lipnorm_exp.checkpoint`) and trained by one loop,
+:func:`fit`, over one of two epoch engines: one run alone (:class:`~lipnorm_exp.loop.Alone`), or
+the seeds of a list together as stacked copies (:class:`~lipnorm_exp.batched.Together`).
+
+Each run keeps its best-validation epoch and ends after ``train.epochs``, on its early stop, or
+as ``diverged`` at a non-finite loss or output (a result: deep unnormalised GATs explode),
+keeping the epochs before it. An exception during training writes a ``failed`` record with the
+error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see :mod:`lipnorm_exp.stopping`) an
+``interrupted`` one, and either is raised again; both keep the epochs so far, in the record and
+in the checkpoint the next launch resumes from. Neither replaces a finished record of the run
+(:func:`~lipnorm_exp.records.save_record`).
 """
 
-import logging
-import math
+import copy
 import time
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import torch
 from omegaconf import DictConfig, ListConfig
-from torch_geometric import seed_everything
 from tqdm.auto import tqdm
 
-from lipnorm_exp.batched import run_batched
-from lipnorm_exp.checkpoint import Checkpoint, snapshot
-from lipnorm_exp.config import build_model
-from lipnorm_exp.data import Task, load_task
-from lipnorm_exp.lipschitz_estimate import layer_lipschitz
-from lipnorm_exp.loop import NonFiniteError, evaluate, train_epoch
+from lipnorm_exp.batched import Together, check_together
+from lipnorm_exp.loop import Alone
+from lipnorm_exp.member import Member
 from lipnorm_exp.records import run_id
-from lipnorm_exp.run_state import RunState, make_optimizer
-from lipnorm_exp.runs import (
-    end_run,
-    finished_record,
-    log_outcome,
-    new_record,
-    open_checkpoint,
-    prepare,
-    resume,
-    run_locks,
-    save_outcome,
-)
-from lipnorm_exp.tracking import make_tracker
+from lipnorm_exp.runs import finished_record, prepare, run_locks
 
-log = logging.getLogger(__name__)
+__all__ = ["fit", "member_configs", "run"]
 
 
-def fit(
-    model: torch.nn.Module,
-    task: Task,
-    state: RunState,
-    device: torch.device,
-    checkpoint: Checkpoint,
-    desc: str = "",
-) -> None:
-    """Train from the epoch after ``state.epoch`` on, until ``train.epochs`` or an early stop.
+def member_configs(cfg: DictConfig) -> list[DictConfig]:
+    """The configs of ``cfg``'s runs: one per seed of a seed list, or ``cfg`` itself."""
+    if not isinstance(cfg.seed, ListConfig):
+        return [cfg]
+    members = []
+    for seed in cfg.seed:
+        member = copy.deepcopy(cfg)
+        member.seed = seed
+        members.append(member)
+    return members
 
-    Each epoch's numbers go to ``state``, its end to ``checkpoint``. An epoch whose training
-    loss or model outputs are not finite ends the run as ``diverged``.
+
+def run(cfg: DictConfig, desc: str = "") -> list[dict[str, Any]]:
+    """Run the configuration ``cfg``: the records of its runs, one per seed, in seed order.
+
+    A finished record of a run (same :func:`~lipnorm_exp.records.run_id`, made by this preset
+    or another) is reused rather than run again and comes back marked ``skipped``; the tags of
+    ``cfg`` it lacks are added to it, so the record names every preset it serves.
+
+    Args:
+        cfg: the whole resolved config (see ``configs/config.yaml``); a list of seeds
+            (``seed=[0,1,2]``) trains those runs together.
+        desc: label of the progress bar and log lines (the sweep position, for instance).
     """
-    train = state.train
+    results_dir, device = prepare(cfg)
+    together = isinstance(cfg.seed, ListConfig)
+    if together:
+        check_together(cfg)
+    configs = member_configs(cfg)
+    rids = [run_id(member) for member in configs]
+    with run_locks(results_dir, rids, desc):
+        records = [
+            finished_record(member, results_dir, rid, desc)
+            for member, rid in zip(configs, rids, strict=True)
+        ]
+        todo = [k for k, record in enumerate(records) if record is None]
+        if todo:
+            started, clock = datetime.now(timezone.utc), time.perf_counter()
+            seeds = [int(configs[k].seed) for k in todo] if together else None
+            members = [
+                Member(configs[k], rids[k], results_dir, device, started, clock, together=seeds)
+                for k in todo
+            ]
+            train(members, device, together, desc)
+            for k, member in zip(todo, members, strict=True):
+                records[k] = member.record
+    return records
+
+
+def train(members: list[Member], device: torch.device, together: bool, desc: str = "") -> None:
+    """Resume ``members`` from their checkpoints and train them.
+
+    Each record is saved as its run ends, also on a stop or a failure.
+    """
+    for member in members:
+        member.resume(desc)
+    engine = Together(members, device) if together else Alone(device)
+    fit(members, engine, time.perf_counter() - members[0].checkpoint.clock, desc)
+
+
+def fit(members: list[Member], engine, setup_s: float = 0.0, desc: str = "") -> None:
+    """Train ``members`` from the epoch after each one's last until each one's run ends.
+
+    Each epoch, ``engine.epoch`` trains and evaluates the runs whose previous epoch is done (a
+    run resumed further than others waits for them) and each takes its outcome; a run that
+    ends is closed (its record saved), one that goes on keeps its state for its checkpoint. An
+    exception closes every run still open with it, and is raised again.
+
+    Args:
+        members: the runs.
+        engine: :class:`~lipnorm_exp.loop.Alone` (one run) or
+            :class:`~lipnorm_exp.batched.Together`.
+        setup_s: seconds spent before training (data, model, resuming), for the records.
+        desc: label of the progress bar and log lines.
+    """
+    train = members[0].state.train
+    first = min(member.state.epoch for member in members) + 1
     bar = tqdm(
-        range(state.epoch + 1, train.epochs + 1),
+        range(first, train.epochs + 1),
         desc=desc,
         disable=not train.progress,
         leave=False,
         mininterval=1.0,
-        initial=state.epoch,
+        initial=first - 1,
         total=train.epochs,
     )
-    for epoch in bar:
-        state.start_epoch()
-        loss, grads = train_epoch(model, state.optimizer, task, device, train.track_gradients)
-        try:
-            if not math.isfinite(loss):
-                raise NonFiniteError("non-finite training loss")
-            metrics = evaluate(model, task, device)
-        except NonFiniteError as divergence:
-            state.diverge(epoch, str(divergence))
-            break
-        row = state.end_epoch(epoch, loss, metrics, grads, lambda: lipschitz(model, task, device))
-        bar.set_postfix(
-            loss=f"{loss:.3f}", val=f"{row['val_acc']:.3f}", best=f"{state.best['val_acc']:.3f}"
-        )
-        if state.done:
-            break
-        checkpoint.keep(epoch, lambda: snapshot(model, state, task.generators))
-    bar.close()
-
-
-def lipschitz(model: torch.nn.Module, task: Task, device: torch.device) -> list[float]:
-    """Per-layer Lipschitz estimates of ``model`` on the first evaluation batch of ``task``."""
-    return layer_lipschitz(model, next(iter(task.eval_batches)).to(device))
-
-
-def run(cfg: DictConfig, desc: str = "") -> dict[str, Any] | list[dict[str, Any]]:
-    """Run one configuration and return its record (the existing one when skipped).
-
-    A finished record of the same run (same :func:`~lipnorm_exp.records.run_id`, made by this
-    preset or another) is reused rather than run again; the tags of ``cfg`` it lacks are added
-    to it, so the record names every preset it serves.
-
-    Args:
-        cfg: the whole resolved config (see ``configs/config.yaml``); a list of seeds
-            (``seed=[0,1,2]``) trains those runs together
-            (:func:`~lipnorm_exp.batched.run_batched`).
-        desc: label of the progress bar (the sweep position, for instance).
-
-    Returns:
-        the record; a list of records, one per seed, when ``seed`` is a list.
-    """
-    if isinstance(cfg.seed, ListConfig):
-        return run_batched(cfg, desc)
-    results_dir, device = prepare(cfg)
-    rid = run_id(cfg)
-    with run_locks(results_dir, [rid], desc):
-        existing = finished_record(cfg, results_dir, rid, desc)
-        if existing:
-            return existing
-        record = train_run(cfg, rid, results_dir, device, desc)
-    log_outcome(record, desc)
-    return record
-
-
-def train_run(
-    cfg: DictConfig, rid: str, results_dir: Path, device: torch.device, desc: str
-) -> dict[str, Any]:
-    """Load the data, build the model, resume, train and save run ``rid``'s record.
-
-    The run resumes from its checkpoint where one is saved; its record is saved also on a
-    failure or a stop, keeping the epochs so far.
-    """
-    started, clock = datetime.now(timezone.utc), time.perf_counter()
-    seed_everything(cfg.seed)
-    task = load_task(cfg.dataset, cfg.paths, cfg.seed)
-    model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs).to(device)
-    record = new_record(cfg, rid, device, started)
-    tracker = make_tracker(cfg, rid)
-    state = RunState(make_optimizer(model, cfg.train), cfg.train, tracker)
-    checkpoint = open_checkpoint(cfg, results_dir, rid, clock)
-    resume(checkpoint, model, state, task.generators, desc)
-    setup_s = time.perf_counter() - clock
+    open_runs = list(members)
     try:
-        fit(model, task, state, device, checkpoint, desc)
+        for epoch in bar:
+            active = [member for member in open_runs if member.state.epoch == epoch - 1]
+            for member in active:
+                member.state.start_epoch()
+            for member, outcome in zip(active, engine.epoch(active), strict=True):
+                member.take(epoch, outcome, lambda member=member: engine.lipschitz(member))
+            for member in active:
+                if member.state.done:
+                    open_runs.remove(member)
+                    member.close(setup_s, desc)
+                else:
+                    member.keep()
+            bar.set_postfix(_progress(members))
+            if not open_runs:
+                break
     except BaseException as error:
-        end_run(record, state, task.metric_name, checkpoint, error)
+        for member in open_runs:
+            member.close(setup_s, desc, error)
         raise
-    else:
-        end_run(record, state, task.metric_name, checkpoint)
     finally:
-        save_outcome(record, results_dir, tracker, checkpoint, setup_s)
-    return record
+        bar.close()
+
+
+def _progress(members: list[Member]) -> dict[str, str]:
+    """The progress bar's numbers.
+
+    One run's last loss, validation and best validation accuracy, or how many of several runs
+    still train.
+    """
+    if len(members) > 1:
+        return {"training": str(sum(not member.state.done for member in members))}
+    state = members[0].state
+    if not state.history:
+        return {}
+    row = state.history[-1]
+    return {
+        "loss": f"{row['train_step_loss']:.3f}",
+        "val": f"{row['val_acc']:.3f}",
+        "best": f"{state.best['val_acc']:.3f}",
+    }

@@ -137,7 +137,7 @@ def test_a_run_that_fits_every_tree_stops_there(make_cfg):
         "dataset=trees", "dataset.depth=1", "model=gcn", "norm=none",
         "dataset.passes_per_epoch=20", "train.epochs=50", "train.lr=0.01",
     )  # fmt: skip
-    history = run(cfg)["history"]
+    history = run(cfg)[0]["history"]
     assert history[-1]["train_acc"] == 1.0
     assert all(row["train_acc"] < 1.0 for row in history[:-1])
     assert len(history) < 50

@@ -6,12 +6,14 @@ import torch.nn.functional as F
 from cli_helpers import cli, command, records
 from torch.func import vmap
 
-from lipnorm_exp.batched import BATCHED_KEY, run_batched
 from lipnorm_exp.config.resolvers import seed_groups
 from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.member import Member
 from lipnorm_exp.nn.copy_dropout import RandomStream, copy_streams, dropout
 from lipnorm_exp.sweep import runs_of_job
 from lipnorm_exp.train import run
+
+BATCHED_KEY = Member.TOGETHER_KEY
 
 SMALL = ("model.depth=2", "model.hidden=16", "train.epochs=3")
 #: what is compared between a run trained alone and in a batch: every epoch's numbers
@@ -38,7 +40,9 @@ def assert_same_history(together: dict, alone: dict) -> None:
 )
 def test_runs_trained_together_equal_runs_trained_alone(make_cfg, overrides):
     together = run(make_cfg(*SMALL, *overrides, "seed=[0,1,2]"))
-    alone = [run(make_cfg(*SMALL, *overrides, f"seed={seed}", "force=true")) for seed in range(3)]
+    alone = [
+        run(make_cfg(*SMALL, *overrides, f"seed={seed}", "force=true"))[0] for seed in range(3)
+    ]
     for mine, theirs, seed in zip(together, alone, range(3), strict=True):
         assert mine["config"]["seed"] == seed
         assert mine[BATCHED_KEY] == {"seeds": [0, 1, 2]}
@@ -52,7 +56,7 @@ def test_runs_trained_together_equal_runs_trained_alone(make_cfg, overrides):
 def test_each_run_stops_on_its_own_plateau(make_cfg):
     stopping = ("train.epochs=60", "train.patience=3", "train.lr=0.05", "model.dropout=0.6")
     together = run(make_cfg(*SMALL, *stopping, "seed=[0,1,2,3]"))
-    alone = [run(make_cfg(*SMALL, *stopping, f"seed={seed}", "force=true")) for seed in range(4)]
+    alone = [run(make_cfg(*SMALL, *stopping, f"seed={seed}", "force=true"))[0] for seed in range(4)]
     for mine, theirs in zip(together, alone, strict=True):
         assert_same_history(mine, theirs)
     assert len({record["summary"]["epochs_run"] for record in together}) > 1
@@ -60,9 +64,9 @@ def test_each_run_stops_on_its_own_plateau(make_cfg):
 
 def test_a_diverging_copy_leaves_the_others_as_they_are(make_cfg, monkeypatch):
     """Copy 1's output weight is made infinite: it diverges, copy 0 trains as alone."""
-    import lipnorm_exp.batched as batched
+    import lipnorm_exp.member as member
 
-    real = batched.build_model
+    real = member.build_model
 
     def broken_second(model, norm, *sizes):
         built = real(model, norm, *sizes)
@@ -71,9 +75,9 @@ def test_a_diverging_copy_leaves_the_others_as_they_are(make_cfg, monkeypatch):
                 built.output.weight.fill_(float("inf"))
         return built
 
-    monkeypatch.setattr(batched, "build_model", broken_second)
+    monkeypatch.setattr(member, "build_model", broken_second)
     first, second = run(make_cfg(*SMALL, "seed=[0,1]"))
-    alone = run(make_cfg(*SMALL, "seed=0", "force=true"))
+    [alone] = run(make_cfg(*SMALL, "seed=0", "force=true"))
     assert second["status"] == "diverged"
     assert second["summary"]["diverged_at_epoch"] == 1
     assert first["status"] == "completed"
@@ -81,7 +85,7 @@ def test_a_diverging_copy_leaves_the_others_as_they_are(make_cfg, monkeypatch):
 
 
 def test_finished_seeds_are_skipped(make_cfg):
-    alone = run(make_cfg(*SMALL, "seed=1"))
+    [alone] = run(make_cfg(*SMALL, "seed=1"))
     first, second = run(make_cfg(*SMALL, "seed=[0,1]"))
     assert second["skipped"] and second["run_id"] == alone["run_id"]
     assert BATCHED_KEY not in second
@@ -91,7 +95,7 @@ def test_finished_seeds_are_skipped(make_cfg):
 def test_mini_batch_tasks_are_refused(make_cfg):
     cfg = make_cfg("dataset=trees", "dataset.depth=2", "dataset.num_trees=64", "seed=[0,1]")
     with pytest.raises(ConfigError, match=r"dataset.name=trees trains in batches"):
-        run_batched(cfg)
+        run(cfg)
 
 
 @pytest.mark.parametrize("seeds", ["[]", "[0,0]"])

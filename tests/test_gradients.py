@@ -1,6 +1,7 @@
 """Gradient tracking, the Fig. 2 heat map from trainer records, and the Lipschitz estimate."""
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -11,18 +12,17 @@ from test_models import make
 from torch.autograd.functional import jacobian
 from torch_geometric.data import Data
 
-from lipnorm_exp.checkpoint import Checkpoint
 from lipnorm_exp.data import Task
 from lipnorm_exp.heatmap import draw_gradient_heatmap
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz, spectral_norm
-from lipnorm_exp.loop import train_epoch
+from lipnorm_exp.loop import Alone, train_epoch
 from lipnorm_exp.nn import GATLayer
 from lipnorm_exp.report.aggregate import preset_runs, usable_runs
 from lipnorm_exp.report.figures import fig2_gradients
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.run_state import RunState, make_optimizer
 from lipnorm_exp.tracking import NullTracker
-from lipnorm_exp.train import fit, run
+from lipnorm_exp.train import run
 
 CPU = torch.device("cpu")
 #: the attention parameters of each model's graph layer, written out independently
@@ -104,7 +104,7 @@ def test_untracked_epochs_return_no_norms():
 
 
 @pytest.mark.parametrize("name, norm", CASES)
-def test_history_has_one_value_per_layer_and_epoch(name, norm, tmp_path):
+def test_history_has_one_value_per_layer_and_epoch(name, norm):
     torch.manual_seed(0)
     train = OmegaConf.create(
         {"epochs": 3, "lr": 0.01, "weight_decay": 5e-4, "patience": 0, "progress": False,
@@ -113,8 +113,10 @@ def test_history_has_one_value_per_layer_and_epoch(name, norm, tmp_path):
     )  # fmt: skip
     model = tiny_model(name, norm, depth=4)
     state = RunState(make_optimizer(model, train), train, NullTracker())
-    no_checkpoint = Checkpoint(tmp_path, "tiny", every=0, clock=0.0)
-    fit(model, Task.full_batch("tiny", graph(3), 3), state, CPU, no_checkpoint)
+    run_alone = SimpleNamespace(model=model, task=Task.full_batch("tiny", graph(3), 3), state=state)
+    for epoch in (1, 2, 3):
+        [outcome] = Alone(CPU).epoch([run_alone])
+        state.end_epoch(epoch, outcome.loss, outcome.metrics, outcome.grads)
     history = state.history
     assert [row["epoch"] for row in history] == [1, 2, 3]
     for row in history:
@@ -131,7 +133,7 @@ def test_fig2_heatmaps_from_trainer_records(make_cfg, tmp_path):
         cfg = make_cfg("model.depth=20", "model.hidden=8", "model.heads=1", "model.dropout=0.0",
                        f"norm={norm}", "train.epochs=3", "train.track_gradients=true",
                        "tags=[gradients]")  # fmt: skip
-        records[norm] = run(cfg)
+        [records[norm]] = run(cfg)
     usable = usable_runs(load_records(tmp_path / "runs"), "quick", "standard")
     fig = fig2_gradients(*preset_runs(usable, "gradients", "quick", "standard")).figure
     panels = {ax.get_title().split(",")[0]: ax for ax in fig.axes if ax.images}
@@ -193,10 +195,10 @@ def test_layer_lipschitz_is_each_layers_jacobian_norm_at_its_input(name):
 
 def test_training_records_estimates_at_epoch_1_and_every_nth_without_changing_training(make_cfg):
     small = ("model.depth=2", "model.hidden=8", "model.heads=2", "train.epochs=4")
-    with_estimate = run(
+    [with_estimate] = run(
         make_cfg(*small, "train.estimate_lipschitz=true", "train.lipschitz_every=2")
     )
-    plain = run(make_cfg(*small))
+    [plain] = run(make_cfg(*small))
     estimated = {row["epoch"]: row.get("lipschitz") for row in with_estimate["history"]}
     assert [epoch for epoch, value in estimated.items() if value] == [1, 2, 4]
     assert all(len(estimated[e]) == 2 and min(estimated[e]) > 0 for e in (1, 2, 4))

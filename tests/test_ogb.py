@@ -286,7 +286,7 @@ def test_the_trainer_runs_ogb_datasets_end_to_end(make_cfg, tmp_path, dataset, w
         cfg.dataset.meta_dict = graph.meta_dict
         if dataset == "ogbn_proteins":
             cfg.dataset.num_parts = 3
-    record = run(cfg)
+    [record] = run(cfg)
     assert record["status"] == "completed" and record["summary"]["metric"] == metric
     assert len(record["history"]) == 3
     for row in record["history"]:

@@ -12,11 +12,11 @@ from hydra import compose, initialize_config_dir
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from lipnorm_exp.batched import member_config
 from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.records import run_id
 from lipnorm_exp.sweep import grid_jobs, grid_runs, grid_size, sweep_axes
 from lipnorm_exp.sweep_plan import job_configs
+from lipnorm_exp.train import member_configs
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 PRESETS = sorted(path.stem for path in (CONFIGS / "experiment").glob("*.yaml"))
@@ -268,7 +268,7 @@ def test_the_sweep_plan_composes_the_runs_its_jobs_run():
         "grid.quick.seeds='0,1,2'",
         "seeds_per_job=2",
     )
-    planned = [run_id(member_config(job, seed)) for job in job_configs(cfg) for seed in job.seed]
+    planned = [run_id(member) for job in job_configs(cfg) for member in member_configs(job)]
     composed = []
     for job in grid_jobs(cfg.hydra):
         overrides = as_dict(job)

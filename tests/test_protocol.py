@@ -126,7 +126,7 @@ def test_plateau_schedule_follows_torch_on_the_recorded_validation_losses(make_c
         "train.scheduler_patience=0",
         "train.scheduler_factor=0.5",
     )
-    history = run(cfg)["history"]
+    history = run(cfg)[0]["history"]
     lrs = [row["lr"] for row in history]
     assert lrs[0] == 0.5 and min(lrs) < 0.5
     probe = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.5)

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
+import lipnorm_exp.loop as loop_module
+import lipnorm_exp.member as member_module
 import lipnorm_exp.records.store as store
 import lipnorm_exp.train as train_module
 from lipnorm_exp.atomic import STALE_AFTER_S, temp_path
@@ -102,7 +104,7 @@ def test_record_paths_are_relative_to_the_root_where_they_lie_under_it():
 
 def test_completed_run_record_holds_config_summary_history_and_versions(make_cfg):
     cfg = make_cfg(*SMALL, "train.epochs=3")
-    record = run(cfg)
+    [record] = run(cfg)
     on_disk = json.loads(record_path(cfg.paths.results_dir, run_id(cfg)).read_text())
     assert on_disk["status"] == "completed" and on_disk["error"] is None
     assert (
@@ -124,19 +126,19 @@ def test_completed_run_record_holds_config_summary_history_and_versions(make_cfg
 
 def test_finished_run_is_skipped_unless_forced(make_cfg, monkeypatch):
     cfg = make_cfg(*SMALL)
-    first = run(cfg)
+    [first] = run(cfg)
     calls = []
     monkeypatch.setattr(train_module, "fit", lambda *a, **k: calls.append(1) or {})
-    again = run(cfg)
+    [again] = run(cfg)
     assert again["skipped"] and again["run_id"] == first["run_id"] and not calls
     assert again["started_at"] == first["started_at"]
     monkeypatch.undo()
-    forced = run(make_cfg(*SMALL, "force=true"))
+    [forced] = run(make_cfg(*SMALL, "force=true"))
     assert not forced.get("skipped") and forced["started_at"] != first["started_at"]
 
 
 def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
-    real = train_module.train_epoch
+    real = loop_module.train_epoch
     calls = []
 
     def explode_on_third(*args, **kwargs):
@@ -144,9 +146,9 @@ def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
         loss, grads = real(*args, **kwargs)
         return (math.inf if len(calls) == 3 else loss), grads
 
-    monkeypatch.setattr(train_module, "train_epoch", explode_on_third)
+    monkeypatch.setattr(loop_module, "train_epoch", explode_on_third)
     cfg = make_cfg(*SMALL, "train.epochs=5")
-    record = run(cfg)
+    [record] = run(cfg)
     assert record["status"] == "diverged"
     assert record["summary"]["diverged_at_epoch"] == 3 and record["summary"]["epochs_run"] == 2
     assert record["error"] == "non-finite training loss at epoch 3"
@@ -155,14 +157,14 @@ def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
 
 def test_an_optimiser_step_that_overflows_ends_the_run_as_diverged(make_cfg, caplog):
     with caplog.at_level(logging.WARNING, logger="lipnorm_exp.loop"):
-        record = run(make_cfg(*SMALL, "train.lr=1e300", "train.epochs=3"))
+        [record] = run(make_cfg(*SMALL, "train.lr=1e300", "train.epochs=3"))
     assert record["status"] == DIVERGED and record["summary"]["diverged_at_epoch"] == 1
     assert "the optimiser step overflowed" in caplog.text
 
 
 def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, monkeypatch):
     """The step of epoch 3 leaves NaN weights while its loss was finite: no accuracy of NaN."""
-    real = train_module.train_epoch
+    real = loop_module.train_epoch
     calls = []
 
     def poison_third_step(model, *args, **kwargs):
@@ -173,8 +175,8 @@ def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, mo
                 model.output.weight.fill_(math.nan)
         return loss, grads
 
-    monkeypatch.setattr(train_module, "train_epoch", poison_third_step)
-    record = run(make_cfg(*SMALL, "train.epochs=5"))
+    monkeypatch.setattr(loop_module, "train_epoch", poison_third_step)
+    [record] = run(make_cfg(*SMALL, "train.epochs=5"))
     assert record["status"] == DIVERGED
     assert record["error"] == "the model's outputs are not all finite at epoch 3"
     summary, history = record["summary"], record["history"]
@@ -208,13 +210,13 @@ def fail(*args, **kwargs):
 
 def test_an_interrupted_run_is_recorded_as_interrupted_and_run_again(make_cfg, monkeypatch):
     cfg = make_cfg(*SMALL)
-    monkeypatch.setattr(train_module, "train_epoch", interrupt)
+    monkeypatch.setattr(loop_module, "train_epoch", interrupt)
     with pytest.raises(KeyboardInterrupt):
         run(cfg)
     record = read_record(cfg.paths.results_dir, run_id(cfg))
     assert record["status"] == INTERRUPTED and record["error"] == "KeyboardInterrupt"
     monkeypatch.undo()
-    assert run(cfg)["status"] == COMPLETED  # an interrupted run is not skipped
+    assert run(cfg)[0]["status"] == COMPLETED  # an interrupted run is not skipped
 
 
 @pytest.mark.parametrize(("stop", "status"), [(interrupt, INTERRUPTED), (fail, FAILED)])
@@ -222,10 +224,10 @@ def test_a_forced_rerun_that_does_not_finish_keeps_the_completed_record(
     make_cfg, monkeypatch, stop, status
 ):
     cfg = make_cfg(*SMALL, "force=true")
-    first = run(cfg)
+    [first] = run(cfg)
     path = record_path(cfg.paths.results_dir, first["run_id"])
     before = path.read_text()
-    monkeypatch.setattr(train_module, "train_epoch", stop)
+    monkeypatch.setattr(loop_module, "train_epoch", stop)
     with pytest.raises((KeyboardInterrupt, RuntimeError)):
         run(cfg)
     assert path.read_text() == before
@@ -234,7 +236,7 @@ def test_a_forced_rerun_that_does_not_finish_keeps_the_completed_record(
     assert beside["started_at"] != first["started_at"]
     assert [r["status"] for _, r in iter_records(path.parent)] == [COMPLETED]
     monkeypatch.undo()
-    again = run(cfg)  # a forced re-run that finishes replaces it
+    [again] = run(cfg)  # a forced re-run that finishes replaces it
     assert read_record(path.parent, first["run_id"])["started_at"] == again["started_at"]
     assert sorted(p.name for p in path.parent.iterdir() if not p.name.startswith(".")) == [
         path.name
@@ -255,12 +257,12 @@ def test_a_forced_rerun_that_does_not_finish_keeps_the_completed_record(
 )
 def test_a_broken_record_is_set_aside_with_a_warning_and_its_run_redone(make_cfg, damage, caplog):
     cfg = make_cfg(*SMALL)
-    first = run(cfg)
+    [first] = run(cfg)
     path = record_path(cfg.paths.results_dir, first["run_id"])
     damage(path)
     broken = sorted(path.parent.iterdir())
     with caplog.at_level(logging.WARNING, logger=store.__name__):
-        again = run(cfg)
+        [again] = run(cfg)
     assert re.search(rf"{path.name}: .*; set aside as {path.name}\.broken-", caplog.text)
     assert not again.get("skipped") and again["status"] == COMPLETED
     assert read_record(path.parent, first["run_id"])["started_at"] == again["started_at"]
@@ -396,7 +398,7 @@ def test_temporary_files_of_writers_that_are_gone_are_removed(make_cfg, tmp_path
 
 
 def test_an_unwritable_results_folder_stops_the_run_before_any_data_is_read(make_cfg, monkeypatch):
-    monkeypatch.setattr(train_module, "load_task", lambda *a, **k: pytest.fail("data read"))
+    monkeypatch.setattr(member_module, "load_task", lambda *a, **k: pytest.fail("data read"))
     with pytest.raises(ConfigError, match=r"^paths\.results_dir=/proc/lipnorm_runs is not a "):
         run(make_cfg(*SMALL, "paths.results_dir=/proc/lipnorm_runs"))
 
@@ -405,22 +407,22 @@ def test_an_error_during_training_writes_a_failed_record_and_is_raised(make_cfg,
     def crash(*args, **kwargs):
         raise RuntimeError("out of memory")
 
-    monkeypatch.setattr(train_module, "train_epoch", crash)
+    monkeypatch.setattr(loop_module, "train_epoch", crash)
     cfg = make_cfg(*SMALL)
     with pytest.raises(RuntimeError, match="out of memory"):
         run(cfg)
     record = read_record(cfg.paths.results_dir, run_id(cfg))
     assert record["status"] == "failed" and record["error"] == "RuntimeError: out of memory"
     monkeypatch.undo()
-    assert run(cfg)["status"] == "completed"  # a failed run is not skipped
+    assert run(cfg)[0]["status"] == "completed"  # a failed run is not skipped
 
 
 def test_reusing_a_finished_record_adds_the_tags_it_lacks(make_cfg, monkeypatch):
-    first = run(make_cfg(*SMALL, "tags=[missing_vector]"))
+    [first] = run(make_cfg(*SMALL, "tags=[missing_vector]"))
     path = record_path(make_cfg().paths.results_dir, first["run_id"])
     before = json.loads(path.read_text())
     monkeypatch.setattr(train_module, "fit", lambda *a, **k: pytest.fail("trained again"))
-    again = run(make_cfg(*SMALL, "tags=[pubmed_depth,missing_vector]"))
+    [again] = run(make_cfg(*SMALL, "tags=[pubmed_depth,missing_vector]"))
     assert again["skipped"] and again["config"]["tags"] == ["missing_vector", "pubmed_depth"]
     after = path.read_text()
     on_disk = json.loads(after)

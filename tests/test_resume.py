@@ -16,7 +16,7 @@ import torch
 from cli_helpers import cli, command, records
 
 import lipnorm_exp.batched as batched
-import lipnorm_exp.train as train
+import lipnorm_exp.loop as loop
 from lipnorm_exp.checkpoint import CHECKPOINT_DIR, Checkpoint, checkpoint_path, random_state
 from lipnorm_exp.records import COMPLETED, FAILED, INTERRUPTED, SET_ASIDE, run_id
 from lipnorm_exp.train import run
@@ -67,12 +67,8 @@ def stop_at_epoch(monkeypatch, epoch: int, error: type[BaseException] = Keyboard
 
         return start_epoch
 
-    monkeypatch.setattr(train, "train_epoch", stopping(train.train_epoch))
-    monkeypatch.setattr(batched, "_train_step", stopping(batched._train_step))
-
-
-def as_list(result):
-    return result if isinstance(result, list) else [result]
+    monkeypatch.setattr(loop, "train_epoch", stopping(loop.train_epoch))
+    monkeypatch.setattr(batched.Together, "_train_step", stopping(batched.Together._train_step))
 
 
 def without_timings(record: dict) -> dict:
@@ -93,20 +89,20 @@ def test_a_run_stopped_part_way_resumes_to_the_record_of_a_run_never_stopped(
     make_cfg, tmp_path, monkeypatch, case
 ):
     overrides = CASES[case]
-    straight = as_list(run(make_cfg(*overrides, f"paths.results_dir={tmp_path / 'straight'}")))
+    straight = run(make_cfg(*overrides, f"paths.results_dir={tmp_path / 'straight'}"))
 
     with monkeypatch.context() as patch:
         stop_at_epoch(patch, 7)
         with pytest.raises(KeyboardInterrupt):
             run(make_cfg(*overrides))
-    stopped = as_list(records_in(tmp_path / "runs"))
+    stopped = records_in(tmp_path / "runs")
     for record in stopped:
         assert record["status"] == INTERRUPTED
         assert record["stopped_after_epoch"] == len(record["history"]) == 6
         assert record["resumes_after_epoch"] == 6  # written on the stop, not only at epoch 4
         assert checkpoint_path(tmp_path / "runs", record["run_id"]).exists()
 
-    resumed = as_list(run(make_cfg(*overrides)))
+    resumed = run(make_cfg(*overrides))
     assert [without_timings(r) for r in resumed] == [without_timings(r) for r in straight]
     for record in resumed:
         assert record["status"] == COMPLETED and record["resumed_at"] == [6]
@@ -120,19 +116,19 @@ def records_in(folder) -> list[dict]:
 
 
 def test_a_run_stopped_twice_lists_both_resumptions(make_cfg, tmp_path, monkeypatch):
-    straight = run(make_cfg(*STATEFUL, f"paths.results_dir={tmp_path / 'straight'}"))
+    [straight] = run(make_cfg(*STATEFUL, f"paths.results_dir={tmp_path / 'straight'}"))
     for stop in (4, 6):  # after 3 epochs, then after 3 + 5
         with monkeypatch.context() as patch:
             stop_at_epoch(patch, stop)
             with pytest.raises(KeyboardInterrupt):
                 run(make_cfg(*STATEFUL))
-    resumed = run(make_cfg(*STATEFUL))
+    [resumed] = run(make_cfg(*STATEFUL))
     assert without_timings(resumed) == without_timings(straight)
     assert resumed["resumed_at"] == [3, 8]
 
 
 def test_a_failed_run_keeps_its_epochs_and_resumes(make_cfg, tmp_path, monkeypatch):
-    straight = run(make_cfg(*STATEFUL, f"paths.results_dir={tmp_path / 'straight'}"))
+    [straight] = run(make_cfg(*STATEFUL, f"paths.results_dir={tmp_path / 'straight'}"))
     with monkeypatch.context() as patch:
         stop_at_epoch(patch, 5, error=MemoryError)
         with pytest.raises(MemoryError):
@@ -140,7 +136,7 @@ def test_a_failed_run_keeps_its_epochs_and_resumes(make_cfg, tmp_path, monkeypat
     (failed,) = records_in(tmp_path / "runs")
     assert failed["status"] == FAILED and failed["error"] == "MemoryError: stopped by the test"
     assert failed["stopped_after_epoch"] == failed["resumes_after_epoch"] == 4
-    assert without_timings(run(make_cfg(*STATEFUL))) == without_timings(straight)
+    assert without_timings(run(make_cfg(*STATEFUL))[0]) == without_timings(straight)
 
 
 def interrupted_checkpoint(make_cfg, monkeypatch, *overrides) -> tuple[str, object]:
@@ -158,7 +154,7 @@ def interrupted_checkpoint(make_cfg, monkeypatch, *overrides) -> tuple[str, obje
 def test_a_checkpoint_of_another_run_or_unreadable_is_set_aside_and_never_loaded(
     make_cfg, tmp_path, monkeypatch, caplog, damage
 ):
-    straight = run(make_cfg(*STATEFUL, f"paths.results_dir={tmp_path / 'straight'}"))
+    [straight] = run(make_cfg(*STATEFUL, f"paths.results_dir={tmp_path / 'straight'}"))
     other, other_path = interrupted_checkpoint(make_cfg, monkeypatch, "seed=1")
     rid, path = interrupted_checkpoint(make_cfg, monkeypatch)
     if damage == "another_run":
@@ -172,7 +168,7 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_set_aside_and_never_loaded
         torch.save({**saved, "format": 0}, path)
 
     with caplog.at_level(logging.WARNING, logger="lipnorm_exp.checkpoint"):
-        again = run(make_cfg(*STATEFUL))
+        [again] = run(make_cfg(*STATEFUL))
     assert without_timings(again) == without_timings(straight)
     assert "resumed_at" not in again  # started over
     (warning,) = [r.getMessage() for r in caplog.records if "set aside" in r.getMessage()]
@@ -185,13 +181,13 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_set_aside_and_never_loaded
 
 def test_force_starts_over_and_a_skipped_run_drops_a_checkpoint_left_behind(make_cfg, monkeypatch):
     rid, path = interrupted_checkpoint(make_cfg, monkeypatch)
-    forced = run(make_cfg(*STATEFUL, "force=true"))
+    [forced] = run(make_cfg(*STATEFUL, "force=true"))
     assert "resumed_at" not in forced and forced["status"] == COMPLETED
     assert not path.exists()
 
     # a kill between the final record and the checkpoint's removal leaves both behind
     Checkpoint(path.parents[1], rid, every=1, clock=0.0).path.write_bytes(b"left behind")
-    skipped = run(make_cfg(*STATEFUL))
+    [skipped] = run(make_cfg(*STATEFUL))
     assert skipped["skipped"] and not path.exists()
 
 
@@ -200,7 +196,7 @@ def test_checkpoint_every_0_keeps_no_checkpoint(make_cfg, tmp_path, monkeypatch)
     (stopped,) = records_in(tmp_path / "runs")
     assert stopped["stopped_after_epoch"] == 4 and stopped["resumes_after_epoch"] is None
     assert not path.parent.exists() or not any(path.parent.iterdir())
-    again = run(make_cfg(*STATEFUL, "train.checkpoint_every=0"))
+    [again] = run(make_cfg(*STATEFUL, "train.checkpoint_every=0"))
     assert "resumed_at" not in again and again["summary"]["epochs_run"] > 4
 
 

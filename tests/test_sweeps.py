@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 from contextlib import suppress
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,9 @@ from conftest import compose_config
 
 from lipnorm_exp.checkpoint import CHECKPOINT_DIR
 from lipnorm_exp.lock import folder_lock
+from lipnorm_exp.member import Member
 from lipnorm_exp.records import run_id
-from lipnorm_exp.train import train_run
+from lipnorm_exp.train import train
 
 pytestmark = pytest.mark.slow
 
@@ -128,7 +130,10 @@ def test_a_run_another_process_holds_is_waited_for_then_skipped(tmp_path, data_d
             if f"run {rid}: another process holds it; waiting" in line:
                 break
         assert second.poll() is None, "".join(log)
-        first = train_run(cfg, rid, results_dir, torch.device("cpu"), "")
+        cpu, clock = torch.device("cpu"), time.perf_counter()
+        member = Member(cfg, rid, results_dir, cpu, datetime.now(timezone.utc), clock)
+        train([member], cpu, together=False)
+        first = member.record
     rest, _ = second.communicate(timeout=300)
     assert second.returncode == 0, rest
     assert f"skip run {rid}: a completed record exists" in rest

@@ -1,29 +1,43 @@
-"""The W&B tracker: offline runs read back from their transaction log, fallbacks, grouping.
+"""The W&B tracker: offline runs read back from their transaction log, fallbacks, grouping,
+names that tell every run of a preset's grid apart.
 
 W&B writes an offline run as ``wandb/offline-run-*/run-<id>.wandb``, a log of records;
-:func:`read_run` reads it through W&B's own reader (``wandb leet inspect --json``) and the
+:func:`read_runs` reads it through W&B's own reader (``wandb leet inspect --json``) and the
 files W&B documents in the run's ``files/`` folder.
 """
 
 import json
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import wandb
+from cli_helpers import command, environment, start
 from conftest import CONFIGS
 from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from omegaconf import open_dict, read_write
+from omegaconf import OmegaConf, open_dict, read_write
 
 from lipnorm_exp import tracking
-from lipnorm_exp.tracking import WandbTracker, default_mode, make_tracker, run_group, wandb_metrics
+from lipnorm_exp.sweep import grid_runs
+from lipnorm_exp.sweep_plan import job_configs
+from lipnorm_exp.tracking import (
+    WandbTracker,
+    default_mode,
+    make_tracker,
+    run_group,
+    run_name,
+    sweep_keys,
+    wandb_metrics,
+)
 from lipnorm_exp.train import run
 
 SMALL = ("model.depth=2", "model.hidden=8", "model.heads=2", "model.dropout=0.5")
+PRESETS = sorted(path.stem for path in (CONFIGS / "experiment").glob("*.yaml"))
 
 
 @pytest.fixture
@@ -42,8 +56,8 @@ def offline_wandb(tmp_path, monkeypatch):
     wandb.teardown()
 
 
-def read_run(wandb_dir: Path) -> dict:
-    """The single offline run under ``wandb_dir``: run, config, history by step, summary, exit code.
+def read_runs(wandb_dir: Path) -> list[dict]:
+    """The offline runs under ``wandb_dir``: run, config, history by step, summary, exit code.
 
     Read by W&B's own reader of its transaction log (``wandb leet inspect --json``: one JSON
     object per record; a summary value that is an object comes as ``<key>.<field>`` entries).
@@ -52,7 +66,17 @@ def read_run(wandb_dir: Path) -> dict:
     it is read.
     """
     wandb.teardown()
-    (path,) = wandb_dir.glob("offline-run-*/run-*.wandb")
+    return [read_log(path) for path in sorted(wandb_dir.glob("offline-run-*/run-*.wandb"))]
+
+
+def read_run(wandb_dir: Path) -> dict:
+    """The single offline run under ``wandb_dir`` (:func:`read_runs`)."""
+    (logged,) = read_runs(wandb_dir)
+    return logged
+
+
+def read_log(path: Path) -> dict:
+    """One run's transaction log, read by ``wandb leet inspect --json`` (:func:`read_runs`)."""
     inspect = [sys.executable, "-m", "wandb", "leet", "inspect", str(path), "--json"]
     lines = subprocess.run(inspect, capture_output=True, text=True, check=True).stdout
     out = {"dir": path.parent, "history": {}, "summary": {}, "exit_code": None}
@@ -71,6 +95,20 @@ def read_run(wandb_dir: Path) -> dict:
     return out
 
 
+def strings(value) -> list[str]:
+    """Every string in a nested config (dicts and lists)."""
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
+def assert_no_table(summary: dict) -> None:
+    """No W&B table in a summary (a table's entry has ``_type`` ``table-file``)."""
+    assert "table-file" not in summary.values()
+
+
 @pytest.fixture
 def in_multirun(tmp_path, monkeypatch):
     """Hydra's job state as inside a multirun whose sweep folder is under ``tmp_path``."""
@@ -78,23 +116,28 @@ def in_multirun(tmp_path, monkeypatch):
         cfg = compose("config", [f"paths.log_dir={tmp_path}/logs"], return_hydra_config=True)
     with open_dict(cfg):
         cfg.hydra.mode = RunMode.MULTIRUN
+    sweep_dir = Path(cfg.hydra.sweep.dir)
+    sweep_dir.mkdir(parents=True)
+    OmegaConf.save(cfg, sweep_dir / "multirun.yaml")  # as Hydra's sweeper does before the jobs
     monkeypatch.setattr(HydraConfig.instance(), "cfg", None)  # restored after the test
     HydraConfig.instance().set_config(cfg)
-    return Path(cfg.hydra.sweep.dir).name
+    return sweep_dir.name
 
 
 def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
     make_cfg, tmp_path, offline_wandb, in_multirun
 ):
     cfg = make_cfg(*SMALL, "logger=wandb", "train.track_gradients=true", "tags=[t1]")
-    record = run(cfg)
+    [record] = run(cfg)
     logged = read_run(offline_wandb)
 
-    assert logged["run"]["display_name"] == "GAT-Lip cora depth 2 seed 0"
+    assert logged["run"]["display_name"] == "GAT-Lip Cora 0% missing depth 2 seed 0"
     assert logged["config"]["run_id"] == record["run_id"]
-    assert logged["run"]["run_group"] == in_multirun
+    assert logged["run"]["run_group"] == in_multirun  # a sweep without a preset
     assert logged["run"]["tags"] == ["t1"]
     assert logged["config"]["model"]["depth"] == 2 and logged["config"]["train"]["epochs"] == 2
+    assert logged["config"]["paths"]["root_dir"] == "."
+    assert not any(os.path.isabs(text) for text in strings(logged["config"]))
     history = logged["history"]
     for row in record["history"]:
         step = history[row["epoch"]]
@@ -110,23 +153,51 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
             assert step[f"grad_layer/{name}"] == pytest.approx(row["grad_layer"][layer])
     summary = logged["summary"]
     assert summary["status"] == "completed" and logged["exit_code"] == 0
-    assert summary["best_val_acc"] == pytest.approx(record["summary"]["best_val_acc"])
-    best = max(row["val_acc"] for row in record["history"])
-    assert summary["val/acc"] == {"max": pytest.approx(best)}  # the best epoch, not the last
+    assert summary["best/epoch"] == record["summary"]["best_epoch"]
+    assert summary["best/val/acc"] == pytest.approx(record["summary"]["best_val_acc"])
+    assert summary["best/test/acc"] == pytest.approx(record["summary"]["test_acc_at_best_val"])
+    assert summary["test/acc"] == pytest.approx(record["history"][-1]["test_acc"])
     assert summary["timing/total_s"] == pytest.approx(record["timing"]["total_s"])
     heatmap = logged["dir"] / "files" / summary["grad_attn/heatmap.path"]
     assert heatmap.read_bytes().startswith(b"\x89PNG")
-    assert summary["accuracy_table.nrows"] == 2 * 3  # two epochs × train/val/test
+    assert_no_table(summary)
 
-    plain = run(make_cfg(*SMALL, "force=true", f"paths.results_dir={tmp_path / 'plain'}"))
+    [plain] = run(make_cfg(*SMALL, "force=true", f"paths.results_dir={tmp_path / 'plain'}"))
     for key in ("train_loss", "val_loss", "train_acc", "val_acc", "test_acc"):
         assert [row[key] for row in plain["history"]] == [row[key] for row in record["history"]]
+
+
+def test_summary_holds_the_best_validation_epoch_under_best_and_the_last_epoch_as_is(
+    make_cfg, offline_wandb
+):
+    tracker = make_tracker(make_cfg("logger=wandb"), "abc")
+    rows = [
+        {"epoch": 1, "train_acc": 0.5, "val_acc": 0.4, "test_acc": 0.3, "val_loss": 1.5},
+        {"epoch": 2, "train_acc": 0.6, "val_acc": 0.7, "test_acc": 0.6, "val_loss": 1.0},
+        {"epoch": 3, "train_acc": 0.9, "val_acc": 0.5, "test_acc": 0.4, "val_loss": 1.2},
+    ]
+    for row in rows:
+        tracker.log_epoch(row)
+    summary = {"metric": "accuracy", "best_epoch": 2, "best_train_acc": 0.9, "epochs_run": 3}
+    tracker.finish({"status": "completed", "history": rows, "summary": summary})
+    logged = read_run(offline_wandb)["summary"]
+    best = {key: logged[key] for key in logged if key.startswith("best/")}
+    assert best == {
+        "best/epoch": 2,
+        "best/train/acc": 0.6,
+        "best/val/acc": 0.7,
+        "best/test/acc": 0.6,
+        "best/val/loss": 1.0,
+    }
+    assert (logged["val/acc"], logged["test/acc"]) == (0.5, 0.4)  # the last epoch's
+    assert logged["max/train/acc"] == 0.9 and logged["epochs_run"] == 3
+    assert not any(key in logged for key in ("best_val_acc", "test_acc_at_best_val"))
 
 
 def test_no_gradient_heatmap_without_tracked_gradients(make_cfg, offline_wandb):
     run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"))
     logged = read_run(offline_wandb)
-    assert "accuracy_table.path" in logged["summary"]
+    assert logged["summary"]["best/epoch"] == 1
     assert not any(key.startswith("grad_attn") for key in logged["summary"])
     assert "run_group" not in logged["run"]  # no sweep, no logger.group
 
@@ -145,7 +216,7 @@ def test_failed_online_start_falls_back_to_offline_and_training_completes(
 
     monkeypatch.setattr(wandb, "init", init)
     with caplog.at_level(logging.WARNING, logger=tracking.__name__):
-        record = run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"))
+        [record] = run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"))
     assert record["status"] == "completed"
     assert modes == ["online", "offline"]
     assert "network is unreachable" in caplog.text
@@ -207,12 +278,28 @@ def test_metrics_are_namespaced_by_split_and_layer():
     }
 
 
-def test_group_is_the_preset_inside_a_preset_sweep(make_cfg, in_multirun):
+def test_group_is_preset_scale_and_protocol_inside_a_preset_sweep(make_cfg, in_multirun):
     assert run_group(make_cfg("logger=wandb")) == in_multirun  # no preset: the sweep folder
     with read_write(HydraConfig.get()), open_dict(HydraConfig.get()):
         HydraConfig.get().runtime.choices["experiment"] = "missing_vector"
-    assert run_group(make_cfg("logger=wandb")) == "missing_vector"
+    assert run_group(make_cfg("logger=wandb")) == "missing_vector/quick/standard"
+    paper = make_cfg("logger=wandb", "scale=paper", "protocol=published")
+    assert run_group(paper) == "missing_vector/paper/published"
     assert run_group(make_cfg("logger=wandb", "logger.group=mine")) == "mine"
+
+
+def test_a_job_names_the_keys_its_sweep_varies_as_the_saved_sweep_config_says(
+    make_cfg, in_multirun
+):
+    saved = Path(HydraConfig.get().sweep.dir) / "multirun.yaml"
+    sweep = OmegaConf.load(saved)
+    sweep.hydra.overrides.task = ["model.dropout=0.0,0.5", "seed=0", "model.depth=2,4"]
+    OmegaConf.save(sweep, saved)
+    cfg = make_cfg("model.dropout=0.5", "model.depth=4")
+    name = "GAT-Lip Cora 0% missing depth 4 seed 0"
+    assert run_name(cfg, tracking.current_sweep_keys()) == f"{name} model.dropout=0.5"
+    saved.unlink()  # a sweeper that saves no config: the named keys only, and no error
+    assert run_name(cfg, tracking.current_sweep_keys()) == name
 
 
 def test_no_group_outside_a_multirun(make_cfg, monkeypatch):
@@ -233,3 +320,54 @@ def test_default_mode_is_online_only_with_an_api_key(monkeypatch, tmp_path):
     netrc_file.unlink()
     monkeypatch.setenv("WANDB_API_KEY", "x" * 40)
     assert default_mode() == "online"
+
+
+@pytest.mark.parametrize(
+    ("preset", "overrides"),
+    [
+        *(
+            pytest.param(preset, (f"scale={scale}",), id=f"{preset}-{scale}")
+            for preset in PRESETS
+            for scale in ("quick", "paper")
+        ),
+        # lr, hidden, heads and dropout swept too
+        pytest.param("gradients", ("+search=supplementary",), id="gradients-search"),
+    ],
+)
+def test_every_run_of_a_preset_grid_has_its_own_name(preset, overrides):
+    with initialize_config_dir(str(CONFIGS), version_base="1.3"):
+        sweep = compose("config", [f"+experiment={preset}", *overrides], return_hydra_config=True)
+        keys = sweep_keys(sweep.hydra)
+        names = [run_name(job, keys) for job in job_configs(sweep)]
+    assert len(set(names)) == len(names) == grid_runs(sweep.hydra)
+
+
+@pytest.mark.slow  # through the CLI
+def test_a_preset_sweep_names_groups_and_types_its_runs_and_shares_no_local_path(
+    tmp_path, data_dir
+):
+    overrides = (
+        "+experiment=missing_vector",  # 0% and 100% missing vectors
+        "grid.quick.methods=gat",
+        "grid.quick.depths=1",
+        "grid.quick.epochs=2",
+        "model.hidden=8",
+        "model.heads=1",
+        "model.dropout=0.0,0.5",  # swept on the command line
+        "logger=wandb",
+    )
+    env = environment(WANDB_MODE="offline", WANDB_DIR=str(tmp_path))
+    process = start(command(tmp_path, data_dir, *overrides), env)
+    _, err = process.communicate(timeout=600)
+    assert process.returncode == 0, err
+    logged = read_runs(tmp_path / "wandb")
+    assert sorted(run["run"]["display_name"] for run in logged) == [
+        f"GAT Cora {missing} missing depth 1 seed 0 model.dropout={dropout}"
+        for missing in ("0%", "100%")
+        for dropout in ("0.0", "0.5")
+    ]
+    for one in logged:
+        assert one["run"]["run_group"] == "missing_vector/quick/standard"
+        assert one["run"]["job_type"] == "missing_vector"
+        assert not any(os.path.isabs(text) for text in strings(one["config"]))
+        assert one["summary"]["best/val/acc"] > 0

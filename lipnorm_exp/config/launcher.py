@@ -4,6 +4,7 @@ Hydra hands them to the launcher unchecked; joblib's refuses ``n_jobs=0`` only o
 has started, with a traceback. Here they are refused first, in one line.
 """
 
+import warnings
 from typing import Any
 
 from omegaconf import DictConfig
@@ -15,6 +16,15 @@ __all__ = ["JOBLIB", "check_launcher"]
 
 #: ``hydra.launcher._target_`` of ``hydra/launcher=joblib``
 JOBLIB = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
+
+# configs/hydra/launcher/submitit_slurm.yaml holds the project's defaults for submitit's SLURM
+# launcher: Hydra 1.3 composes it over the plugin's schema of the same name (its keys typed and
+# checked), and says on every composition that this matching by name is deprecated.
+warnings.filterwarnings(
+    "ignore",
+    message="\n'hydra/launcher/submitit_slurm' is validated against ConfigStore schema",
+    category=UserWarning,
+)
 
 
 def _jobs_problem(n_jobs: Any) -> bool:

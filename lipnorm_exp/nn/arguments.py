@@ -75,26 +75,40 @@ _LAST_CHECKED = _LastChecked()
 def check_edge_index(owner: str, edge_index: Tensor, size: tuple[int, int], flow: str) -> None:
     """Refuse an ``edge_index`` ``[2, E]`` naming a node outside ``size`` = (sources, targets).
 
-    Skipped for a sparse adjacency (its shape is its size), inside ``torch.compile`` and for the
-    tensor last found within the same size (one check for a stack of layers).
+    Skipped for a sparse adjacency (its shape is its size), inside ``torch.compile`` and, in
+    Python, for the tensor last found within the same size (one check for a stack of layers);
+    a scripted layer checks every call.
 
     Raises:
         EdgeIndexError: naming the row, the node and the nodes allowed.
     """
-    if torch.compiler.is_compiling() or is_torch_sparse_tensor(edge_index):
+    if is_torch_sparse_tensor(edge_index) or _checked_before(edge_index, size):
         return
-    if not edge_index.numel() or _LAST_CHECKED.holds(edge_index, size):
+    if edge_index.numel() == 0:
         return
     rows = (0, 1) if flow == "source_to_target" else (1, 0)
-    low, high_src, high_dst = torch.stack(
+    bounds: list[int] = torch.stack(
         [edge_index.min(), edge_index[rows[0]].max(), edge_index[rows[1]].max()]
     ).tolist()
+    low, high_src, high_dst = bounds
     sides = ((rows[0], high_src, size[0], "source"), (rows[1], high_dst, size[1], "target"))
     for row, high, nodes, what in sides:
         if low < 0 or high >= nodes:
-            allowed = f"0 to {nodes - 1}" if nodes else "none"
+            allowed = f"0 to {nodes - 1}" if nodes > 0 else "none"
             raise EdgeIndexError(
                 f"{owner}: edge_index holds node {low if low < 0 else high} (row {row}, the "
                 f"{what}s), but the graph has {nodes} {what} nodes; allowed: {allowed}"
             )
-    _LAST_CHECKED.keep(edge_index, size)
+    if not torch.jit.is_scripting():
+        _LAST_CHECKED.keep(edge_index, size)
+
+
+def _checked_before(edge_index: Tensor, size: tuple[int, int]) -> bool:
+    """Whether the check is skipped: inside ``torch.compile``, or for the tensor last checked.
+
+    Always ``False`` in TorchScript, which cannot reach the module-level :data:`_LAST_CHECKED`.
+    """
+    if torch.jit.is_scripting():
+        return False
+    else:
+        return torch.compiler.is_compiling() or _LAST_CHECKED.holds(edge_index, size)

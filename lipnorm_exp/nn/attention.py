@@ -114,6 +114,7 @@ class AttentionLayer(MessagePassing):
             check_channels(name, "edge_dim", edge_dim, lazy=False)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout}")
+        self.layer_name = name
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.heads = heads
@@ -123,6 +124,10 @@ class AttentionLayer(MessagePassing):
         self.edge_dim = edge_dim
         self.fill_value = fill_value
         self.norm = resolve_norm(norm, self.default_norm)
+        # messages summed per target (see appended_loops)
+        self.sums_per_target = (
+            isinstance(self.aggr_module, SumAggregation) and self.flow == "source_to_target"
+        )
 
     @property
     def out_width(self) -> int:
@@ -166,7 +171,7 @@ class AttentionLayer(MessagePassing):
     def project_edges(self, edge_attr: Tensor | None) -> Tensor | None:
         """Projected edge features ``[E, H, C]`` (``lin_edge``), or ``None`` (see edge_rows)."""
         edge_attr = self.edge_rows(edge_attr)
-        if edge_attr is None:
+        if edge_attr is None or self.lin_edge is None:
             return None
         return self.lin_edge(edge_attr).view(-1, self.heads, self.out_channels)
 
@@ -183,10 +188,14 @@ class AttentionLayer(MessagePassing):
         replacement (:class:`_LastLoops`). An ``edge_index`` naming a node outside ``size`` is
         refused (:func:`~lipnorm_exp.nn.arguments.check_edge_index`).
         """
-        check_edge_index(type(self).__name__, edge_index, size, self.flow)
+        check_edge_index(self.layer_name, edge_index, size, self.flow)
         if not self.add_self_loops:
             return edge_index, edge_attr
-        return self._replace_self_loops(edge_index, edge_attr, min(size))
+        num_nodes = min(size[0], size[1])
+        if torch.jit.is_scripting():
+            return self._self_loops_replaced(edge_index, edge_attr, num_nodes)
+        else:
+            return self._shared_self_loops_replaced(edge_index, edge_attr, num_nodes)
 
     def loops_last(self, edge_index: Tensor, size: tuple[int, int]) -> bool:
         """Whether :meth:`neighbourhoods` ends ``edge_index`` with a self-loop per node, in order.
@@ -207,26 +216,31 @@ class AttentionLayer(MessagePassing):
         explainer masks them (PyG's explain API masks every message that ``propagate`` passes,
         self-loops included).
         """
-        summed = isinstance(self.aggr_module, SumAggregation)
-        per_node = summed and self.flow == "source_to_target" and not self.explain
+        per_node = self.sums_per_target and self.explain is not True
         loops = size[1] if per_node and self.loops_last(edge_index, size) else 0
         return (edge_index[:, : edge_index.size(1) - loops] if loops else edge_index), loops
 
     @torch.compiler.disable
-    def _replace_self_loops(
+    def _shared_self_loops_replaced(
         self, edge_index: Tensor, edge_attr: Tensor | None, num_nodes: int
     ) -> tuple[Tensor, Tensor | None]:
+        """:meth:`_self_loops_replaced`, shared by the layers called on one ``edge_index``."""
         cacheable = edge_attr is None and not is_torch_sparse_tensor(edge_index)
         if cacheable and _LAST_LOOPS.holds(edge_index, num_nodes):
             return _LAST_LOOPS.result, None
-        edge_index_in = edge_index
+        replaced, edge_attr = self._self_loops_replaced(edge_index, edge_attr, num_nodes)
+        if cacheable:
+            _LAST_LOOPS.keep(edge_index, num_nodes, replaced)
+        return replaced, edge_attr
+
+    def _self_loops_replaced(
+        self, edge_index: Tensor, edge_attr: Tensor | None, num_nodes: int
+    ) -> tuple[Tensor, Tensor | None]:
+        """The edges without their self-loops, then one self-loop per node (``fill_value``)."""
         edge_index, edge_attr = remove_self_loops(edge_index, edge_attr)
-        edge_index, edge_attr = add_self_loops(
+        return add_self_loops(
             edge_index, edge_attr, fill_value=self.fill_value, num_nodes=num_nodes
         )
-        if cacheable:
-            _LAST_LOOPS.keep(edge_index_in, num_nodes, edge_index)
-        return edge_index, edge_attr
 
     @staticmethod
     def graph_size(
@@ -266,17 +280,22 @@ class AttentionLayer(MessagePassing):
         leaves out and whose weights are the last ``N`` of ``alpha``: they are added per node.
         """
         alpha = dropout(alpha, self.dropout, self.training)
+        loop_messages: Tensor | None = None
         if loops is not None:
             alpha, loop_alpha = alpha.split([alpha.size(0) - loops.size(0), loops.size(0)])
+            loop_messages = loop_alpha.unsqueeze(-1) * loops
         x, edge_value = (None, value) if per_edge else (value, None)
+        # propagate_type: (x: Tensor | None, alpha: Tensor, edge_value: Tensor | None)
         out = self.propagate(edge_index, x=x, alpha=alpha, edge_value=edge_value, size=size)
-        if loops is not None:
-            out = out + loop_alpha.unsqueeze(-1) * loops
+        if loop_messages is not None:
+            out = out + loop_messages
         return out.reshape(-1, self.out_width) if self.concat else out.mean(dim=1)
 
     def message(self, x_j: OptTensor, alpha: Tensor, edge_value: OptTensor) -> Tensor:
         """Message of edge ``(j, i)``: its weight times its value, ``x_j`` or ``edge_value``."""
-        return alpha.unsqueeze(-1) * (edge_value if x_j is None else x_j)
+        value = x_j if x_j is not None else edge_value
+        assert value is not None, "attend passes the values of the nodes or of the edges"
+        return alpha.unsqueeze(-1) * value
 
     def finish(self, out: Tensor, res: Tensor | None) -> Tensor:
         """Add the residual projection and the bias (GAT, GATv2)."""
@@ -293,7 +312,7 @@ class AttentionLayer(MessagePassing):
         For a sparse adjacency ``edges`` is that adjacency with the weights as values (as
         ``GATConv`` returns them).
         """
-        if not return_attention_weights:
+        if return_attention_weights is None or not return_attention_weights:
             return out
         if is_torch_sparse_tensor(edge_index):
             return out, (set_sparse_value(edge_index, alpha), alpha)

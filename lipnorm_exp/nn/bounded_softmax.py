@@ -16,12 +16,18 @@ anyway, so autograd keeps one score-sized tensor fewer than for PyG's quotient.
 from torch import Tensor
 from torch_geometric.utils import softmax
 
-from lipnorm_exp.nn.lipschitz_norm import compute_dtype
+from lipnorm_exp.nn.lipschitz_norm import compute_dtype, with_rows
 
-__all__ = ["SHIFT_FREE_BOUND", "bounded_softmax"]
+__all__ = ["bounded_softmax", "shift_free"]
 
-SHIFT_FREE_BOUND = 20.0
-"""Largest bound taken without a shift: :math:`e^{\\pm 20}` is far from float32's limits."""
+
+def shift_free(bound: float) -> bool:
+    r"""Whether scores within :math:`\pm` ``bound`` are exponentiated without a shift.
+
+    Up to a bound of 20: :math:`e^{\pm 20}` is far from float32's limits. (A function rather
+    than a module constant, which TorchScript cannot read.)
+    """
+    return bound <= 20.0
 
 
 def bounded_softmax(score: Tensor, index: Tensor, num_nodes: int, bound: float) -> Tensor:
@@ -29,7 +35,7 @@ def bounded_softmax(score: Tensor, index: Tensor, num_nodes: int, bound: float) 
 
     Equal to ``torch_geometric.utils.softmax(score, index, num_nodes=num_nodes)`` up to float
     rounding (a relative error of a few units of :math:`\log \sum_k e^{s_{ik}}`'s last place);
-    for ``bound`` above :data:`SHIFT_FREE_BOUND` it is that function. Half-precision scores are
+    for ``bound`` above 20 (:func:`shift_free`) it is that function. Half-precision scores are
     exponentiated in float32; the weights come back in ``score``'s dtype.
 
     Args:
@@ -38,8 +44,8 @@ def bounded_softmax(score: Tensor, index: Tensor, num_nodes: int, bound: float) 
         num_nodes (int): number of targets.
         bound (float): a bound of :math:`|s|` the caller guarantees.
     """
-    if bound > SHIFT_FREE_BOUND:
+    if not shift_free(bound):
         return softmax(score, index, num_nodes=num_nodes)
     s = score.to(compute_dtype(score))
-    total = s.new_zeros((num_nodes, *s.shape[1:])).index_add(0, index, s.exp())
+    total = s.new_zeros(with_rows(s, num_nodes)).index_add(0, index, s.exp())
     return (s - total.log().index_select(0, index)).exp().to(score.dtype)

@@ -108,8 +108,10 @@ def dropout(x: Tensor, p: float, training: bool) -> Tensor:
     """``F.dropout(x, p, training)``; inside :func:`copy_streams`, each copy's own masks.
 
     Under ``torch.compile`` it is ``F.dropout`` (stacked copies are run eagerly), so that it
-    adds no graph break.
+    adds no graph break; in TorchScript too (the streams live in Python).
     """
-    if torch.compiler.is_compiling() or _STREAMS.get() is None or not training or p == 0.0:
-        return F.dropout(x, p=p, training=training)
-    return x * _copy_mask(x.detach(), p)
+    if not torch.jit.is_scripting():
+        stacked = not torch.compiler.is_compiling() and _STREAMS.get() is not None
+        if stacked and training and p != 0.0:
+            return x * _copy_mask(x.detach(), p)
+    return F.dropout(x, p=p, training=training)

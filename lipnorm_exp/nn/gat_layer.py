@@ -36,6 +36,7 @@ class GATLayer(AttentionLayer):
     function. Edge features add :math:`a_{e,h}^\top W_{e,h} e_{ij}` to the score; with
     ``norm="lip"`` they are part of the rows that Eq. (17) normalises, sharing the denominator
     :math:`c_i` (see :class:`GATLipschitzNorm`), and Corollary 1 still bounds each head.
+    Like ``GATConv`` it does not script (``torch.jit.script``); :class:`GTLayer` does.
 
     Args:
         in_channels (int or tuple): size of each input node feature, or ``(source, target)``

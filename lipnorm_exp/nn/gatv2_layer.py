@@ -43,6 +43,7 @@ class GATv2Layer(AttentionLayer):
     LeakyReLU, :math:`W_{r,h} x_i + W_{l,h} x_j + W_{e,h} e_{ij}`; with ``norm="lip"`` the rows
     become :math:`[x_i \,\|\, x_j \,\|\, e_{ij}]` and :math:`L(\tilde g)` takes
     :math:`\|[W_{r,h} \; W_{l,h} \; W_{e,h}]\|_F`, so Eq. (15) and Theorem 3 still hold.
+    Like ``GATv2Conv`` it does not script (``torch.jit.script``); :class:`GTLayer` does.
 
     Args:
         in_channels (int or tuple): size of each input node feature, or ``(source, target)``

@@ -3,13 +3,13 @@ import math
 import torch
 from torch import Tensor, nn
 from torch_geometric.nn.dense.linear import Linear
-from torch_geometric.typing import OptTensor
+from torch_geometric.typing import OptTensor, PairTensor
 from torch_geometric.utils import softmax
 
 from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
 from lipnorm_exp.nn.bounded_softmax import bounded_softmax
 from lipnorm_exp.nn.gt_lipschitz_norm import GTLipschitzNorm
-from lipnorm_exp.nn.lipschitz_norm import rescale, source_target
+from lipnorm_exp.nn.lipschitz_norm import rescale
 
 __all__ = ["GTLayer"]
 
@@ -39,6 +39,13 @@ class GTLayer(AttentionLayer):
     neighbourhoods contain :math:`i`). Edge features :math:`\varepsilon_{ij} = W_e e_{ij}` are
     added to the key and the value of their edge; with ``norm="lip"`` Eq. (19) takes its
     maxima over these per-edge keys and values (see :class:`GTLipschitzNorm`).
+
+    Like ``TransformerConv`` it scripts (``torch.jit.script``), with or without LipschitzNorm,
+    and the scripted module gives the layer's outputs, runs without Python and can be saved
+    (``torch.jit.save``). It returns a union of ``out`` and ``(out, (edge_index, alpha))``,
+    which a scripted model refines (``assert isinstance(out, Tensor)``). A scripted layer
+    checks ``edge_index`` and replaces its self-loops at every call, where in Python the layers
+    of a stack called on one ``edge_index`` tensor share both.
 
     Args:
         in_channels (int or tuple): size of each input node feature, or ``(source, target)``
@@ -129,7 +136,7 @@ class GTLayer(AttentionLayer):
         return_attention_weights: bool | None = None,
     ) -> Tensor | tuple[Tensor, AttentionWeights]:
         """Attend over each node's neighbourhood; see the class docstring for shapes."""
-        x_src, x_dst = source_target(x)
+        x_src, x_dst = (x, x) if isinstance(x, Tensor) else x
         shape = (-1, self.heads, self.out_channels)
         query = self.lin_query(x_dst).view(shape)
         key = self.lin_key(x_src).view(shape)
@@ -141,6 +148,8 @@ class GTLayer(AttentionLayer):
         others, loops = (
             (edge_index, 0) if edge is not None else self.appended_loops(edge_index, size)
         )
+        # edge_updater_type: (query: Tensor, key: Tensor, value: Tensor,
+        #                     edge: Tensor | None, every_edge: Tensor | None)
         alpha, values = self.edge_updater(
             others,
             query=query,
@@ -174,8 +183,7 @@ class GTLayer(AttentionLayer):
         edge_index_j: Tensor,
         index: Tensor,
         ptr: OptTensor,
-        dim_size: int,
-    ) -> tuple[Tensor, Tensor]:
+    ) -> PairTensor:  # typing's Tuple, which PyG copies into the edge_updater it writes
         r"""Softmax weights of every edge, and the values ``[E, H, C]`` of the gathered ones.
 
         The edges are those given and, when ``every_edge`` is given (the graph with the
@@ -187,23 +195,24 @@ class GTLayer(AttentionLayer):
         factor per edge, and the normalised scores, bounded by :math:`\alpha`, need no shift
         in their softmax (:func:`bounded_softmax`). The key and value norms are those of the
         nodes (with the self-loops: autograd keeps the nodes' keys and values for their
-        scores anyway), else those of the gathered per-edge keys and values.
+        scores anyway), else those of the gathered per-edge keys and values. The targets are
+        the rows of ``query``.
         """
         if edge is not None:
             key_j = key_j + edge
             value_j = value_j + edge
         loops = every_edge is not None
-        targets = every_edge[1] if loops else index
+        targets = index if every_edge is None else every_edge[1]
         if self.norm is None:
             score = self.scores(query, key, key_j, index, loops) / math.sqrt(self.out_channels)
-            return softmax(score, targets, None if loops else ptr, dim_size), value_j
-        if loops:
+            return softmax(score, targets, None if loops else ptr, query.size(0)), value_j
+        if every_edge is not None:
             denominator = self.norm.denominator(query, key, value, every_edge)
         else:
             edge_index = self.edge_pairs(edge_index_j, index)
             denominator = self.norm.denominator(query, key_j, value_j, edge_index, per_edge=True)
         score = self.scores(query, key, key_j, index, loops, self.norm.alpha / denominator)
-        return bounded_softmax(score, targets, dim_size, self.norm.alpha), value_j
+        return bounded_softmax(score, targets, query.size(0), self.norm.alpha), value_j
 
     @staticmethod
     def scores(

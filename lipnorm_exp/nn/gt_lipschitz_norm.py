@@ -7,6 +7,7 @@ from lipnorm_exp.nn.lipschitz_norm import (
     LipschitzNormBase,
     argmax_positions,
     compact_index,
+    edge_ends,
     rescale,
     safe_sqrt,
     squared_norm,
@@ -82,7 +83,7 @@ class GTLipschitzNorm(LipschitzNormBase):
         edge_attr: Tensor | None = None,
     ) -> Tensor:
         """Normalise the raw dot-product scores of every edge (see class)."""
-        src, dst = edge_index
+        src, dst = edge_ends(edge_index)
         if edge_attr is not None:  # per-edge keys and values: k_j + e_ij, v_j + e_ij
             key = key.index_select(0, src) + edge_attr
             value = value.index_select(0, src) + edge_attr
@@ -111,7 +112,7 @@ class GTLipschitzNorm(LipschitzNormBase):
             edge_index: ``[2, E]`` edges or a ``(source, target)`` pair.
             per_edge (bool): whether ``key`` and ``value`` hold one row per edge.
         """
-        src, dst = edge_index
+        src, dst = edge_ends(edge_index)
         num_targets = query.size(0)
         query_sq = squared_norm(query)
         if self.variant == "published":

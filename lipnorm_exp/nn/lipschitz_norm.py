@@ -13,8 +13,6 @@ Everything is written with differentiable torch operations (autograd, forward mo
 (:func:`compute_dtype`).
 """
 
-import math
-
 import torch
 from torch import Tensor, nn
 
@@ -27,6 +25,7 @@ __all__ = [
     "check_norm_options",
     "compact_index",
     "compute_dtype",
+    "edge_ends",
     "gather_positions",
     "max_row_sq",
     "neighbourhood_max",
@@ -38,6 +37,7 @@ __all__ = [
     "source_target",
     "squared_norm",
     "target_max",
+    "with_rows",
 ]
 
 VARIANTS = ("paper", "published")
@@ -132,6 +132,13 @@ def source_target(x: Tensor | tuple[Tensor, Tensor | None]) -> tuple[Tensor, Ten
     return (x[0], x[1]) if isinstance(x, tuple | list) else (x, x)
 
 
+def edge_ends(edge_index: Tensor | tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+    """``(source, target)`` of every edge: the rows of an ``edge_index`` ``[2, E]``, or a pair."""
+    if isinstance(edge_index, Tensor):
+        return edge_index[0], edge_index[1]
+    return edge_index
+
+
 def max_row_sq(
     src_sq: Tensor, edge_index: Tensor, num_targets: int, edge_sq: Tensor | None = None
 ) -> Tensor:
@@ -191,10 +198,6 @@ def neighbourhood_max(values: Tensor, edge_index: Tensor, num_nodes: int) -> Ten
     return gather_positions(values, argmax_positions(values, src, dst, num_nodes))
 
 
-_SAME_WIDTH_INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-
-@torch.no_grad()
 def argmax_positions(values: Tensor, rows: Tensor | None, index: Tensor, num_nodes: int) -> Tensor:
     """Per target and column, where in ``values`` the largest value offered to the target is.
 
@@ -205,37 +208,71 @@ def argmax_positions(values: Tensor, rows: Tensor | None, index: Tensor, num_nod
     For floats of 32 bits or fewer, value and position are packed into one 64-bit key and one
     scatter finds both; 64-bit floats take a second scatter over the edges that attain the
     maximum. The scatters run over the flattened ``[E * K]`` keys, several times faster than
-    over ``[E, K]`` rows.
+    over ``[E, K]`` rows. Nothing here is differentiated.
 
     Returns:
         Tensor: ``[num_nodes, *values.shape[1:]]`` positions in ``values.flatten()`` (int64);
         ``values.numel()`` where the target has no edge.
     """
-    width = math.prod(values.shape[1:])
-    shape = (num_nodes, *values.shape[1:])
-    keys = values.abs().view(_SAME_WIDTH_INT[values.element_size()]).long()  # abs: -0.0, -NaN
-    keys = keys.reshape(values.size(0), width)
-    positions = torch.arange(values.numel(), device=values.device).view_as(keys)
-    targets = torch.add(torch.arange(width, device=index.device), index.view(-1, 1), alpha=width)
-    targets = targets.view(-1)
-    if values.element_size() <= 4 and values.numel() < 2**32:
-        # no edge: the smallest key, whose low bits are the position past the end
-        keys = keys.bitwise_left_shift_(32).bitwise_or_(positions)
-        keys = keys if rows is None else keys.index_select(0, rows)
-        empty = torch.iinfo(torch.int64).min + values.numel()
-        return _scatter_amax(keys, targets, shape, empty) & 0xFFFFFFFF
-    if rows is not None:
-        keys, positions = keys.index_select(0, rows), positions.index_select(0, rows)
-    best = _scatter_amax(keys, targets, shape, -1)
-    attained = keys.reshape(-1) == best.view(-1).index_select(0, targets)
-    best = _scatter_amax(torch.where(attained, positions.view(-1), -1), targets, shape, -1)
-    return torch.where(best < 0, values.numel(), best)
+    with torch.no_grad():
+        shape = with_rows(values, num_nodes)
+        width = _row_width(values)
+        keys = _as_signed_ints(values.abs()).long()  # abs: -0.0, -NaN
+        keys = keys.reshape(values.size(0), width)
+        positions = torch.arange(values.numel(), device=values.device).view_as(keys)
+        targets = torch.add(
+            torch.arange(width, device=index.device), index.view(-1, 1), alpha=width
+        ).view(-1)
+        if values.element_size() <= 4 and values.numel() < 2**32:
+            keys = keys.bitwise_left_shift_(32).bitwise_or_(positions)
+            keys = keys if rows is None else keys.index_select(0, rows)
+            # no edge: a negative key (abs cleared the sign bits of the others) whose low bits
+            # are the position past the end
+            empty = values.numel() - (1 << 32)
+            return _scatter_amax(keys, targets, shape, empty) & 0xFFFFFFFF
+        if rows is not None:
+            keys, positions = keys.index_select(0, rows), positions.index_select(0, rows)
+        best = _scatter_amax(keys, targets, shape, -1)
+        attained = keys.reshape(-1) == best.view(-1).index_select(0, targets)
+        best = _scatter_amax(torch.where(attained, positions.view(-1), -1), targets, shape, -1)
+        return torch.where(best < 0, values.numel(), best)
 
 
-def _scatter_amax(keys: Tensor, targets: Tensor, shape: tuple[int, ...], empty: int) -> Tensor:
+def with_rows(values: Tensor, rows: int) -> list[int]:
+    """The shape of ``values`` with ``rows`` rows: ``[rows, *values.shape[1:]]``."""
+    return [rows] + list(values.shape[1:])
+
+
+def _row_width(values: Tensor) -> int:
+    """Elements per row of ``values``: the product of ``values.shape[1:]`` (1 for a vector)."""
+    width = 1
+    for size in values.shape[1:]:
+        width *= size
+    return width
+
+
+def _as_signed_ints(values: Tensor) -> Tensor:
+    """The bits of ``values`` read as signed integers of the same width (a view in Python)."""
+    dtype = _signed_int(values.element_size())
+    if torch.jit.is_scripting():  # TorchScript resolves Tensor.view(dtype) to view(size)
+        return torch.view_copy(values, dtype=dtype)
+    else:
+        return values.view(dtype)
+
+
+def _signed_int(width: int) -> torch.dtype:
+    """The signed integer dtype of ``width`` bytes (2, 4 or 8)."""
+    if width == 2:
+        return torch.int16
+    if width == 4:
+        return torch.int32
+    return torch.int64
+
+
+def _scatter_amax(keys: Tensor, targets: Tensor, shape: list[int], empty: int) -> Tensor:
     """Per flat target, the largest integer key offered to it; ``empty`` (smaller) for none."""
-    out = keys.new_full((math.prod(shape),), empty)
-    return out.scatter_reduce_(0, targets, keys.reshape(-1), "amax").view(shape)
+    out = keys.new_full(shape, empty)
+    return out.view(-1).scatter_reduce_(0, targets, keys.reshape(-1), "amax").view(shape)
 
 
 def gather_positions(values: Tensor, positions: Tensor) -> Tensor:

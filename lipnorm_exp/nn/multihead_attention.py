@@ -74,7 +74,7 @@ class LipschitzMultiheadAttention(nn.Module):
     without calling the attention module. A query whose keys are all masked attends to
     nothing (a zero head output) with ``need_weights=False``, and gets ``NaN`` weights and
     output with ``need_weights=True``, as in ``torch.nn.MultiheadAttention``. The module can
-    be scripted with ``torch.jit.script``.
+    be scripted with ``torch.jit.script``, and the scripted module saved (``torch.jit.save``).
 
     Raises:
         ValueError: for a width or head count that is not positive, a width that is not a

@@ -52,7 +52,8 @@ def machine(device: Any) -> dict[str, Any]:
 
     Returns:
         dict: ``device`` (``cpu``, or ``cuda:<index> <GPU name>``), ``cpus`` (logical CPU
-        cores) and ``processor`` (the platform's processor name, or its architecture).
+        cores), ``processor`` (the platform's processor name, or its architecture) and, in a
+        SLURM job only, ``slurm_job`` (:func:`slurm_job`).
     """
     import torch
 
@@ -60,11 +61,25 @@ def machine(device: Any) -> dict[str, Any]:
     if device.type == "cuda":
         index = torch.cuda.current_device() if device.index is None else device.index
         name = f"cuda:{index} {torch.cuda.get_device_name(index)}"
-    return {
+    facts = {
         "device": name,
         "cpus": os.cpu_count(),
         "processor": platform.processor() or platform.machine(),
     }
+    job = slurm_job()
+    return facts if job is None else {**facts, "slurm_job": job}
+
+
+def slurm_job() -> str | None:
+    """The SLURM job this process runs in, as ``sacct`` and ``squeue`` name it, or ``None``.
+
+    A task of a job array (a sweep's jobs) is ``<array job id>_<task id>``; any other job its
+    ``SLURM_JOB_ID``.
+    """
+    array_job, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+    if array_job and task:
+        return f"{array_job}_{task}"
+    return os.environ.get("SLURM_JOB_ID")
 
 
 def git_commit() -> str | None:
@@ -82,4 +97,4 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-__all__ = ["git_commit", "machine", "portable_paths", "versions"]
+__all__ = ["git_commit", "machine", "portable_paths", "slurm_job", "versions"]

@@ -1,0 +1,205 @@
+"""One run of a launch, from its config to its record: :class:`Member`.
+
+A launch (:func:`lipnorm_exp.train.run`) trains the runs of its seeds, one alone or several
+together; each is a member. A member is made exactly as the run would be made alone (seed
+everything, load the task, build the model), then resumed from the run's checkpoint where one
+is saved (:mod:`lipnorm_exp.checkpoint`). The training loop hands it each epoch's outcome
+(:meth:`Member.take`), asks it to keep its state between epochs (:meth:`Member.keep`) and closes
+it when its run ends (:meth:`Member.close`): the record, also of a run stopped or failed, then
+holds every epoch so far, and a final record removes the checkpoint.
+"""
+
+import logging
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+from torch_geometric import seed_everything
+
+from lipnorm_exp.checkpoint import Checkpoint, restore, snapshot
+from lipnorm_exp.config import build_model
+from lipnorm_exp.data import load_task
+from lipnorm_exp.loop import EpochOutcome
+from lipnorm_exp.nn.copy_dropout import RandomStream
+from lipnorm_exp.records import (
+    FAILED,
+    FINISHED,
+    INTERRUPTED,
+    git_commit,
+    machine,
+    portable_paths,
+    save_record,
+    versions,
+)
+from lipnorm_exp.run_state import RunState, make_optimizer
+from lipnorm_exp.stopping import held_stops
+from lipnorm_exp.tracking import make_tracker
+
+__all__ = ["STREAM_KEY", "Member"]
+
+log = logging.getLogger(__name__)
+
+#: the checkpoint key of the dropout stream of a run trained among others
+STREAM_KEY = "stream"
+
+
+class Member:
+    """One run: its config, identity, data, model, state, record and checkpoint.
+
+    Args:
+        cfg: the run's config (one seed).
+        rid: its :func:`~lipnorm_exp.records.run_id`.
+        results_dir: the folder of its record.
+        device: where it trains.
+        started: when the launch started (UTC), the record's ``started_at``.
+        clock: ``time.perf_counter()`` then.
+        together: the seeds it trains with, where it trains among others: it then draws its
+            dropout masks from a stream of its own (:class:`~lipnorm_exp.nn.copy_dropout.
+            RandomStream`), which its checkpoint keeps, and its record says ``batched``.
+    """
+
+    #: the record key naming the seeds a run was trained together with
+    TOGETHER_KEY = "batched"
+
+    def __init__(
+        self,
+        cfg: DictConfig,
+        rid: str,
+        results_dir: Path,
+        device: torch.device,
+        started: datetime,
+        clock: float,
+        together: list[int] | None = None,
+    ):
+        self.cfg, self.rid, self.results_dir = cfg, rid, results_dir
+        seed_everything(cfg.seed)
+        self.task = task = load_task(cfg.dataset, cfg.paths, cfg.seed)
+        model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs)
+        self.model = model.to(device)
+        self.stream = RandomStream(device) if together is not None else None
+        self.record = self._new_record(device, started)
+        if together is not None:
+            self.record[self.TOGETHER_KEY] = {"seeds": together}
+        self.tracker = make_tracker(cfg, rid)
+        self.state = RunState(make_optimizer(self.model, cfg.train), cfg.train, self.tracker)
+        self.checkpoint = Checkpoint(results_dir, rid, cfg.train.checkpoint_every, clock)
+        if cfg.force:
+            self.checkpoint.remove()
+
+    def _new_record(self, device: torch.device, started: datetime) -> dict[str, Any]:
+        """The record of the run about to train: ``failed`` until its training returns."""
+        config = OmegaConf.to_container(self.cfg, resolve=True)
+        config["paths"] = portable_paths(config["paths"])
+        return {
+            "run_id": self.rid,
+            "status": FAILED,
+            "error": None,
+            "config": config,
+            "device": str(device),
+            "machine": machine(device),
+            "versions": versions(),
+            "git_commit": git_commit(),
+            "started_at": started.isoformat(),
+        }
+
+    def resume(self, desc: str = "") -> None:
+        """Go on from the run's checkpoint where it holds a saved state.
+
+        The model, the run's state, the random states, the task's generators and the run's own
+        dropout stream are put back as they were at the end of the saved epoch.
+        """
+        saved = self.checkpoint.load()
+        if not saved:
+            return
+        restore(saved, self.model, self.state, self.task.generators)
+        if self.stream is not None:
+            self.stream.state = saved[STREAM_KEY]
+        log.info("%s run %s: resumed after epoch %d", desc, self.rid, saved["epoch"])
+
+    def take(self, epoch: int, outcome: EpochOutcome, lipschitz: Callable[[], list[float]]):
+        """Record epoch ``epoch``'s ``outcome``: a row of the history, or the divergence.
+
+        ``lipschitz`` gives the per-layer Lipschitz estimates when they are due.
+        """
+        if outcome.diverged is not None:
+            self.state.diverge(epoch, outcome.diverged)
+        else:
+            self.state.end_epoch(epoch, outcome.loss, outcome.metrics, outcome.grads, lipschitz)
+
+    def keep(self) -> None:
+        """Keep the run's state at the end of its last epoch for its checkpoint."""
+        extra = {} if self.stream is None else {STREAM_KEY: self.stream.state.clone()}
+        self.checkpoint.keep(
+            self.state.epoch,
+            lambda: snapshot(self.model, self.state, self.task.generators, **extra),
+        )
+
+    def close(self, setup_s: float, desc: str = "", error: BaseException | None = None) -> None:
+        """End the run: its outcome into the record, the record saved, one log line.
+
+        A run ended by ``error`` keeps its epochs so far: its checkpoint is written (from the
+        end of its last whole epoch) and the record is ``interrupted`` (a stop request) or
+        ``failed``, saying after which epoch it stopped and from which one its next launch
+        resumes. A final record removes the checkpoint. A stop request (Ctrl-C, SIGTERM) while
+        the record is written takes effect once it is whole
+        (:func:`~lipnorm_exp.stopping.held_stops`).
+        """
+        self._end(error)
+        self._add_timing(setup_s)
+        with held_stops():
+            try:
+                save_record(self.results_dir, self.record)
+            finally:
+                self.tracker.finish(self.record)
+            if self.record["status"] in FINISHED:
+                self.checkpoint.remove()
+        self._log(desc)
+
+    def _end(self, error: BaseException | None) -> None:
+        self.record.update(self.state.result(self.task.metric_name))
+        if self.checkpoint.resumed_at:
+            self.record["resumed_at"] = self.checkpoint.resumed_at
+        if error is None:
+            return
+        self.checkpoint.write()
+        if isinstance(error, KeyboardInterrupt):
+            self.record["status"] = INTERRUPTED
+            self.record["error"] = str(error) or type(error).__name__
+        else:
+            self.record["status"], self.record["error"] = FAILED, f"{type(error).__name__}: {error}"
+        self.record["stopped_after_epoch"] = self.state.epoch
+        self.record["resumes_after_epoch"] = self.checkpoint.written_epoch or None
+
+    def _add_timing(self, setup_s: float) -> None:
+        """The record's ``timing`` and ``finished_at``.
+
+        ``total_s`` counts the run's earlier processes too (a resumed run); ``epoch_s_mean`` is
+        over the epochs this process trained.
+        """
+        total = time.perf_counter() - self.checkpoint.clock
+        resumed = self.checkpoint.resumed_at[-1] if self.checkpoint.resumed_at else 0
+        epochs = len(self.record.get("history", [])) - resumed
+        self.record["timing"] = {
+            "total_s": self.checkpoint.earlier_s + total,
+            "setup_s": setup_s,
+            "epoch_s_mean": (total - setup_s) / epochs if epochs > 0 else None,
+        }
+        self.record["finished_at"] = datetime.now(timezone.utc).isoformat()
+
+    def _log(self, desc: str) -> None:
+        """One log line: the run's status, best validation and test accuracy, time."""
+        summary = self.record["summary"]
+        log.info(
+            "%s run %s %s: best val %.4f, test at best val %.4f (epoch %s), %.1f s",
+            desc,
+            self.rid,
+            self.record["status"],
+            summary["best_val_acc"] or float("nan"),
+            summary["test_acc_at_best_val"] or float("nan"),
+            summary["best_epoch"],
+            self.record["timing"]["total_s"],
+        )

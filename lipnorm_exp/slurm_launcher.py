@@ -1,0 +1,34 @@
+"""``hydra/launcher=submitit_slurm``: submitit's SLURM launcher, submitting nothing when done.
+
+The jobs of a sweep are one SLURM job array (``configs/hydra/launcher/submitit_slurm.yaml``
+holds the project's defaults: time, CPUs, memory, GPUs, partition). A run whose finished record
+is in ``paths.results_dir`` is skipped by its job (:func:`lipnorm_exp.runs.finished_record`);
+when that is every run of the sweep (:func:`~lipnorm_exp.sweep_plan.planned_runs`), the
+launcher submits nothing, rather than an array of jobs that each start, find their record and
+end. Each job's record names its SLURM job (``machine.slurm_job``).
+"""
+
+import logging
+from collections.abc import Sequence
+
+from hydra.core.utils import JobReturn
+from hydra_plugins.hydra_submitit_launcher import submitit_launcher
+
+from lipnorm_exp.sweep_plan import planned_runs
+
+__all__ = ["SlurmLauncher"]
+
+log = logging.getLogger(__name__)
+
+
+class SlurmLauncher(submitit_launcher.SlurmLauncher):
+    """submitit's SLURM launcher that submits nothing when every run has a finished record."""
+
+    def launch(
+        self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
+    ) -> Sequence[JobReturn]:
+        """Submit the jobs as one job array and wait for them, unless none has a run to train."""
+        if all(run.skipped for run in planned_runs(self.config)):
+            log.info("no SLURM job submitted: every run of the sweep has a finished record")
+            return []
+        return super().launch(job_overrides, initial_job_idx)
