@@ -18,8 +18,6 @@ full-graph tasks can be batched: every copy trains and evaluates on one graph, t
 (its features may differ, as the missing vectors of each seed do).
 """
 
-import math
-
 import torch
 from omegaconf import DictConfig
 from torch_geometric.data import Data
@@ -27,7 +25,15 @@ from torch_geometric.data import Data
 from lipnorm_exp.copies import StackedCopies
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.lipschitz_estimate import layer_lipschitz
-from lipnorm_exp.loop import EpochOutcome, gradient_norms, outcome, score, step, task_loss
+from lipnorm_exp.loop import (
+    EpochOutcome,
+    StepOverflowError,
+    gradient_norms,
+    outcome,
+    score,
+    step,
+    task_loss,
+)
 from lipnorm_exp.member import Member
 
 __all__ = ["Together", "check_together"]
@@ -92,24 +98,25 @@ class Together:
         """One epoch of every run of ``members``: one optimiser step each, then evaluation."""
         active = [self.members.index(member) for member in members]
         inputs = self._stacked_inputs(active)
-        losses, grads = self._train_step(active, inputs)
+        losses, grads, overflows = self._train_step(active, inputs)
         with torch.no_grad():
             self.copies.train(False)
             outputs = self.copies(active, inputs, self.edge_index)
         return [
             outcome(losses[i], grads[i], lambda i=i, k=k: score(
                 self.members[k].task, [(outputs[i], self.graphs[k])]
-            ))
+            ), overflows[i])
             for i, k in enumerate(active)
         ]  # fmt: skip
 
     def _train_step(
         self, active: list[int], inputs: torch.Tensor
-    ) -> tuple[list[float], list[torch.Tensor | None]]:
-        """One optimiser step of every copy in ``active``; their losses and gradient norms.
+    ) -> tuple[list[float], list[torch.Tensor | None], list[StepOverflowError | None]]:
+        """One optimiser step of every copy in ``active``; their losses, gradient norms, overflows.
 
         The loss minimised is the sum of the copies' losses, whose gradient with respect to each
-        copy's parameters is that copy's own. A copy whose step overflowed gets a NaN loss.
+        copy's parameters is that copy's own. A copy whose step overflowed has its error in the
+        third list (the others go on).
         """
         self.copies.train()
         optimizers = [self.members[k].state.optimizer for k in active]
@@ -123,10 +130,14 @@ class Together:
         torch.stack(losses).sum().backward()
         track = self.members[active[0]].state.train.track_gradients
         grads = [gradient_norms(self.copies.models[k]) if track else None for k in active]
-        stepped = [step(optimizer) for optimizer in optimizers]
-        return [
-            loss.item() if ok else math.nan for loss, ok in zip(losses, stepped, strict=True)
-        ], grads
+        overflows: list[StepOverflowError | None] = []
+        for optimizer in optimizers:
+            try:
+                step(optimizer)
+                overflows.append(None)
+            except StepOverflowError as overflow:
+                overflows.append(overflow)
+        return [loss.item() for loss in losses], grads, overflows
 
     def lipschitz(self, member: Member) -> list[float]:
         """Per-layer Lipschitz estimates of ``member``'s model on its graph."""

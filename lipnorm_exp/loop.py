@@ -29,6 +29,10 @@ class NonFiniteError(ArithmeticError):
     """A loss or the outputs of the model hold NaN or infinity; nothing is scored from them."""
 
 
+class StepOverflowError(NonFiniteError):
+    """An optimiser step whose update does not fit the parameters' dtype (:func:`step`)."""
+
+
 @dataclass
 class EpochOutcome:
     """What one epoch of one run gave: its training loss, gradient norms, and metrics.
@@ -48,12 +52,18 @@ class EpochOutcome:
 
 
 def outcome(
-    loss: float, grads: torch.Tensor | None, scores: Callable[[], dict[str, float]]
+    loss: float,
+    grads: torch.Tensor | None,
+    scores: Callable[[], dict[str, float]],
+    overflow: StepOverflowError | None = None,
 ) -> EpochOutcome:
     """The epoch's outcome from its training ``loss``: diverged, or scored by ``scores()``.
 
-    A non-finite loss, or outputs that ``scores`` finds not finite, make a divergence.
+    An optimiser step that overflowed, a non-finite loss, or outputs that ``scores`` finds not
+    finite make a divergence, named by what was not finite.
     """
+    if overflow is not None:
+        return EpochOutcome(math.nan, None, None, str(overflow))
     try:
         if not math.isfinite(loss):
             raise NonFiniteError("non-finite training loss")
@@ -102,7 +112,10 @@ def train_epoch(
     """One pass over ``task.train_batches``.
 
     Returns the mean training loss and, if asked, the mean :func:`gradient_norms` over the
-    optimiser steps of the epoch; the loss is NaN when a step overflowed (:func:`step`).
+    optimiser steps of the epoch.
+
+    Raises:
+        StepOverflowError: a step overflowed the parameters' dtype (:func:`step`).
     """
     model.train()
     losses, norms = [], []
@@ -116,17 +129,17 @@ def train_epoch(
         loss.backward()
         if track_gradients:
             norms.append(gradient_norms(model))
-        if not step(optimizer):
-            return math.nan, None
+        step(optimizer)
         losses.append(loss.detach())
     mean_loss = torch.stack(losses).mean().item()
     return mean_loss, torch.stack(norms).mean(dim=0) if norms else None
 
 
-def step(optimizer: torch.optim.Optimizer) -> bool:
-    """One optimiser step; ``False`` (logged) where its update overflowed the parameters' dtype.
+def step(optimizer: torch.optim.Optimizer) -> None:
+    """One optimiser step.
 
     Raises:
+        StepOverflowError: its update overflowed the parameters' dtype (logged as a warning).
         RuntimeError: any other error of the step.
     """
     try:
@@ -135,8 +148,7 @@ def step(optimizer: torch.optim.Optimizer) -> bool:
         if OVERFLOW not in str(error):
             raise
         log.warning("the optimiser step overflowed (%s): the run diverged", error)
-        return False
-    return True
+        raise StepOverflowError("the optimiser step overflowed the parameters' dtype") from error
 
 
 @torch.no_grad()
@@ -192,9 +204,12 @@ class Alone:
         """Train and evaluate the one run of ``members`` for an epoch."""
         [member] = members
         model, task = member.model, member.task
-        loss, grads = train_epoch(
-            model, member.state.optimizer, task, self.device, member.state.train.track_gradients
-        )
+        try:
+            loss, grads = train_epoch(
+                model, member.state.optimizer, task, self.device, member.state.train.track_gradients
+            )
+        except StepOverflowError as overflow:
+            return [outcome(math.nan, None, dict, overflow)]
         return [outcome(loss, grads, lambda: evaluate(model, task, self.device))]
 
     def lipschitz(self, member) -> list[float]:

@@ -11,6 +11,8 @@ P="python -m lipnorm_exp train.progress=false scale=paper"
 
 # Figs. 2-3: GAT and GAT-Lip, 20 and 30 layers, 100 epochs, gradient tracking; 3 of 5 seeds
 $P +experiment=gradients "grid.paper.seeds='0,1,2'"
+# ... and at the setting Table 3's search selects at 30 layers (dropout 0, lr 0.001)
+$P +experiment=gradients "grid.paper.seeds='0,1,2'" model.dropout=0.0 train.lr=0.001
 # Table 3 on Cora: 3 of 5 seeds; 150 of 1000 epochs at 15 layers, 60 at 30 layers, no early stop
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 "grid.paper.seeds='0,1,2'" grid.paper.epochs=150 grid.paper.patience=0
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=30 "grid.paper.seeds='0,1,2'" grid.paper.epochs=60 grid.paper.patience=0
@@ -43,6 +45,16 @@ $P +experiment=missing_vector grid.paper.datasets=cora grid.paper.missing_rates=
     grid.paper.methods=gat_lip "grid.paper.depths='8,11'" "grid.paper.seeds='1,2'" grid.paper.epochs=300
 $P +experiment=missing_vector grid.paper.datasets=citeseer grid.paper.missing_rates=1.0 \
     "grid.paper.methods='gat_lip,gat'" "grid.paper.depths='2,4,8,11,15'" grid.paper.seeds=0 grid.paper.epochs=200
+# ... the other rows (GCN, GGNN, GAT-PN) and depths 1 and 6 at 100% missing, then 0% missing:
+# depths 1, 2, 4, 6, 8, 11, 15, seed 0 (Cora 300 epochs, CiteSeer 200)
+$P +experiment=missing_vector grid.paper.datasets=cora grid.paper.missing_rates=1.0 \
+    "grid.paper.methods='gcn,ggnn,gat_pn'" "grid.paper.depths='1,2,4,6,8,11,15'" grid.paper.seeds=0 grid.paper.epochs=300
+$P +experiment=missing_vector grid.paper.datasets=cora grid.paper.missing_rates=1.0 \
+    "grid.paper.methods='gat_lip,gat'" "grid.paper.depths='1,6'" grid.paper.seeds=0 grid.paper.epochs=300
+$P +experiment=missing_vector grid.paper.datasets=cora grid.paper.missing_rates=0.0 \
+    "grid.paper.methods='gcn,ggnn,gat,gat_pn,gat_lip'" "grid.paper.depths='1,2,4,6,8,11,15'" grid.paper.seeds=0 grid.paper.epochs=300
+$P +experiment=missing_vector grid.paper.datasets=citeseer grid.paper.missing_rates=1.0 \
+    "grid.paper.methods='gcn,ggnn,gat_pn'" "grid.paper.depths='1,2,4,6,8,11,15'" grid.paper.seeds=0 grid.paper.epochs=200
 # Ablations (Cora, 0% missing, 100 epochs unless stated)
 $P +experiment=ablation "grid.paper.ablations='head_channels_16'" "grid.paper.methods='gat_lip'" \
     grid.paper.depths=30 grid.paper.seeds=0 grid.paper.epochs=200

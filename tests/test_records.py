@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import lipnorm_exp.batched as batched_module
 import lipnorm_exp.loop as loop_module
 import lipnorm_exp.member as member_module
 import lipnorm_exp.records.store as store
@@ -159,7 +160,34 @@ def test_an_optimiser_step_that_overflows_ends_the_run_as_diverged(make_cfg, cap
     with caplog.at_level(logging.WARNING, logger="lipnorm_exp.loop"):
         [record] = run(make_cfg(*SMALL, "train.lr=1e300", "train.epochs=3"))
     assert record["status"] == DIVERGED and record["summary"]["diverged_at_epoch"] == 1
+    assert record["error"] == "the optimiser step overflowed the parameters' dtype at epoch 1"
     assert "the optimiser step overflowed" in caplog.text
+
+
+def test_a_copy_whose_step_overflows_diverges_and_the_others_train_on(
+    make_cfg, monkeypatch, tmp_path
+):
+    """Seeds trained together: the step of seed 1's copy overflows at epoch 1, seed 0 trains."""
+    [alone] = run(make_cfg(*SMALL, "train.epochs=3", f"paths.results_dir={tmp_path / 'alone'}"))
+    optimizers = []
+    real_init, real_step = batched_module.Together.__init__, batched_module.step
+
+    def keep_optimizers(self, members, device):
+        real_init(self, members, device)
+        optimizers.extend(member.state.optimizer for member in members)
+
+    def overflow_seed_1(optimizer):
+        if optimizer is optimizers[1]:
+            raise loop_module.StepOverflowError("seed 1's step overflowed")
+        real_step(optimizer)
+
+    monkeypatch.setattr(batched_module.Together, "__init__", keep_optimizers)
+    monkeypatch.setattr(batched_module, "step", overflow_seed_1)
+    first, second = run(make_cfg(*SMALL, "train.epochs=3", "seed=[0,1]"))
+    assert second["status"] == DIVERGED and second["summary"]["diverged_at_epoch"] == 1
+    assert second["error"] == "seed 1's step overflowed at epoch 1"
+    assert first["status"] == COMPLETED and len(first["history"]) == 3
+    assert first["history"][-1]["train_loss"] == pytest.approx(alone["history"][-1]["train_loss"])
 
 
 def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, monkeypatch):

@@ -89,29 +89,38 @@ def lower_test_accuracy(record: dict) -> None:
     record["summary"]["test_acc_at_best_val"] = 0.123
 
 
-def flatten_gradients(record: dict) -> None:
+def raise_gradients(record: dict) -> None:
     for row in record["history"]:
-        row["grad_attn"] = [1e-3 for _ in row["grad_attn"]]
+        row["grad_attn"] = [10.0 for _ in row["grad_attn"]]
 
 
-def _fig2_gat(lines):
-    return next(line for line in lines if line.item == "Fig. 2" and line.subject.startswith("GAT,"))
+def _fig2_gat_lip(lines):
+    return next(line for line in lines if line.item == "Fig. 2" and "GAT-Lip," in line.subject)
 
 
 @pytest.mark.parametrize(
-    ("pick", "edit", "expect"),
+    ("pick", "which", "edit", "expect"),
     [
-        (_table3_gat_lip_15, lower_test_accuracy, lambda old, new: new.ours != old.ours),
+        (_table3_gat_lip_15, 0, lower_test_accuracy, lambda old, new: new.ours != old.ours),
         (
-            _fig2_gat,
-            flatten_gradients,
+            _fig2_gat_lip,
+            0,
+            raise_gradients,
             lambda old, new: (old.verdict, new.verdict) == (HOLDS, FAILS),
+        ),
+        (  # the last run of the line: one of a setting other than the chosen one
+            _fig2_gat_lip,
+            -1,
+            raise_gradients,
+            lambda old, new: old.verdict == new.verdict == HOLDS and ": fails (10, " in new.why,
         ),
     ],
 )
-def test_changing_one_record_changes_its_lines_and_no_other(committed, lines, pick, edit, expect):
+def test_changing_one_record_changes_its_lines_and_no_other(
+    committed, lines, pick, which, edit, expect
+):
     line = pick(lines)
-    rid = line.runs[0]
+    rid = line.runs[which]
     path = RUNS / f"{rid}.json"
     record = json.loads(path.read_text())
     edit(record)

@@ -41,7 +41,8 @@ class ScoreLine:
         paper (str): the published value, or what the paper's text says.
         ours (str): our value, or what the records show.
         verdict (str): one of :data:`VERDICTS`.
-        why (str): the cause of a difference or failure, or why the line was not run.
+        why (str): the cause of a difference or failure, why the line was not run, or (a
+            figure claim) the setting it was checked at and the claim at the other settings run.
         protocol (str): the protocol of the runs.
         epochs (str): their epochs (``1000``, ``150–1000``); passes for TREES.
         seeds (str): their seeds.
