@@ -33,12 +33,12 @@ test-slurm: ## sweeps on a one-node SLURM cluster started here (root; apt-get in
 	LIPNORM_SLURM_TESTS=1 $(PYTHON) -m pytest -q tests/test_slurm.py
 
 lint: ## ruff check and format check
-	$(PYTHON) -m ruff check lipnorm_exp tests scripts
-	$(PYTHON) -m ruff format --check lipnorm_exp tests scripts
+	$(PYTHON) -m ruff check lipnorm_exp hydra_plugins tests scripts
+	$(PYTHON) -m ruff format --check lipnorm_exp hydra_plugins tests scripts
 
 format: ## ruff fix and format
-	$(PYTHON) -m ruff check --fix lipnorm_exp tests scripts
-	$(PYTHON) -m ruff format lipnorm_exp tests scripts
+	$(PYTHON) -m ruff check --fix lipnorm_exp hydra_plugins tests scripts
+	$(PYTHON) -m ruff format lipnorm_exp hydra_plugins tests scripts
 
 tables: ## the paper's tables from the records in $(RUNS)
 	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only tables

@@ -114,9 +114,13 @@ class SlurmCluster:
         return out.stdout
 
     def accounted_jobs(self) -> dict[str, str]:
-        """Each job ``sacct`` knows on this cluster → its state (array tasks: ``<id>_<task>``)."""
+        """Each job ``sacct`` knows on this cluster → its state (array tasks: ``<id>_<task>``).
+
+        The state is its first word: ``CANCELLED by 0`` (the user who cancelled) → ``CANCELLED``.
+        """
         out = self.run("sacct", "-X", "-n", "-P", "-a", "-S", "2000-01-01", "-o", "JobID,State")
-        return dict(line.split("|", 1) for line in out.splitlines() if line)
+        jobs = (line.split("|", 1) for line in out.splitlines() if line)
+        return {job: state.split()[0] for job, state in jobs}
 
     def queued_jobs(self) -> list[str]:
         """The jobs pending or running (``squeue``), job array tasks as ``<id>_<task>``."""

@@ -36,6 +36,12 @@ ERROR_CASES = {
     "typo": ("model.depht=3",),
     "grammar": ("seed=range(2",),
     "n_jobs": ("--multirun", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0", "seed=0,1"),
+    "slurm_cpus": (
+        "--multirun",
+        "hydra/launcher=submitit_slurm",
+        "hydra.launcher.cpus_per_task=0",
+        "seed=0,1",
+    ),
     "lr_inf": ("train.lr=inf",),
 }
 #: wrong types and unknown keys through the real CLI: case name → (override, the key its one line
@@ -160,6 +166,11 @@ def test_absent_data_ends_a_run_with_one_line_naming_the_folder(error_runs):
         ("typo", "model.depht=3 is not a key of the config; did you mean model.depth?"),
         ("grammar", "seed=range(2 is not an override Hydra can read (no viable alternative at "),
         ("n_jobs", "hydra.launcher.n_jobs must be an integer >= 1 (worker processes) or <= -1"),
+        (
+            "slurm_cpus",
+            "hydra.launcher.cpus_per_task must be an integer >= 1 (or null: the cluster's "
+            "default), got 0",
+        ),
         ("lr_inf", "train.lr must be a finite number > 0, got inf (not finite)"),
     ],
 )

@@ -2,6 +2,7 @@
 no signal handlers, no OmegaConf resolvers, no stand-in modules (the CLI's entry point aside,
 which registers its resolvers)."""
 
+import ast
 import json
 import subprocess
 import sys
@@ -54,3 +55,71 @@ def test_no_module_imports_a_private_hydra_api():
     package = Path(__file__).resolve().parents[1] / "lipnorm_exp"
     users = [path.name for path in package.rglob("*.py") if "hydra._internal" in path.read_text()]
     assert sorted(users) == PRIVATE_HYDRA_USERS
+
+
+#: the package's layers, lowest first: a module imports only from its own layer and those below
+#: (in functions too); a new top-level module or package must be placed here
+LAYERS = (
+    # foundations: the layers' library, and helpers that know nothing of runs
+    {"lipnorm_exp", "errors", "processes", "atomic", "lock", "registry", "labels", "heatmap",
+     "folders", "stopping", "nn"},
+    {"models", "norms", "data", "copies", "lipschitz_estimate"},
+    {"config"},
+    {"records"},
+    {"sweep"},
+    {"tracking"},
+    # training: one orchestrator (train), its members and the two epoch engines
+    {"checkpoint", "run_state", "loop", "member", "batched", "runs", "train"},
+    {"report", "sweep_plan", "cli"},
+    {"__main__", "hydra_refusals"},
+)  # fmt: skip
+PACKAGE = Path(__file__).resolve().parents[1] / "lipnorm_exp"
+
+
+def _module(path: Path) -> str:
+    """``lipnorm_exp/report/tables.py`` → ``lipnorm_exp.report.tables`` (a package: its name)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _part(module: str) -> str:
+    """``lipnorm_exp.report.tables`` → ``report``: the top-level part a module belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _imports(source: str, module: str, is_package: bool = False) -> set[str]:
+    """The ``lipnorm_exp`` modules that ``module``'s ``source`` imports, anywhere in it."""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - node.level + 1]
+            found.add(".".join([*base, *([node.module] if node.module else [])]))
+        elif isinstance(node, ast.ImportFrom):
+            found.add(node.module or "")
+    return {name for name in found if name.split(".")[0] == "lipnorm_exp"}
+
+
+def test_every_module_imports_only_from_its_layer_and_below():
+    layer = {part: k for k, parts in enumerate(LAYERS) for part in parts}
+    upward = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = _module(path)
+        own = _part(module)
+        assert own in layer, f"{path}: place {own} in LAYERS"
+        imported = _imports(path.read_text(), module, path.name == "__init__.py")
+        upward += [f"{module} imports {name}" for name in sorted(imported)
+                   if layer[_part(name)] > layer[own]]  # fmt: skip
+    assert upward == []
+
+
+def test_the_layer_check_sees_relative_imports_and_imports_inside_functions():
+    source = (
+        "from . import loop\nfrom ..report import tables\ndef f():\n    import lipnorm_exp.cli\n"
+    )
+    found = _imports(source, "lipnorm_exp.nn.layer")
+    assert found == {"lipnorm_exp.nn", "lipnorm_exp.report", "lipnorm_exp.cli"}
+    assert _imports("from .member import Member\n", "lipnorm_exp.train") == {"lipnorm_exp.member"}

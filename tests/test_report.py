@@ -31,7 +31,7 @@ from lipnorm_exp.report.presets import preset_grid
 from lipnorm_exp.report.provenance import provenance_line
 from lipnorm_exp.report.records import load_records, record_row, records_frame
 from lipnorm_exp.report.tables import TABLES, build_table, compact
-from lipnorm_exp.report.trees import departures, trees_table
+from lipnorm_exp.report.trees import batch_sizes_text, departures, notes, trees_table
 
 TABLE1, TABLE2, TABLE3 = TABLES
 DRAW = {spec.name: spec.draw for spec in FIGURES}
@@ -737,6 +737,18 @@ def test_trees_table_gives_fig5s_numbers_beside_alon_yahav_and_the_paper(usable,
     assert set(written["tree_depth"]) == {2, 3} and written["passes"].max() == 10
     behind = pd.read_csv(read_table(report_dir, "fig5_trees", suffix="runs.csv"))
     assert len(behind) == 2 * 2 * 2  # two labels × two depths × two seeds
+
+
+def test_the_trees_note_gives_the_batch_sizes_of_the_runs_protocol():
+    table = {"d2": 64, "d3": 64, "d4": 1024, "d5": 1024, "d6": 1024, "default": 2048}
+    assert batch_sizes_text(table) == "64 at d ≤ 3, 1024 at d = 4–6, 2048 at d ≥ 7"
+    assert batch_sizes_text({"d2": 8, "d3": 16, "default": 32}) == (
+        "8 at d ≤ 2, 16 at d = 3, 32 at d ≥ 4"
+    )
+    protocol = {"name": "alon_yahav", "batch_size_per_depth": table}
+    runs = pd.DataFrame({"config": [{"protocol": {"name": "standard"}}, {"protocol": protocol}]})
+    assert "protocol's (64 at d ≤ 3, 1024 at d = 4–6, 2048 at d ≥ 7);" in notes(runs)
+    assert "protocol's;" in notes(runs.iloc[:1])
 
 
 def test_a_trees_cell_names_a_batch_size_or_alpha_its_protocol_and_the_paper_do_not_set():

@@ -92,7 +92,7 @@ def test_the_slurm_launcher_has_the_projects_defaults():
         overrides = ["hydra/launcher=submitit_slurm"]
         cfg = compose("config", overrides=overrides, return_hydra_config=True)
     launcher = OmegaConf.to_container(cfg.hydra.launcher)
-    assert launcher["_target_"] == "lipnorm_exp.slurm_launcher.SlurmLauncher"
+    assert launcher["_target_"] == "hydra_plugins.lipnorm_exp_launcher.slurm_launcher.SlurmLauncher"
     assert (launcher["timeout_min"], launcher["cpus_per_task"], launcher["mem_gb"]) == (240, 4, 16)
     assert launcher["partition"] is None and launcher["gpus_per_node"] is None
     assert launcher["submitit_folder"] == "${hydra.sweep.dir}/.submitit/%j"

@@ -1,7 +1,8 @@
 """The launcher's arguments (``hydra.launcher.*``), checked before a sweep starts any job.
 
-Hydra hands them to the launcher unchecked; joblib's refuses ``n_jobs=0`` only once the sweep
-has started, with a traceback. Here they are refused first, in one line.
+Hydra hands them to the launcher unchecked; joblib's refuses ``n_jobs=0``, and sbatch a job of
+0 CPUs or minutes, only once the sweep has started, with a traceback. Here they are refused
+first, in one line.
 """
 
 import warnings
@@ -12,10 +13,26 @@ from omegaconf import DictConfig
 from lipnorm_exp.config.constraints import show
 from lipnorm_exp.errors import ConfigError
 
-__all__ = ["JOBLIB", "check_launcher"]
+__all__ = ["JOBLIB", "SUBMITIT", "check_launcher"]
 
 #: ``hydra.launcher._target_`` of ``hydra/launcher=joblib``
 JOBLIB = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
+#: ``hydra.launcher._target_`` of ``hydra/launcher=submitit_slurm`` and ``submitit_local``
+SUBMITIT = (
+    "hydra_plugins.lipnorm_exp_launcher.slurm_launcher.SlurmLauncher",
+    "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher",
+)
+#: the submitit launchers' sizes per job: key → (the smallest value, what ``null`` means, if
+#: allowed); sbatch would refuse the others only once the sweep has started
+SUBMITIT_SIZES = {
+    "timeout_min": (1, None),
+    "cpus_per_task": (1, "the cluster's default"),
+    "mem_gb": (1, "the cluster's default"),
+    "gpus_per_node": (0, "none"),
+    "nodes": (1, None),
+    "tasks_per_node": (1, None),
+    "array_parallelism": (1, None),
+}
 
 # configs/hydra/launcher/submitit_slurm.yaml holds the project's defaults for submitit's SLURM
 # launcher: Hydra 1.3 composes it over the plugin's schema of the same name (its keys typed and
@@ -40,8 +57,25 @@ def check_launcher(launcher: DictConfig) -> None:
     Raises:
         ConfigError: naming the key, the value and what is allowed.
     """
-    if launcher.get("_target_") == JOBLIB and _jobs_problem(launcher.get("n_jobs")):
+    target = launcher.get("_target_")
+    if target == JOBLIB and _jobs_problem(launcher.get("n_jobs")):
         raise ConfigError(
             f"hydra.launcher.n_jobs must be an integer >= 1 (worker processes) or <= -1 (-1: "
             f"every CPU, -2: all but one, ...), got {show(launcher.get('n_jobs'), int)}"
+        )
+    if target in SUBMITIT:
+        for key, (smallest, null) in SUBMITIT_SIZES.items():
+            if key in launcher:
+                _check_size(key, launcher.get(key), smallest, null)
+
+
+def _check_size(key: str, value: Any, smallest: int, null: str | None) -> None:
+    """Refuse a submitit size that is not an integer >= ``smallest`` (or ``null``, if allowed)."""
+    if value is None and null is not None:
+        return
+    if type(value) is not int or value < smallest:
+        allowed = f" (or null: {null})" if null is not None else ""
+        raise ConfigError(
+            f"hydra.launcher.{key} must be an integer >= {smallest}{allowed}, "
+            f"got {show(value, int)}"
         )

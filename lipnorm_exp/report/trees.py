@@ -23,15 +23,44 @@ TREES_PRESET = "trees"
 #: the metric of every cell, and the one its seeds are pooled by
 TRAIN = "best_train_acc"
 CAPTION = "Fig. 5 as a table: TREES training accuracy (%) by tree depth"
-NOTES = (
-    "Ours: best training accuracy over the run, mean ± std over n seeds (†k: k diverged); "
-    "passes: mean passes over the training trees those runs made; (batch b): trees per "
-    "mini-batch where the runs' differ from their protocol's (Alon & Yahav's: 64 at d ≤ 3, 1024 "
-    f"at d ≥ 4); (α = a): LipschitzNorm's scale where it is not the paper's ({paper.LIP_ALPHA:g}). "
-    "`A&Y`: Alon & Yahav's "
-    "training accuracy (their Fig. 3, no normalisation). `paper d = 10`: the paper's Fig. 5 "
-    f"(every model not listed there < {paper.TREES_OTHERS_BELOW:.0f}). –: no value."
-)
+
+
+def batch_sizes_text(table: dict) -> str:
+    """A protocol's ``batch_size_per_depth`` (keys ``d<depth>`` and ``default``) in words.
+
+    ``{d2: 64, d3: 64, d4: 1024, d5: 1024, d6: 1024, default: 2048}`` → ``64 at d ≤ 3, 1024 at
+    d = 4–6, 2048 at d ≥ 7``.
+    """
+    depths = sorted(int(key[1:]) for key in table if key != "default")
+    spans: list[list] = []  # [size, first depth, last depth]
+    for depth in depths:
+        if spans and spans[-1][0] == table[f"d{depth}"] and spans[-1][2] == depth - 1:
+            spans[-1][2] = depth
+        else:
+            spans.append([table[f"d{depth}"], depth, depth])
+    words = [
+        f"{size} at d ≤ {last}" if k == 0 else f"{size} at d = {first}–{last}"
+        if first < last else f"{size} at d = {first}"
+        for k, (size, first, last) in enumerate(spans)
+    ]  # fmt: skip
+    if "default" in table:
+        words.append(f"{table['default']} at d ≥ {depths[-1] + 1 if depths else 1}")
+    return ", ".join(words)
+
+
+def notes(runs: pd.DataFrame) -> str:
+    """The table's notes; the batch sizes are those of the runs' protocol (its config)."""
+    tables = [c["protocol"].get("batch_size_per_depth") for c in runs["config"]]
+    table = next((t for t in tables if t), None)
+    protocol = f" ({batch_sizes_text(table)})" if table else ""
+    return (
+        "Ours: best training accuracy over the run, mean ± std over n seeds (†k: k diverged); "
+        "passes: mean passes over the training trees those runs made; (batch b): trees per "
+        f"mini-batch where the runs' differ from their protocol's{protocol}; (α = a): "
+        f"LipschitzNorm's scale where it is not the paper's ({paper.LIP_ALPHA:g}). `A&Y`: Alon & "
+        "Yahav's training accuracy (their Fig. 3, no normalisation). `paper d = 10`: the paper's "
+        f"Fig. 5 (every model not listed there < {paper.TREES_OTHERS_BELOW:.0f}). –: no value."
+    )
 
 
 def passes_made(runs: pd.DataFrame) -> float:
@@ -112,7 +141,7 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
                 used.append(UsedCell(label, f"tree depth {depth}", chosen))
         line[f"paper d = {paper.TREES_DEPTH}"] = _published(paper.TREES_TRAIN_ACC, label)
         display.append(line)
-    return Table.of_runs("fig5_trees", CAPTION, display, cells, NOTES, grid, runs, used)
+    return Table.of_runs("fig5_trees", CAPTION, display, cells, notes(runs), grid, runs, used)
 
 
 __all__ = ["TREES_PRESET", "budgets", "departures", "passes_made", "trees_table"]

@@ -6,6 +6,10 @@ is in ``paths.results_dir`` is skipped by its job (:func:`lipnorm_exp.runs.finis
 when that is every run of the sweep (:func:`~lipnorm_exp.sweep_plan.planned_runs`), the
 launcher submits nothing, rather than an array of jobs that each start, find their record and
 end. Each job's record names its SLURM job (``machine.slurm_job``).
+
+Hydra instantiates launchers only from the ``hydra_plugins`` package, and imports every module
+there when any Hydra application starts: this module imports the project (and with it torch)
+only when it launches.
 """
 
 import logging
@@ -13,8 +17,6 @@ from collections.abc import Sequence
 
 from hydra.core.utils import JobReturn
 from hydra_plugins.hydra_submitit_launcher import submitit_launcher
-
-from lipnorm_exp.sweep_plan import planned_runs
 
 __all__ = ["SlurmLauncher"]
 
@@ -28,6 +30,8 @@ class SlurmLauncher(submitit_launcher.SlurmLauncher):
         self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
     ) -> Sequence[JobReturn]:
         """Submit the jobs as one job array and wait for them, unless none has a run to train."""
+        from lipnorm_exp.sweep_plan import planned_runs  # the project, at launch only
+
         if all(run.skipped for run in planned_runs(self.config)):
             log.info("no SLURM job submitted: every run of the sweep has a finished record")
             return []
