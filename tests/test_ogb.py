@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 import torch_geometric.typing
-from ogb_fixtures import SPECIES, configs, write_arxiv, write_proteins
+from ogb_fixtures import SPECIES, configs, write_arxiv, write_csv, write_proteins
 from omegaconf import open_dict
 from sklearn.metrics import roc_auc_score
 from torch_geometric.data import Data
@@ -291,3 +291,19 @@ def test_the_trainer_runs_ogb_datasets_end_to_end(make_cfg, tmp_path, dataset, w
     assert len(record["history"]) == 3
     for row in record["history"]:
         assert math.isfinite(row["train_loss"]) and 0.0 <= row["val_acc"] <= 1.0
+
+
+def test_a_processed_graph_made_from_other_raw_files_is_prepared_again(arxiv, tmp_path, caplog):
+    first = next(iter(arxiv_task(arxiv, tmp_path).train_batches))
+    assert torch.equal(first.x, torch.from_numpy(arxiv.x))
+    assert "lipnorm_source" not in first  # the stamp stays in the processed file
+    new_x = (arxiv.x + 1).round(4)
+    write_csv(arxiv.folder / "raw" / "node-feat.csv.gz", new_x)  # newer raw files
+    with caplog.at_level("WARNING", logger="lipnorm_exp.data.prepare"):
+        again = next(iter(arxiv_task(arxiv, tmp_path).train_batches))
+    assert torch.equal(again.x, torch.from_numpy(new_x))
+    assert "it was made from other raw files (node-feat.csv.gz)" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="lipnorm_exp.data.prepare"):
+        arxiv_task(arxiv, tmp_path)  # the rebuilt folder holds the new stamp
+    assert "preparing it again" not in caplog.text

@@ -19,6 +19,10 @@ folder whose files are all present is taken as current. Nothing here changes pro
 state for longer than a load: the socket timeout and the safe globals ``torch.load`` needs to
 read ``ogb``'s processed file hold while the dataset is read, and the stand-in module that
 turns off the update check while ``ogb`` is imported.
+
+The processed graph holds the dataset's name and the SHA-256 of its raw files
+(:class:`~lipnorm_exp.data.prepare.SourceStamp`, as Planetoid's): a processed folder made from
+other files, or another dataset's, is prepared again with a warning.
 """
 
 import socket
@@ -43,7 +47,7 @@ from torch_geometric.utils import index_to_mask, scatter, to_undirected
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.data.download import ensure_files
 from lipnorm_exp.data.missing import MissingVectors
-from lipnorm_exp.data.prepare import load_prepared, read_gzip
+from lipnorm_exp.data.prepare import SourceStamp, load_prepared, read_gzip
 from lipnorm_exp.data.task import Task
 from lipnorm_exp.errors import ConfigError, DataNotFoundError
 
@@ -110,8 +114,11 @@ def _ogb_reading() -> Iterator[None]:
         socket.setdefaulttimeout(previous)
 
 
-def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType, object]:
-    """``ogb.nodeproppred`` and ``ogb``'s dataset ``name``, after making its files present."""
+def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType, object, Data]:
+    """``ogb.nodeproppred``, ``ogb``'s dataset ``name`` and its graph, its files made present.
+
+    The graph is the dataset's first, without its :class:`SourceStamp`.
+    """
     ogbn = _import_ogb(name)
     custom = dataset.meta_dict is not None
     meta = _meta_info(ogbn, name, dataset.meta_dict)
@@ -131,16 +138,18 @@ def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType
         raise DataNotFoundError(
             f"{name}: {folder} is incomplete; add the missing files or remove it to download anew"
         )
+    raw = [folder / file for file in files]
+    stamp = SourceStamp(name, raw)
     build = partial(
         ogbn.PygNodePropPredDataset,
         name,
         root=str(Path(paths.data_dir) / "ogb"),
+        pre_transform=stamp,
         meta_dict=meta if custom else None,
     )
     with _ogb_reading():
-        raw = [folder / file for file in files]
-        loaded = load_prepared(build, folder / "processed", raw, read_gzip)
-    return ogbn, loaded
+        loaded = load_prepared(build, folder / "processed", raw, read_gzip, stamp)
+    return ogbn, loaded, stamp.removed(loaded[0])
 
 
 def _masks(split: dict[str, torch.Tensor], num_nodes: int) -> dict[str, torch.Tensor]:
@@ -189,8 +198,7 @@ def load_ogbn_arxiv(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
         DataNotFoundError: files absent and no download possible.
     """
     missing = MissingVectors(dataset.missing_rate, seed)
-    ogbn, loaded = _load("ogbn-arxiv", dataset, paths)
-    graph = loaded[0]
+    ogbn, loaded, graph = _load("ogbn-arxiv", dataset, paths)
     edge_index = graph.edge_index
     if dataset.to_undirected:
         edge_index = to_undirected(edge_index, num_nodes=graph.num_nodes)
@@ -260,8 +268,7 @@ def load_ogbn_proteins(dataset: DictConfig, paths: DictConfig, seed: int) -> Tas
         DataNotFoundError: files absent and no download possible.
     """
     loader = _loader(dataset)
-    ogbn, loaded = _load("ogbn-proteins", dataset, paths)
-    graph = loaded[0]
+    ogbn, loaded, graph = _load("ogbn-proteins", dataset, paths)
     masks = _masks(loaded.get_idx_split(), graph.num_nodes)
     data = Data(x=_protein_features(graph), edge_index=graph.edge_index, y=graph.y.float(), **masks)
     order = {"shuffle": True, "generator": torch.Generator().manual_seed(seed)}
