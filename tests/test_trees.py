@@ -144,6 +144,23 @@ def test_cache_is_reused(paths, monkeypatch):
         TreeNeighborsMatch(paths.data_dir, depth=2, num_trees=5000, seed=4)
 
 
+def test_a_cache_of_other_trees_in_the_folder_is_prepared_again(paths, caplog):
+    depth3 = TreeNeighborsMatch(paths.data_dir, depth=3, num_trees=200, seed=0).processed_paths[0]
+    depth2 = Path(TreeNeighborsMatch.folder(paths.data_dir, 2, 5000, 0)) / "processed"
+    depth2.mkdir(parents=True)
+    Path(depth2 / "trees.pt").write_bytes(Path(depth3).read_bytes())  # depth 3's in depth 2's
+    with caplog.at_level("WARNING", logger="lipnorm_exp.data.prepare"):
+        task = load_task(trees_cfg(2), paths, 0)
+    why = "it holds 200 trees of 15 nodes, not 96 of 7 (depth 2); preparing it again"
+    assert why in caplog.text
+    roots = (b.train_mask | b.val_mask | b.test_mask for b in task.eval_batches)
+    assert sum(int(mask.sum()) for mask in roots) == 96
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="lipnorm_exp.data.prepare"):
+        load_task(trees_cfg(2), paths, 0)  # the cache prepared again is taken as it is
+    assert caplog.text == ""
+
+
 def test_trees_follow_dataset_seed_not_run_seed(tmp_path):
     def labels(folder: str, run_seed: int, data_seed: int) -> torch.Tensor:
         cfg = trees_cfg(3, num_trees=300, seed=data_seed)

@@ -26,7 +26,7 @@ import logging
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from lipnorm_exp.atomic import remove_stale_temps, replacing
 from lipnorm_exp.errors import DataError, MissingPackageError, UserError
@@ -34,6 +34,7 @@ from lipnorm_exp.errors import DataError, MissingPackageError, UserError
 __all__ = [
     "AtomicSave",
     "SourceStamp",
+    "Stamp",
     "check_edges",
     "copy_file",
     "load_prepared",
@@ -68,6 +69,13 @@ class AtomicSave:
             super().save(data_list, str(temporary))
 
 
+class Stamp(Protocol):
+    """What a dataset's processed files must be: :meth:`mismatch` says how they are not."""
+
+    def mismatch(self, dataset: Sequence[Any]) -> str | None:
+        """Why ``dataset`` (as built from the processed files) is not what it must be, or None."""
+
+
 class SourceStamp:
     """A PyG ``pre_transform`` that stores in the processed tensors what they were made from.
 
@@ -95,8 +103,9 @@ class SourceStamp:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
-    def mismatch(self, data: Any) -> str | None:
-        """Why the stamp of ``data`` is not this one (``None`` when it is), in words."""
+    def mismatch(self, dataset: Sequence[Any]) -> str | None:
+        """Why the stamp of ``dataset``'s graph is not this one (``None`` when it is), in words."""
+        data = dataset[0]
         stored = data.get(self.KEY) if self.KEY in data else None
         if stored is None:
             return "its tensors do not say what they were made from"
@@ -164,7 +173,7 @@ def load_prepared(
     processed_dir: Path,
     raw_files: Sequence[Path] = (),
     read_raw: Callable[[Path], Any] = Path.read_bytes,
-    stamp: SourceStamp | None = None,
+    stamp: Stamp | None = None,
 ) -> T:
     """``build()`` the dataset, rebuilding its processed folder once where it cannot be read.
 
@@ -177,7 +186,8 @@ def load_prepared(
         raw_files: the raw files ``build`` processes; read through with ``read_raw`` when
             building fails, so that a bad one is named.
         read_raw: reads one raw file, raising when it cannot. (default: read its bytes)
-        stamp: what the processed tensors must say they were made from. (default: not checked)
+        stamp: what the processed dataset must be (:class:`SourceStamp`: what its tensors
+            say they were made from). (default: not checked)
 
     Raises:
         MissingPackageError: building needs a package that is not installed.
@@ -207,10 +217,10 @@ def load_prepared(
     raise DataError(f"preparing {processed_dir} failed ({_first_line(failure)})") from failure
 
 
-def _built_from(build: Callable[[], T], processed_dir: Path, stamp: SourceStamp | None) -> T:
+def _built_from(build: Callable[[], T], processed_dir: Path, stamp: Stamp | None) -> T:
     """``build()``, built again once where its processed tensors are not of ``stamp``."""
     dataset = build()
-    why = stamp.mismatch(dataset[0]) if stamp is not None else None
+    why = stamp.mismatch(dataset) if stamp is not None else None
     if why is None:
         return dataset
     log.warning("%s: %s; preparing it again", processed_dir, why)

@@ -27,7 +27,8 @@ dense matrix it stands for), the edges, per-node labels and the root masks.
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -43,6 +44,7 @@ __all__ = [
     "MAX_DEPTH",
     "TreeBatches",
     "TreeNeighborsMatch",
+    "TreesShape",
     "compact_tree",
     "expand_batch",
     "draw_trees",
@@ -171,6 +173,29 @@ class TreeNeighborsMatch(AtomicSave, InMemoryDataset):
         self.save(trees, self.processed_paths[0])
 
 
+@dataclass(frozen=True)
+class TreesShape:
+    """What a TREES cache must hold: ``count`` trees of depth ``depth``, as its folder says.
+
+    A cache copied into another folder, or made by other code, is prepared again
+    (:func:`~lipnorm_exp.data.prepare.load_prepared`, a :class:`~lipnorm_exp.data.prepare.Stamp`).
+    """
+
+    depth: int
+    count: int
+
+    def mismatch(self, dataset: Sequence[Data]) -> str | None:
+        """How ``dataset`` differs from ``count`` trees of ``2^(depth+1) - 1`` nodes, or None."""
+        nodes = 2 ** (self.depth + 1) - 1
+        held = dataset[0].num_nodes if len(dataset) else 0
+        if len(dataset) == self.count and held == nodes:
+            return None
+        return (
+            f"it holds {len(dataset)} trees of {held} nodes, not {self.count} of {nodes} "
+            f"(depth {self.depth})"
+        )
+
+
 def split_codes(count: int, train_fraction: float) -> torch.Tensor:
     """Split code per tree by position: ``round(f·n)`` train (0), then val (1) and test (2).
 
@@ -297,7 +322,8 @@ def load_trees(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     depth, batch_size = dataset.depth, dataset.batch_size
     arguments = (paths.data_dir, depth, dataset.num_trees, dataset.seed)
     processed = Path(TreeNeighborsMatch.folder(*arguments)) / "processed"
-    trees = load_prepared(partial(TreeNeighborsMatch, *arguments), processed)
+    shape = TreesShape(depth, min(dataset.num_trees, num_distinct_trees(depth)))
+    trees = load_prepared(partial(TreeNeighborsMatch, *arguments), processed, stamp=shape)
     split = split_codes(len(trees), dataset.train_fraction)
     train = (split == 0).nonzero().view(-1)
     passes = dataset.passes_per_epoch
