@@ -29,7 +29,7 @@ from lipnorm_exp.config.help import preset_summary
 pytestmark = pytest.mark.slow
 
 #: what a wheel is built from
-SOURCES = ("pyproject.toml", "README.md", "configs", "lipnorm_exp")
+SOURCES = ("pyproject.toml", "README.md", "configs", "hydra_plugins", "lipnorm_exp")
 #: the one distribution lent to the environment, with what it requires
 LENT = "torch"
 
@@ -153,3 +153,19 @@ def test_bash_completes_the_keys_and_options_of_lipnorm_exp(installed, tmp_path)
     done = run(["bash", "-c", complete], tmp_path, PATH=path)
     assert done.returncode == 0, done.stderr
     assert {"model=", "+experiment=missing_vector"} <= set(done.stdout.split()), done.stdout
+
+
+def test_hydra_finds_the_slurm_launcher_of_the_installed_wheel_without_the_project(
+    installed, tmp_path
+):
+    found = (
+        "import sys; from hydra.core.plugins import Plugins; "
+        "from hydra.plugins.launcher import Launcher; "
+        "print([f'{c.__module__}.{c.__name__}' for c in Plugins.instance().discover(Launcher)]); "
+        "print('lipnorm_exp' in sys.modules, 'torch' in sys.modules)"
+    )
+    done = run([str(installed / "python"), "-c", found], tmp_path)
+    assert done.returncode == 0, done.stderr
+    launchers, imported = done.stdout.strip().splitlines()
+    assert "hydra_plugins.lipnorm_exp_launcher.slurm_launcher.SlurmLauncher" in launchers
+    assert imported == "False False"  # another Hydra app's start imports neither
