@@ -27,6 +27,9 @@ $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=30 grid.paper
 # ... the setting the search selects at 30 layers (dropout 0, lr 0.001) with seeds 1-2, and GAT beside it
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=30 "grid.paper.methods='gat_lip,gat'" \
     "grid.paper.seeds='0,1,2'" model.dropout=0.0 train.lr=0.001
+# ... GAT-Lip's other setting at 30 layers with seeds 1-2 (dropout 0.5, lr 0.001: best on seed 0)
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=30 grid.paper.methods=gat_lip \
+    "grid.paper.seeds='1,2'" model.dropout=0.5 train.lr=0.001
 # ... and the same search for GAT-Lip at 15 layers, seed 0, then its selected setting with seeds 0-2
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper.methods=gat_lip grid.paper.seeds=0 \
     model.dropout=0.0,0.5 train.lr=0.005,0.001
@@ -55,6 +58,10 @@ $P +experiment=missing_vector grid.paper.datasets=cora grid.paper.missing_rates=
     "grid.paper.methods='gcn,ggnn,gat,gat_pn,gat_lip'" "grid.paper.depths='1,2,4,6,8,11,15'" grid.paper.seeds=0 grid.paper.epochs=300
 $P +experiment=missing_vector grid.paper.datasets=citeseer grid.paper.missing_rates=1.0 \
     "grid.paper.methods='gcn,ggnn,gat_pn'" "grid.paper.depths='1,2,4,6,8,11,15'" grid.paper.seeds=0 grid.paper.epochs=200
+$P +experiment=missing_vector grid.paper.datasets=citeseer grid.paper.missing_rates=0.0 \
+    "grid.paper.methods='gcn,ggnn,gat,gat_pn,gat_lip'" "grid.paper.depths='1,2,4,6,8,11,15'" grid.paper.seeds=0 grid.paper.epochs=200
+$P +experiment=missing_vector grid.paper.datasets=citeseer grid.paper.missing_rates=1.0 \
+    "grid.paper.methods='gat_lip,gat'" "grid.paper.depths='1,6'" grid.paper.seeds=0 grid.paper.epochs=200
 # Ablations (Cora, 0% missing, 100 epochs unless stated)
 $P +experiment=ablation "grid.paper.ablations='head_channels_16'" "grid.paper.methods='gat_lip'" \
     grid.paper.depths=30 grid.paper.seeds=0 grid.paper.epochs=200
