@@ -204,13 +204,68 @@ def curves(
     return pd.DataFrame(points, columns=columns)
 
 
+@dataclass(frozen=True)
+class HyperSetting:
+    """The runs of one setting of a preset's search keys.
+
+    Figs. 2 and 3 draw each setting apart; the scorecard checks their claims at each.
+
+    Args:
+        text (str): the values, ``dropout 0.6, lr 0.005``.
+        own (bool): whether they are the preset's own (:meth:`PresetGrid.sets`).
+        runs (pandas.DataFrame): the runs.
+    """
+
+    text: str
+    own: bool
+    runs: pd.DataFrame
+
+    @property
+    def title(self) -> str:
+        """The text, marked where the settings are the preset's own."""
+        return f"{self.text} (the preset's values)" if self.own else self.text
+
+
+def number_text(value: float) -> str:
+    """``3`` for 3.0, ``0.005`` for 0.005: a number as a legend or a caption writes it."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _value_text(value) -> str:
+    return number_text(value) if isinstance(value, (int, float)) else str(value)
+
+
+def hyper_settings(runs: pd.DataFrame, grid: PresetGrid) -> list[HyperSetting]:
+    """``runs`` apart per setting of ``grid.search_keys``, the preset's own first.
+
+    A setting's text names the keys whose values differ between the settings (every search key
+    where there is one setting), by the last part of their name (``model.dropout``: dropout).
+    """
+    values = [grid.hyper_parameters(run) for _, run in runs.iterrows()]
+    groups = {v: runs[[value == v for value in values]] for v in dict.fromkeys(values)}
+    own = {v: all(grid.sets(run) for _, run in group.iterrows()) for v, group in groups.items()}
+    keys = range(len(grid.search_keys))
+    differ = [i for i in keys if len({v[i] for v in groups}) > 1] or list(keys)
+
+    def text(setting: tuple) -> str:
+        return ", ".join(
+            f"{grid.search_keys[i].rsplit('.', 1)[-1]} {_value_text(setting[i])}" for i in differ
+        )
+
+    found = sorted(groups, key=lambda v: (not own[v], repr(v)))
+    return [HyperSetting(text(v), own[v], groups[v]) for v in found]
+
+
 __all__ = [
     "MISSING",
+    "HyperSetting",
     "Selection",
     "cell_numbers",
     "curves",
     "finite",
     "format_cell",
+    "hyper_settings",
+    "number_text",
     "preset_runs",
     "report_groups",
     "select",

@@ -24,7 +24,8 @@ import pandas as pd
 
 from lipnorm_exp.labels import dataset_label
 from lipnorm_exp.report import paper
-from lipnorm_exp.report.aggregate import select
+from lipnorm_exp.report.aggregate import hyper_settings, select
+from lipnorm_exp.report.presets import preset_grid
 from lipnorm_exp.report.verdicts import (
     FAILS,
     HOLDS,
@@ -53,18 +54,13 @@ FAILS_BY_POINTS = 10.0
 DEEP = 15
 
 
-#: the columns of the search keys by which a claim's line names the settings it was checked at
-SETTING_COLUMNS = ("dropout", "lr", "hidden", "heads")
-
-
-def _setting_text(runs: pd.DataFrame, columns: list[str]) -> str:
-    """``dropout 0, lr 0.001``: the values of ``columns`` of ``runs``' setting."""
-    first = runs.iloc[0]
-    return ", ".join(f"{column} {first[column]:g}" for column in columns)
+#: the preset whose runs Figs. 2 and 3's claims are checked on
+GRADIENTS = "gradients"
 
 
 def _at_other_settings(
-    runs: pd.DataFrame | None,
+    runs: pd.DataFrame,
+    protocol: str,
     chosen: pd.DataFrame,
     label: str,
     depth: int,
@@ -73,22 +69,22 @@ def _at_other_settings(
     """The line's *why* and the runs it rests on beside ``chosen``'s.
 
     The *why* names the chosen setting and gives the claim at every other setting run
-    (``check(histories)``: the values and whether the claim holds at one setting); empty, with
-    no runs, where ``label`` ran at one setting only.
+    (``check(histories)``: the values and whether the claim holds at one setting), each named by
+    the search keys where the settings differ (:func:`~lipnorm_exp.report.aggregate.
+    hyper_settings`); empty, with no runs, where ``label`` ran at one setting only.
     """
     same = runs[(runs["label"] == label) & (runs["depth"] == depth)]
-    if same["setting"].nunique() < 2:
+    grid = preset_grid(GRADIENTS, same["scale"].iloc[0], protocol)
+    settings = hyper_settings(same, grid)
+    if len(settings) < 2:
         return "", ()
-    columns = [c for c in SETTING_COLUMNS if same[c].nunique() > 1] or list(SETTING_COLUMNS)
-    parts = [f"at the setting chosen on validation ({_setting_text(chosen, columns)})"]
-    for setting, group in same.groupby("setting", sort=False):
-        if setting == chosen["setting"].iloc[0]:
-            continue
-        values, holds = check(list(group.sort_values(["seed", "run_id"])["history"]))
-        verdict = HOLDS if holds else FAILS
-        parts.append(f"at {_setting_text(group, columns)}: {verdict} ({values})")
-    others = same[same["setting"] != chosen["setting"].iloc[0]]
-    return "; ".join(parts), tuple(sorted(others["run_id"]))
+    [kept] = [s for s in settings if s.runs["run_id"].isin(chosen["run_id"]).any()]
+    others = [setting for setting in settings if setting is not kept]
+    parts = [f"at the setting chosen on validation ({kept.text})"]
+    for setting in others:
+        values, holds = check(list(setting.runs.sort_values(["seed", "run_id"])["history"]))
+        parts.append(f"at {setting.text}: {HOLDS if holds else FAILS} ({values})")
+    return "; ".join(parts), tuple(sorted(rid for s in others for rid in s.runs["run_id"]))
 
 
 def _chosen(runs: pd.DataFrame | None, label: str, **where) -> pd.DataFrame:
@@ -155,7 +151,7 @@ def fig2_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[Score
             return ", ".join(f"{peak:.2g}" for peak in peaks), all(rule(p) for p in peaks)
 
         ours, holds = check(list(chosen["history"]))
-        why, others = _at_other_settings(runs, chosen, label, depth, check)
+        why, others = _at_other_settings(runs, protocol, chosen, label, depth, check)
         facts = run_facts(chosen, protocol)
         facts["runs"] += others
         lines.append(ScoreLine(item, subject, claim, ours, HOLDS if holds else FAILS, why, **facts))
@@ -206,7 +202,7 @@ def fig3_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[Score
             return values, all(rule(first, best) for first, best in pairs)
 
         ours, holds = check(list(chosen["history"]))
-        why, others = _at_other_settings(runs, chosen, label, depth, check)
+        why, others = _at_other_settings(runs, protocol, chosen, label, depth, check)
         facts = run_facts(chosen, protocol)
         facts["runs"] += others
         lines.append(ScoreLine(item, subject, claim, ours, HOLDS if holds else FAILS, why, **facts))

@@ -48,7 +48,17 @@ from lipnorm_exp.atomic import replacing, write_whole
 from lipnorm_exp.heatmap import BLANK_CELLS, draw_gradient_heatmap, gradient_matrix, log_norm
 from lipnorm_exp.labels import dataset_label, metric_label, missing_label
 from lipnorm_exp.report import paper
-from lipnorm_exp.report.aggregate import TEST, VALIDATION, Selection, curves, preset_runs, select
+from lipnorm_exp.report.aggregate import (
+    TEST,
+    VALIDATION,
+    HyperSetting,
+    Selection,
+    curves,
+    hyper_settings,
+    number_text,
+    preset_runs,
+    select,
+)
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
 from lipnorm_exp.report.trees import TRAIN, budgets, departures
@@ -80,10 +90,6 @@ class Drawn:
 
     figure: Figure
     cells: tuple[UsedCell, ...]
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def _styles(grid: PresetGrid) -> dict[str, dict]:
@@ -165,7 +171,7 @@ def _plot_curves(
             _mark_missing(ax, absent, style["color"])
             partly_missing = True
         cells += [
-            UsedCell(label, f"{where} {_number(value)}", selection)
+            UsedCell(label, f"{where} {number_text(value)}", selection)
             for value, selection in line["selection"].dropna().items()
         ]
     if partly_missing:
@@ -182,50 +188,6 @@ def _legend_beside(ax: Axes) -> None:
 
 def _has_gradients(history: list) -> bool:
     return any("grad_attn" in epoch for epoch in history)
-
-
-@dataclass(frozen=True)
-class HyperSetting:
-    """The runs of one setting of a preset's search keys (Figs. 2 and 3 draw each apart).
-
-    Args:
-        text (str): the values, ``dropout 0.6, lr 0.005``.
-        own (bool): whether they are the preset's own (:meth:`PresetGrid.sets`).
-        runs (pandas.DataFrame): the runs.
-    """
-
-    text: str
-    own: bool
-    runs: pd.DataFrame
-
-    @property
-    def title(self) -> str:
-        return f"{self.text} (the preset's values)" if self.own else self.text
-
-
-def _value_text(value) -> str:
-    return _number(value) if isinstance(value, (int, float)) else str(value)
-
-
-def _hyper_settings(runs: pd.DataFrame, grid: PresetGrid) -> list[HyperSetting]:
-    """``runs`` apart per setting of ``grid.search_keys``, the preset's own first.
-
-    A setting's text names the keys whose values differ between the settings (every search key
-    where there is one setting), by the last part of their name (``model.dropout``: dropout).
-    """
-    values = [grid.hyper_parameters(run) for _, run in runs.iterrows()]
-    groups = {v: runs[[value == v for value in values]] for v in dict.fromkeys(values)}
-    own = {v: all(grid.sets(run) for _, run in group.iterrows()) for v, group in groups.items()}
-    keys = range(len(grid.search_keys))
-    differ = [i for i in keys if len({v[i] for v in groups}) > 1] or list(keys)
-
-    def text(setting: tuple) -> str:
-        return ", ".join(
-            f"{grid.search_keys[i].rsplit('.', 1)[-1]} {_value_text(setting[i])}" for i in differ
-        )
-
-    found = sorted(groups, key=lambda v: (not own[v], repr(v)))
-    return [HyperSetting(text(v), own[v], groups[v]) for v in found]
 
 
 def _gradient_runs(runs: pd.DataFrame) -> dict[int, dict[str, Selection]]:
@@ -245,7 +207,7 @@ def _gradient_settings(
     runs: pd.DataFrame, grid: PresetGrid
 ) -> list[tuple[HyperSetting, dict[int, dict[str, Selection]]]]:
     """Each setting with gradient records and its :func:`_gradient_runs`."""
-    settings = [(setting, _gradient_runs(setting.runs)) for setting in _hyper_settings(runs, grid)]
+    settings = [(setting, _gradient_runs(setting.runs)) for setting in hyper_settings(runs, grid)]
     return [(setting, picked) for setting, picked in settings if picked]
 
 
