@@ -102,12 +102,14 @@ class Together:
         with torch.no_grad():
             self.copies.train(False)
             outputs = self.copies(active, inputs, self.edge_index)
-        return [
-            outcome(losses[i], grads[i], lambda i=i, k=k: score(
-                self.members[k].task, [(outputs[i], self.graphs[k])]
-            ), overflows[i])
-            for i, k in enumerate(active)
-        ]  # fmt: skip
+        outcomes = []
+        for i, k in enumerate(active):
+            if overflows[i] is not None:
+                outcomes.append(EpochOutcome.overflowed(overflows[i]))
+                continue
+            task, scored = self.members[k].task, [(outputs[i], self.graphs[k])]
+            outcomes.append(outcome(losses[i], grads[i], lambda t=task, s=scored: score(t, s)))
+        return outcomes
 
     def _train_step(
         self, active: list[int], inputs: torch.Tensor

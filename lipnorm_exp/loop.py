@@ -50,20 +50,20 @@ class EpochOutcome:
     metrics: dict[str, float] | None
     diverged: str | None = None
 
+    @classmethod
+    def overflowed(cls, overflow: "StepOverflowError") -> "EpochOutcome":
+        """An epoch whose optimiser step overflowed: diverged, no loss, nothing scored."""
+        return cls(math.nan, None, None, str(overflow))
+
 
 def outcome(
-    loss: float,
-    grads: torch.Tensor | None,
-    scores: Callable[[], dict[str, float]],
-    overflow: StepOverflowError | None = None,
+    loss: float, grads: torch.Tensor | None, scores: Callable[[], dict[str, float]]
 ) -> EpochOutcome:
     """The epoch's outcome from its training ``loss``: diverged, or scored by ``scores()``.
 
-    An optimiser step that overflowed, a non-finite loss, or outputs that ``scores`` finds not
-    finite make a divergence, named by what was not finite.
+    A non-finite loss, or outputs that ``scores`` finds not finite, make a divergence, named by
+    what was not finite (an overflowed step: :meth:`EpochOutcome.overflowed`).
     """
-    if overflow is not None:
-        return EpochOutcome(math.nan, None, None, str(overflow))
     try:
         if not math.isfinite(loss):
             raise NonFiniteError("non-finite training loss")
@@ -209,7 +209,7 @@ class Alone:
                 model, member.state.optimizer, task, self.device, member.state.train.track_gradients
             )
         except StepOverflowError as overflow:
-            return [outcome(math.nan, None, dict, overflow)]
+            return [EpochOutcome.overflowed(overflow)]
         return [outcome(loss, grads, lambda: evaluate(model, task, self.device))]
 
     def lipschitz(self, member) -> list[float]:
