@@ -211,6 +211,23 @@ def test_neighbourhood_max_values_and_gradient_route(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_neighbourhood_max_under_vmap_equals_each_copy(dtype):
+    """Seeds trained together (torch.func.vmap over stacked copies): each copy's own maxima,
+    values and gradients, on every torch the package supports (torch < 2.13 cannot batch
+    ``Tensor.view(dtype)``)."""
+    edge_index = random_graph(0, loops=False)
+    values = torch.rand(3, N, H, 2, generator=torch.Generator().manual_seed(1)).to(dtype)
+    weight = torch.randn(3, N, H, 2, generator=torch.Generator().manual_seed(2)).to(dtype)
+    batched_in, alone_in = leaf(values), leaf(values)
+    got = torch.func.vmap(lambda copy: neighbourhood_max(copy, edge_index, N))(batched_in)
+    want = torch.stack([neighbourhood_max(copy, edge_index, N) for copy in alone_in])
+    assert torch.equal(got, want)
+    (got_grad,) = gradients(got, [batched_in], weight)
+    (want_grad,) = gradients(want, [alone_in], weight)
+    assert torch.equal(got_grad, want_grad)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_target_max_values_and_gradient_route(dtype):
     index = random_graph(2, loops=False)[1]
     edge_values = torch.rand(index.numel(), H, dtype=dtype)

@@ -257,7 +257,20 @@ def _as_signed_ints(values: Tensor) -> Tensor:
     if torch.jit.is_scripting():  # TorchScript resolves Tensor.view(dtype) to view(size)
         return torch.view_copy(values, dtype=dtype)
     else:
+        return _view_as(values, dtype)
+
+
+@torch.jit.unused
+def _view_as(values: Tensor, dtype: torch.dtype) -> Tensor:
+    """``values.view(dtype)``, or a copy where ``torch.func.vmap`` cannot batch the view.
+
+    torch 2.13 batches ``Tensor.view(dtype)``; earlier versions raise under vmap (seeds trained
+    together, :mod:`lipnorm_exp.copies`) and batch ``torch.view_copy`` instead.
+    """
+    try:
         return values.view(dtype)
+    except RuntimeError:
+        return torch.view_copy(values, dtype=dtype)
 
 
 def _signed_int(width: int) -> torch.dtype:
