@@ -21,6 +21,7 @@ from lipnorm_exp.hydra_refusals import HydraRefusals
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.stopping import in_sweep_worker, stop_requests
 from lipnorm_exp.sweep import note_outcome, outcome_of, sweep_position
+from lipnorm_exp.tracking import make_tracker
 from lipnorm_exp.train import run
 
 register_resolvers()
@@ -40,7 +41,7 @@ def main(cfg: DictConfig) -> None:
     runs = len(cfg.seed) if isinstance(cfg.seed, ListConfig) else 1
     with stop_requests():
         try:
-            for record in run(cfg, desc=position):
+            for record in run(cfg, desc=position, tracker=make_tracker):
                 note_outcome(outcome_of(record))
         except UserError as error:
             note_outcome(FAILED, str(error), runs)

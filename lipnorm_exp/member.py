@@ -35,9 +35,8 @@ from lipnorm_exp.records import (
     save_record,
     versions,
 )
-from lipnorm_exp.run_state import RunState, make_optimizer
+from lipnorm_exp.run_state import RunState, TrackerFactory, make_optimizer
 from lipnorm_exp.stopping import held_stops
-from lipnorm_exp.tracking import make_tracker
 
 __all__ = ["STREAM_KEY", "Member"]
 
@@ -57,6 +56,8 @@ class Member:
         device: where it trains.
         started: when the launch started (UTC), the record's ``started_at``.
         clock: ``time.perf_counter()`` then.
+        tracker: makes what receives its epochs and its record (called once its model is
+            built, so a run whose data or model cannot be made starts no tracker).
         together: the seeds it trains with, where it trains among others: it then draws its
             dropout masks from a stream of its own (:class:`~lipnorm_exp.nn.copy_dropout.
             RandomStream`), which its checkpoint keeps, and its record says ``batched``.
@@ -73,6 +74,7 @@ class Member:
         device: torch.device,
         started: datetime,
         clock: float,
+        tracker: TrackerFactory,
         together: list[int] | None = None,
     ):
         self.cfg, self.rid, self.results_dir = cfg, rid, results_dir
@@ -84,7 +86,7 @@ class Member:
         self.record = self._new_record(device, started)
         if together is not None:
             self.record[self.TOGETHER_KEY] = {"seeds": together}
-        self.tracker = make_tracker(cfg, rid)
+        self.tracker = tracker(cfg, rid)
         self.state = RunState(make_optimizer(self.model, cfg.train), cfg.train, self.tracker)
         self.checkpoint = Checkpoint(results_dir, rid, cfg.train.checkpoint_every, clock)
         if cfg.force:

@@ -6,7 +6,8 @@ rows, selects its best epoch and stops on the same rule.
 """
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import torch
 from omegaconf import DictConfig
@@ -18,11 +19,39 @@ from lipnorm_exp.records import COMPLETED, DIVERGED
 __all__ = [
     "MIN_IMPROVEMENT",
     "EarlyStopping",
+    "NullTracker",
     "RunState",
+    "Tracker",
+    "TrackerFactory",
     "make_optimizer",
     "make_scheduler",
     "summarise",
 ]
+
+
+class Tracker(Protocol):
+    """What receives a run's epochs as they end, and its record once it ends."""
+
+    def log_epoch(self, row: dict[str, Any]) -> None:
+        """One epoch's row of the history."""
+
+    def finish(self, record: dict[str, Any]) -> None:
+        """The run's record, written: the run is over (finished, stopped or failed)."""
+
+
+class NullTracker:
+    """Tracks nothing: the run record is the only output (``logger=none``)."""
+
+    def log_epoch(self, row: dict[str, Any]) -> None:
+        """Per-epoch metrics (ignored)."""
+
+    def finish(self, record: dict[str, Any]) -> None:
+        """End of run (nothing to close)."""
+
+
+#: makes a run's tracker from its config and run id (the CLI's:
+#: :func:`lipnorm_exp.tracking.make_tracker`, which reads ``logger``)
+TrackerFactory = Callable[[DictConfig, str], Tracker]
 
 
 def make_optimizer(model: torch.nn.Module, train: DictConfig) -> torch.optim.Adam:
@@ -109,10 +138,10 @@ class RunState:
     Args:
         optimizer: the run's optimiser (its lr is logged and scheduled).
         train: the ``train`` config group.
-        tracker: receives every row (:mod:`lipnorm_exp.tracking`).
+        tracker: receives every row.
     """
 
-    def __init__(self, optimizer: torch.optim.Optimizer, train: DictConfig, tracker):
+    def __init__(self, optimizer: torch.optim.Optimizer, train: DictConfig, tracker: Tracker):
         self.optimizer = optimizer
         self.train = train
         self.tracker = tracker

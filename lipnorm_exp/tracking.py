@@ -27,6 +27,9 @@ What a W&B run holds:
   error, ``metric``, ``epochs_run``, ``diverged_at_epoch`` and timing (``timing/total_s``);
 - when gradients were tracked, the heat map of the attention-gradient norms (layers × epochs,
   log colour scale, as the paper's Fig. 2) as an image.
+
+Training knows a tracker only by the :class:`~lipnorm_exp.run_state.Tracker` protocol: the CLI
+hands :func:`make_tracker` to :func:`lipnorm_exp.train.run`, so this module sits above training.
 """
 
 import functools
@@ -44,6 +47,7 @@ from lipnorm_exp.data import SPLITS
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.labels import dataset_label, missing_label, model_label
 from lipnorm_exp.records import FAILED, INTERRUPTED, portable_paths
+from lipnorm_exp.run_state import NullTracker
 from lipnorm_exp.sweep import grid_choices
 
 log = logging.getLogger(__name__)
@@ -65,16 +69,6 @@ RECORD_SUMMARY_NAMES = {
 }
 #: the file in a multirun's sweep folder where Hydra's basic sweeper saves the sweep's config
 SWEEP_CONFIG_FILE = "multirun.yaml"
-
-
-class NullTracker:
-    """Tracks nothing: the run record is the only output."""
-
-    def log_epoch(self, row: dict[str, Any]) -> None:
-        """Per-epoch metrics (ignored)."""
-
-    def finish(self, record: dict[str, Any]) -> None:
-        """End of run (nothing to close)."""
 
 
 class WandbTracker(NullTracker):
@@ -387,7 +381,6 @@ def make_tracker(cfg: DictConfig, run_id: str) -> NullTracker:
 
 
 __all__ = [
-    "NullTracker",
     "WandbTracker",
     "best_epoch_metrics",
     "current_preset",

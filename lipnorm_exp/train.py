@@ -27,12 +27,14 @@ from omegaconf import DictConfig, ListConfig
 from tqdm.auto import tqdm
 
 from lipnorm_exp.batched import Together, check_together
+from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.loop import Alone
 from lipnorm_exp.member import Member
 from lipnorm_exp.records import run_id
+from lipnorm_exp.run_state import NullTracker, TrackerFactory
 from lipnorm_exp.runs import finished_record, prepare, run_locks
 
-__all__ = ["fit", "member_configs", "run"]
+__all__ = ["fit", "member_configs", "no_tracker", "run"]
 
 
 def member_configs(cfg: DictConfig) -> list[DictConfig]:
@@ -47,7 +49,24 @@ def member_configs(cfg: DictConfig) -> list[DictConfig]:
     return members
 
 
-def run(cfg: DictConfig, desc: str = "") -> list[dict[str, Any]]:
+def no_tracker(cfg: DictConfig, rid: str) -> NullTracker:
+    """The tracker of ``logger=none``, and what :func:`run` is given by default.
+
+    Raises:
+        ConfigError: a config that names another logger: its tracker must be given.
+    """
+    if cfg.logger.name != "none":
+        raise ConfigError(
+            f"logger.name={cfg.logger.name} needs its tracker: call "
+            f"run(cfg, tracker=lipnorm_exp.tracking.make_tracker), as the CLI does; "
+            f"or logger=none"
+        )
+    return NullTracker()
+
+
+def run(
+    cfg: DictConfig, desc: str = "", tracker: TrackerFactory = no_tracker
+) -> list[dict[str, Any]]:
     """Run the configuration ``cfg``: the records of its runs, one per seed, in seed order.
 
     A finished record of a run (same :func:`~lipnorm_exp.records.run_id`, made by this preset
@@ -58,6 +77,8 @@ def run(cfg: DictConfig, desc: str = "") -> list[dict[str, Any]]:
         cfg: the whole resolved config (see ``configs/config.yaml``); a list of seeds
             (``seed=[0,1,2]``) trains those runs together.
         desc: label of the progress bar and log lines (the sweep position, for instance).
+        tracker: makes each run's tracker (the CLI passes
+            :func:`lipnorm_exp.tracking.make_tracker`, which reads ``logger``).
     """
     results_dir, device = prepare(cfg)
     together = isinstance(cfg.seed, ListConfig)
@@ -75,7 +96,7 @@ def run(cfg: DictConfig, desc: str = "") -> list[dict[str, Any]]:
             started, clock = datetime.now(timezone.utc), time.perf_counter()
             seeds = [int(configs[k].seed) for k in todo] if together else None
             members = [
-                Member(configs[k], rids[k], results_dir, device, started, clock, together=seeds)
+                Member(configs[k], rids[k], results_dir, device, started, clock, tracker, seeds)
                 for k in todo
             ]
             train(members, device, together, desc)

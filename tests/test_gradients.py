@@ -20,8 +20,7 @@ from lipnorm_exp.nn import GATLayer
 from lipnorm_exp.report.aggregate import preset_runs, usable_runs
 from lipnorm_exp.report.figures import fig2_gradients
 from lipnorm_exp.report.records import load_records
-from lipnorm_exp.run_state import RunState, make_optimizer
-from lipnorm_exp.tracking import NullTracker
+from lipnorm_exp.run_state import NullTracker, RunState, make_optimizer
 from lipnorm_exp.train import run
 
 CPU = torch.device("cpu")

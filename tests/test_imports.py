@@ -67,9 +67,9 @@ LAYERS = (
     {"config"},
     {"records"},
     {"sweep"},
-    {"tracking"},
     # training: one orchestrator (train), its members and the two epoch engines
     {"checkpoint", "run_state", "loop", "member", "batched", "runs", "train"},
+    {"tracking"},
     {"report", "sweep_plan", "cli"},
     {"__main__", "hydra_refusals"},
 )  # fmt: skip

@@ -29,7 +29,7 @@ from lipnorm_exp.checkpoint import CHECKPOINT_DIR
 from lipnorm_exp.lock import folder_lock
 from lipnorm_exp.member import Member
 from lipnorm_exp.records import run_id
-from lipnorm_exp.train import train
+from lipnorm_exp.train import no_tracker, train
 
 pytestmark = pytest.mark.slow
 
@@ -131,7 +131,7 @@ def test_a_run_another_process_holds_is_waited_for_then_skipped(tmp_path, data_d
                 break
         assert second.poll() is None, "".join(log)
         cpu, clock = torch.device("cpu"), time.perf_counter()
-        member = Member(cfg, rid, results_dir, cpu, datetime.now(timezone.utc), clock)
+        member = Member(cfg, rid, results_dir, cpu, datetime.now(timezone.utc), clock, no_tracker)
         train([member], cpu, together=False)
         first = member.record
     rest, _ = second.communicate(timeout=300)

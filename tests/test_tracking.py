@@ -23,6 +23,7 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict, read_write
 
 from lipnorm_exp import tracking
+from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.sweep import grid_runs
 from lipnorm_exp.sweep_plan import job_configs
 from lipnorm_exp.tracking import (
@@ -128,7 +129,7 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
     make_cfg, tmp_path, offline_wandb, in_multirun
 ):
     cfg = make_cfg(*SMALL, "logger=wandb", "train.track_gradients=true", "tags=[t1]")
-    [record] = run(cfg)
+    [record] = run(cfg, tracker=make_tracker)
     logged = read_run(offline_wandb)
 
     assert logged["run"]["display_name"] == "GAT-Lip Cora 0% missing depth 2 seed 0"
@@ -195,7 +196,7 @@ def test_summary_holds_the_best_validation_epoch_under_best_and_the_last_epoch_a
 
 
 def test_no_gradient_heatmap_without_tracked_gradients(make_cfg, offline_wandb):
-    run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"))
+    run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"), tracker=make_tracker)
     logged = read_run(offline_wandb)
     assert logged["summary"]["best/epoch"] == 1
     assert not any(key.startswith("grad_attn") for key in logged["summary"])
@@ -216,7 +217,7 @@ def test_failed_online_start_falls_back_to_offline_and_training_completes(
 
     monkeypatch.setattr(wandb, "init", init)
     with caplog.at_level(logging.WARNING, logger=tracking.__name__):
-        [record] = run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"))
+        [record] = run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"), tracker=make_tracker)
     assert record["status"] == "completed"
     assert modes == ["online", "offline"]
     assert "network is unreachable" in caplog.text
@@ -371,3 +372,8 @@ def test_a_preset_sweep_names_groups_and_types_its_runs_and_shares_no_local_path
         assert one["run"]["job_type"] == "missing_vector"
         assert not any(os.path.isabs(text) for text in strings(one["config"]))
         assert one["summary"]["best/val/acc"] > 0
+
+
+def test_run_without_a_tracker_refuses_a_logger_in_one_line_naming_the_fix(make_cfg):
+    with pytest.raises(ConfigError, match=r"^logger\.name=wandb needs its tracker: call run\("):
+        run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"))
