@@ -5,21 +5,14 @@ connections: ``GAT``, ``GAT-Lip``, ``GAT-Lip(pub)`` (the published code's varian
 ``GAT-PN``, ``GAT-PN-SI`` (PairNorm scaling each node), ``GAT-LN`` (LayerNorm),
 ``GAT-Lip-res``; a residual inside Alon & Yahav's block (``model.post_layernorm``, every model
 of the TREES protocol has it) is part of the architecture and not marked. Every table row,
-legend entry and summary line uses :func:`model_label`.
+legend entry and summary line uses :func:`model_label`; the layer's name is its model class's
+``label``.
 """
 
 from collections.abc import Mapping
 from typing import Any
 
-MODEL_NAMES = {
-    "gat": "GAT",
-    "gt": "GT",
-    "gatv2": "GATv2",
-    "gcn": "GCN",
-    "ggnn": "GGNN",
-    "gin": "GIN",
-    "gcnii": "GCNII",
-}
+from lipnorm_exp.models import MODELS
 
 DATASET_NAMES = {
     "cora": "Cora",
@@ -58,7 +51,8 @@ def model_label(config: Mapping[str, Any]) -> str:
     """
     model = config.get("model", {})
     name = model.get("name", "?")
-    label = MODEL_NAMES.get(name, name) + _norm_suffix(config.get("norm", {}))
+    layer = MODELS.get(name).label if name in MODELS else name
+    label = layer + _norm_suffix(config.get("norm", {}))
     marked = model.get("residual") and not model.get("post_layernorm")
     return label + "-res" if marked else label
 

@@ -12,7 +12,9 @@ from lipnorm_exp.config.capacity import device_memory, parameter_count
 from lipnorm_exp.config.constraints import AtLeast, Between, describe, fits, show
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.models import MODELS
+from lipnorm_exp.models import MODELS, DepthwiseGNN
+from lipnorm_exp.models.attention import AttentionGNN
+from lipnorm_exp.models.gin import GIN
 from lipnorm_exp.norms import NORMS
 from lipnorm_exp.records import (
     defining_config,
@@ -310,3 +312,16 @@ def test_trees_gives_the_model_depth_plus_one_layers_of_width_32(make_cfg):
     cfg = make_cfg("dataset=trees", "dataset.depth=5", "model=gcn", "norm=none")
     assert cfg.model.depth == 6 and cfg.model.hidden == 32
     assert make_cfg("dataset=trees", "dataset.depth=4", "model.depth=2").model.depth == 2
+
+
+def test_a_model_class_takes_the_schema_of_its_nearest_class_with_keys_of_its_own():
+    class Sparse(AttentionGNN):  # a new attention model, no keys of its own
+        label = "Sparse"
+
+    class Deeper(GIN):
+        label = "Deeper"
+
+    assert schema.model_schema(Sparse) is schema.AttentionModel
+    assert schema.model_schema(Deeper) is schema.GIN
+    assert schema.model_schema(DepthwiseGNN) is schema.Model
+    assert {name: schema.model_schema(MODELS.get(name)) for name in MODELS} == schema.MODELS

@@ -16,6 +16,7 @@ from matplotlib.image import imread
 
 from lipnorm_exp.heatmap import BLANK_CELLS
 from lipnorm_exp.labels import model_label
+from lipnorm_exp.models import MODELS
 from lipnorm_exp.records import RERUN_SUFFIX, run_id
 from lipnorm_exp.report import paper, presets
 from lipnorm_exp.report.__main__ import main
@@ -297,6 +298,13 @@ def by_model(display):
 )
 def test_model_label(model, norm, residual, expected):
     assert model_label({"model": {"name": model, "residual": residual}, "norm": norm}) == expected
+
+
+def test_a_model_is_labelled_by_its_class_and_an_unknown_name_by_itself(monkeypatch):
+    monkeypatch.setattr(MODELS.get("ggnn"), "label", "GatedGNN")
+    assert model_label({"model": {"name": "ggnn"}, "norm": {"name": "none"}}) == "GatedGNN"
+    assert model_label({"model": {"name": "mine"}, "norm": {"name": "lip"}}) == "mine-Lip"
+    assert all(MODELS.get(name).label for name in MODELS)
 
 
 def test_a_residual_inside_alon_yahavs_block_is_not_marked():

@@ -26,7 +26,10 @@ from lipnorm_exp.config.constraints import (
 )
 from lipnorm_exp.data.task import MONITORED
 from lipnorm_exp.data.trees import MAX_DEPTH as TREES_MAX_DEPTH
-from lipnorm_exp.models.base import ACTIVATIONS
+from lipnorm_exp.models import MODELS as MODEL_CLASSES
+from lipnorm_exp.models import gcnii, gin, gt
+from lipnorm_exp.models.attention import AttentionGNN
+from lipnorm_exp.models.base import ACTIVATIONS, DepthwiseGNN
 from lipnorm_exp.nn.lipschitz_norm import VARIANTS
 
 __all__ = [
@@ -36,8 +39,10 @@ __all__ = [
     "NORMS",
     "AttentionModel",
     "Config",
+    "model_schema",
     "Model",
     "Paths",
+    "SCHEMA_OF_CLASS",
     "Protocol",
     "Train",
 ]
@@ -171,15 +176,24 @@ class GCNII(Model):
     theta: PositiveNumber
 
 
-MODELS = {
-    "gat": AttentionModel,
-    "gatv2": AttentionModel,
-    "gt": GT,
-    "gcn": Model,
-    "ggnn": Model,
-    "gin": GIN,
-    "gcnii": GCNII,
+#: the schema of the model classes that bring keys of their own; every other model class has
+#: the schema of its nearest base class here (:func:`model_schema`)
+SCHEMA_OF_CLASS: dict[type, type] = {
+    DepthwiseGNN: Model,
+    AttentionGNN: AttentionModel,
+    gt.GT: GT,
+    gin.GIN: GIN,
+    gcnii.GCNII: GCNII,
 }
+
+
+def model_schema(model_class: type) -> type:
+    """The schema of ``model_class``'s config: its own, or its nearest base class's."""
+    return next(SCHEMA_OF_CLASS[cls] for cls in model_class.__mro__ if cls in SCHEMA_OF_CLASS)
+
+
+#: one schema per registered model (``model.name``), derived from the model registry
+MODELS = {name: model_schema(MODEL_CLASSES.get(name)) for name in MODEL_CLASSES}
 
 
 @dataclass

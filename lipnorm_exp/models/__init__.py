@@ -1,10 +1,17 @@
-"""Models by config name (``model.name``): one class per file, registered on import.
+"""Models by config name (``model.name``): one class per module, registered on import.
 
-Models take typed keyword arguments; :func:`lipnorm_exp.config.build_model` builds one from
-the ``model`` and ``norm`` config groups.
+Every module of this package is imported here, so a model's module registers it
+(``@MODELS.register("<name>")``) by being in the package: nothing else lists the models. Models
+take typed keyword arguments; :func:`lipnorm_exp.config.build_model` builds one from the
+``model`` and ``norm`` config groups.
 """
 
-from lipnorm_exp.models import gat, gatv2, gcn, gcnii, ggnn, gin, gt  # noqa: F401
+import importlib
+import pkgutil
+
 from lipnorm_exp.models.base import MODELS, DepthwiseGNN
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = ["MODELS", "DepthwiseGNN"]

@@ -57,6 +57,9 @@ class DepthwiseGNN(nn.Module):
     :func:`lipnorm_exp.config.build_model`'s job.
     """
 
+    #: the paper's name of the model, for tables, legends and run names
+    #: (:func:`lipnorm_exp.labels.model_label` adds the normalisation and ``-res``)
+    label: str = ""
     #: whether ``norm=lip`` applies (the layers compute attention scores)
     attention: bool = False
     #: names of the attention parameters inside one graph layer (for gradient tracking)

@@ -9,6 +9,7 @@ from lipnorm_exp.nn import GATLayer, GATLipschitzNorm
 class GAT(AttentionGNN):
     """Depth-wise GAT; ``norm="lip"`` gives GAT-Lip."""
 
+    label = "GAT"
     layer_class = GATLayer
     lip_norm_class = GATLipschitzNorm
     attention_parameter_names = ("att_src", "att_dst")

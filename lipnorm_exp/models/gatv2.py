@@ -9,6 +9,7 @@ from lipnorm_exp.nn import GATv2Layer, ScoreLipschitzNorm
 class GATv2(AttentionGNN):
     """Depth-wise GATv2; ``norm="lip"`` normalises its score by Eq. 15 (the paper's variant)."""
 
+    label = "GATv2"
     layer_class = GATv2Layer
     lip_norm_class = ScoreLipschitzNorm
     attention_parameter_names = ("att",)

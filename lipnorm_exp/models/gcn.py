@@ -10,5 +10,7 @@ from lipnorm_exp.models.base import MODELS, DepthwiseGNN
 class GCN(DepthwiseGNN):
     """Depth-wise GCN with symmetric normalisation and self-loops."""
 
+    label = "GCN"
+
     def make_conv(self, index: int, in_channels: int, width: int) -> nn.Module:
         return GCNConv(in_channels, width)

@@ -22,6 +22,8 @@ class GCNII(DepthwiseGNN):
         **options: the keyword arguments of :class:`DepthwiseGNN`.
     """
 
+    label = "GCNII"
+
     def __init__(
         self, in_channels: int, out_channels: int, *, alpha: float, theta: float, **options: Any
     ):

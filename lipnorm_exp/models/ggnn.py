@@ -14,5 +14,7 @@ class GGNN(DepthwiseGNN):
     wider one is refused.
     """
 
+    label = "GGNN"
+
     def make_conv(self, index: int, in_channels: int, width: int) -> nn.Module:
         return GatedGraphConv(width, num_layers=1)

@@ -21,6 +21,8 @@ class GIN(DepthwiseGNN):
         **options: the keyword arguments of :class:`DepthwiseGNN`.
     """
 
+    label = "GIN"
+
     def __init__(
         self,
         in_channels: int,

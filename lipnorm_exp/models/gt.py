@@ -16,6 +16,7 @@ class GT(AttentionGNN):
         **options: the keyword arguments of :class:`AttentionGNN`.
     """
 
+    label = "GT"
     layer_class = GTLayer
     lip_norm_class = GTLipschitzNorm
     attention_parameter_names = ("lin_query", "lin_key")
