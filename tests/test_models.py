@@ -4,6 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import CONFIGS
+from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from lipnorm_exp.config import build_model, validate
@@ -15,9 +16,11 @@ ATTENTION = ("gat", "gatv2", "gt")
 
 
 def group(name, option, **changes):
-    cfg = OmegaConf.load(CONFIGS / name / f"{option}.yaml")
-    cfg.update(changes)
-    return cfg
+    """The group ``name``'s option ``option`` as the app composes it (its defaults list too)."""
+    with initialize_config_dir(str(CONFIGS), version_base="1.3"):
+        section = compose("config", overrides=[f"{name}={option}"])[name]
+    section.update(changes)
+    return section
 
 
 def allowed_pairs():

@@ -68,7 +68,7 @@ def test_joblib_launcher_writes_one_record_per_run(tmp_path, data_dir):
 
 
 def test_submitit_local_launcher_runs_each_job_in_its_own_process(tmp_path, data_dir):
-    overrides = ("hydra/launcher=submitit_local", "hydra.launcher.timeout_min=2", "seed=0,1")
+    overrides = ("hydra/launcher=submitit_local", "hydra.launcher.timeout_min=10", "seed=0,1")
     out = cli(command(tmp_path, data_dir, "--multirun", *overrides, *TINY))
     assert out.returncode == 0, out.stderr
     assert tally_line(completed=2) in out.stdout + out.stderr

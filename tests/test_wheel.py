@@ -137,6 +137,8 @@ def test_help_names_the_presets_the_config_groups_and_the_readme(installed, tmp_
         assert re.search(line, shown.stdout, re.MULTILINE), preset.stem
     for group in ("dataset", "model", "norm", "protocol", "experiment", "ablation", "method"):
         assert f"\n{group}: " in shown.stdout
+    assert "\nmodel: gat, gatv2, gcn, gcnii, ggnn, gin, gt\n" in shown.stdout
+    assert "_base" not in shown.stdout  # shared keys (configs/model_base) are not options
     assert "README.md" in shown.stdout
     report = run([str(installed / "lipnorm-exp-report"), "--help"], tmp_path)
     assert report.returncode == 0 and "--runs" in report.stdout, report.stderr

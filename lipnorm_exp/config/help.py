@@ -1,5 +1,6 @@
-"""The presets as ``--help`` lists them: one line each, from their YAML file's opening comment.
+"""What ``--help`` lists: the presets and the config groups.
 
+The presets come one line each, from their YAML file's opening comment.
 A preset's file (``configs/experiment/<name>.yaml``) opens with a comment whose first sentence
 says what it reproduces (``Table 1 (paper §7.1): node classification with missing
 vectors.``); the help shows that sentence beside the preset's name.
@@ -10,7 +11,11 @@ from pathlib import Path
 
 from lipnorm_exp.config.location import config_dir
 
-__all__ = ["preset_help", "preset_summary"]
+__all__ = ["BASE_SUFFIX", "group_help", "preset_help", "preset_summary"]
+
+#: folders of ``configs/`` that hold the keys several options of a group share (``model_base``,
+#: read through the options' defaults lists), not options to choose
+BASE_SUFFIX = "_base"
 
 #: the end of a comment's first sentence: a full stop before a capital, or a semicolon before
 #: a lower-case word (``Fig. 6`` and ``(Cora, PubMed; 0%)`` do not end one)
@@ -38,3 +43,19 @@ def preset_help() -> str:
     paths = sorted((config_dir() / "experiment").glob("*.yaml"))
     width = max(len(path.stem) for path in paths)
     return "\n".join(f"  {path.stem:<{width}}  {preset_summary(path)}" for path in paths)
+
+
+def group_help() -> str:
+    """One line per config group: ``<group>: <option>, ...``, as Hydra lists them.
+
+    Hydra's own group and the folders of shared keys (:data:`BASE_SUFFIX`) are left out.
+    """
+    folders = sorted(path for path in config_dir().iterdir() if path.is_dir())
+    lines = []
+    for folder in folders:
+        if folder.name == "hydra" or folder.name.endswith(BASE_SUFFIX):
+            continue
+        options = sorted(path.stem for path in folder.glob("*.yaml"))
+        if options:
+            lines.append(f"{folder.name}: {', '.join(options)}")
+    return "\n".join(lines)

@@ -6,7 +6,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from omegaconf import OmegaConf
 
-from lipnorm_exp.config.help import preset_help
+from lipnorm_exp.config.help import group_help, preset_help
 from lipnorm_exp.errors import ConfigError
 
 
@@ -39,7 +39,8 @@ def register_resolvers() -> None:
     ``${lipnorm_cwd:}`` is the folder the command runs in: data, records and logs go under it
     (``configs/paths/default.yaml``), never into the installed package. ``${lipnorm_add:a,b}`` is
     ``a + b``, ``${lipnorm_seed_groups:seeds,n}`` is :func:`seed_groups`, ``${lipnorm_presets:}``
-    lists the presets for ``--help`` (``hydra.help`` in ``configs/hydra/default.yaml``).
+    and ``${lipnorm_groups:}`` list the presets and the config groups for ``--help``
+    (``hydra.help`` in ``configs/hydra/default.yaml``).
     """
     if not OmegaConf.has_resolver("lipnorm_cwd"):
         OmegaConf.register_new_resolver("lipnorm_cwd", os.getcwd)
@@ -49,3 +50,5 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("lipnorm_seed_groups", seed_groups)
     if not OmegaConf.has_resolver("lipnorm_presets"):
         OmegaConf.register_new_resolver("lipnorm_presets", preset_help)
+    if not OmegaConf.has_resolver("lipnorm_groups"):
+        OmegaConf.register_new_resolver("lipnorm_groups", group_help)
