@@ -39,6 +39,7 @@ from lipnorm_exp.records import (
     run_id,
     write_record,
 )
+from lipnorm_exp.records.store import SUMMARY_ACCURACIES, SUMMARY_EPOCHS
 from lipnorm_exp.train import run
 
 RID = "0123456789abcdef"
@@ -115,6 +116,8 @@ def test_completed_run_record_holds_config_summary_history_and_versions(make_cfg
     for key in ("train_loss", "train_acc", "val_loss", "val_acc", "test_acc", "time_s"):
         assert all(math.isfinite(row[key]) for row in on_disk["history"])
     summary = on_disk["summary"]
+    assert tuple(summary) == SUMMARY_KEYS
+    assert set(SUMMARY_KEYS) == {"metric", *SUMMARY_ACCURACIES, *SUMMARY_EPOCHS}
     best = max(on_disk["history"], key=lambda row: row["val_acc"])
     assert summary["best_val_acc"] == best["val_acc"]
     assert summary["test_acc_at_best_val"] == best["test_acc"]

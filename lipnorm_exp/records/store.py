@@ -46,8 +46,19 @@ SUMMARY_ACCURACIES = (
 )
 #: summary keys that hold an epoch number or a count of epochs; ``null`` where there is none
 SUMMARY_EPOCHS = ("best_epoch", "epochs_run", "diverged_at_epoch")
-#: every key of a finished record's summary
-SUMMARY_KEYS = ("metric", *SUMMARY_ACCURACIES, *SUMMARY_EPOCHS)
+#: every key of a finished record's summary, in the order a run writes them
+#: (:func:`lipnorm_exp.run_state.summarise`) and the report's columns show them
+SUMMARY_KEYS = (
+    "metric",
+    "best_epoch",
+    "best_val_acc",
+    "test_acc_at_best_val",
+    "train_acc_at_best_val",
+    "best_train_acc",
+    "final_train_acc",
+    "epochs_run",
+    "diverged_at_epoch",
+)
 #: config groups every record holds as a mapping (the others are mappings where present)
 CONFIG_GROUPS = ("dataset", "model", "norm", "train")
 #: config groups that name their option (``model.name``: ``gat``, ...)

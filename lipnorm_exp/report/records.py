@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from lipnorm_exp.labels import model_label
-from lipnorm_exp.records import iter_records, setting_key
+from lipnorm_exp.records import SUMMARY_KEYS, iter_records, setting_key
 
 #: column → dotted config key
 CONFIG_COLUMNS = {
@@ -57,17 +57,7 @@ CONFIG_DEFAULTS = {
     "protocol": "standard",
 }
 
-SUMMARY_COLUMNS = (
-    "metric",
-    "best_epoch",
-    "best_val_acc",
-    "test_acc_at_best_val",
-    "train_acc_at_best_val",
-    "best_train_acc",
-    "final_train_acc",
-    "epochs_run",
-    "diverged_at_epoch",
-)
+SUMMARY_COLUMNS = SUMMARY_KEYS
 
 NUMERIC_COLUMNS = (
     "seed",
