@@ -37,6 +37,14 @@ $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 "grid.pape
     "grid.paper.seeds='0,1,2'" model.dropout=0.0 train.lr=0.001
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper.methods=gat_res grid.paper.seeds=0 \
     model.dropout=0.0 train.lr=0.001
+# ... the residual models at 15 layers with the search's lr 0.001: GAT-res seeds 1-2 and dropout 0.5
+# (seed 0), GAT-Lip-res at dropout 0 (seeds 0-2) and 0.5 (seeds 0-2)
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper.methods=gat_res \
+    "grid.paper.seeds='1,2'" model.dropout=0.0 train.lr=0.001
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper.methods=gat_res grid.paper.seeds=0 \
+    model.dropout=0.5 train.lr=0.001
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper.methods=gat_lip_res \
+    "grid.paper.seeds='0,1,2'" model.dropout=0.0,0.5 train.lr=0.001
 # GAT-res under the published protocol: one factor of the protocol changed at a time (15 layers, 200 epochs)
 $P +experiment=ablation grid.paper.methods=gat_res grid.paper.depths=15 grid.paper.seeds=0 \
     "grid.paper.ablations='none,row_normalised,heads_8x8,full_width_input,no_attn_dropout,last_elu'"
@@ -62,6 +70,40 @@ $P +experiment=missing_vector grid.paper.datasets=citeseer grid.paper.missing_ra
     "grid.paper.methods='gcn,ggnn,gat,gat_pn,gat_lip'" "grid.paper.depths='1,2,4,6,8,11,15'" grid.paper.seeds=0 grid.paper.epochs=200
 $P +experiment=missing_vector grid.paper.datasets=citeseer grid.paper.missing_rates=1.0 \
     "grid.paper.methods='gat_lip,gat'" "grid.paper.depths='1,6'" grid.paper.seeds=0 grid.paper.epochs=200
+# ... seeds 1-2 at each row's depth selected on seed 0 (dataset missing-rate method depth), then
+# at the depth the three seeds moved the selection to (the last six)
+T1="+experiment=missing_vector"
+while read -r ds rate method depth; do
+  epochs=$([ "$ds" = cora ] && echo 300 || echo 200)
+  $P $T1 grid.paper.datasets=$ds grid.paper.missing_rates=$rate grid.paper.methods=$method \
+      grid.paper.depths=$depth "grid.paper.seeds='1,2'" grid.paper.epochs=$epochs
+done <<'ROWS'
+cora 0.0 gcn 6
+cora 0.0 ggnn 2
+cora 0.0 gat 2
+cora 0.0 gat_pn 1
+cora 0.0 gat_lip 2
+cora 1.0 gcn 11
+cora 1.0 ggnn 4
+cora 1.0 gat 8
+cora 1.0 gat_pn 6
+citeseer 0.0 gcn 2
+citeseer 0.0 ggnn 2
+citeseer 0.0 gat 2
+citeseer 0.0 gat_pn 2
+citeseer 0.0 gat_lip 2
+citeseer 1.0 gcn 11
+citeseer 1.0 ggnn 4
+citeseer 1.0 gat 4
+citeseer 1.0 gat_pn 8
+citeseer 1.0 gat_lip 15
+cora 0.0 gcn 2
+cora 0.0 gat_pn 8
+citeseer 1.0 gat_pn 6
+citeseer 1.0 gat 8
+citeseer 1.0 gat_lip 11
+citeseer 1.0 gcn 15
+ROWS
 # Ablations (Cora, 0% missing, 100 epochs unless stated)
 $P +experiment=ablation "grid.paper.ablations='head_channels_16'" "grid.paper.methods='gat_lip'" \
     grid.paper.depths=30 grid.paper.seeds=0 grid.paper.epochs=200
