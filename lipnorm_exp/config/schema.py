@@ -10,6 +10,14 @@ Groups whose keys depend on the option (``dataset``, ``model``, ``norm``, ``logg
 ``name`` to its dataclass through :class:`~lipnorm_exp.config.constraints.ByName`. Keys marked
 :data:`~lipnorm_exp.config.constraints.MAY_BE_ABSENT` are set by some compositions only (a
 protocol's tables, a preset's grid, an ablation).
+
+Why these dataclasses are not registered in Hydra's ``ConfigStore`` as structured configs:
+OmegaConf 2.3 checks a structured config's types only (``model.depth=-3`` passes as an
+``Annotated[int, AtLeast(1)]``), cannot type a union (``seed``: one seed or a list of them;
+``Positive | None``), and says a wrong type in a multi-line ``ValidationError``. The project's
+guarantee is one line naming the key, the value and the allowed values, ranges included, so
+:func:`~lipnorm_exp.config.validate` checks the composed config against these dataclasses
+instead; they stay the one description of the keys.
 """
 
 from dataclasses import dataclass
