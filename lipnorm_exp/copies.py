@@ -24,7 +24,10 @@ __all__ = ["StackedCopies"]
 def _stacked(models: Sequence[nn.Module], named: str) -> dict[str, Tensor]:
     """The parameters (``named_parameters``) or buffers (``named_buffers``) of ``models``.
 
-    Returns ``{name: [len(models), ...]}``, each stacked along a new first dimension.
+    Returns ``{name: [len(models), ...]}``, each stacked along a new first dimension. Not
+    ``torch.func.stack_module_state``: that one returns new leaves, detached from the models,
+    while here each copy's gradient must reach its own model's parameters, which its own
+    optimiser steps (:mod:`lipnorm_exp.batched`).
     """
     tensors = [dict(getattr(model, named)()) for model in models]
     return {name: torch.stack([each[name] for each in tensors]) for name in tensors[0]}
