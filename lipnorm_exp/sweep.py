@@ -11,6 +11,7 @@ sweep is stopped (Ctrl-C, SIGTERM), is read from the records the sweep wrote
 """
 
 import atexit
+import itertools
 import json
 import logging
 import os
@@ -19,9 +20,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
@@ -61,37 +62,39 @@ def _param_arguments(hydra_cfg: DictConfig) -> list[str]:
     return [f"{key}={value}" for key, value in params.items()]
 
 
-def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
-    """The override lists of the jobs Hydra's basic sweeper makes, in launch order.
-
-    Hydra's own expansion (``BasicSweeper.split_arguments``) of what its basic sweeper reads:
-    ``hydra.sweeper.params`` as ``key=value`` strings, then the command line
-    (``hydra.overrides.task``), a later override of a key replacing an earlier one in its place;
-    the first key varies slowest.
-
-    Raises:
-        ConfigError: a sweep the basic sweeper cannot expand (an interval).
-    """
-    arguments = [*_param_arguments(hydra_cfg), *hydra_cfg.overrides.task]
-    overrides = OverridesParser.create().parse_overrides(arguments)
-    for override in overrides:
-        if override.is_sweep_override() and not override.is_discrete_sweep():
-            raise ConfigError(
-                f"{override.input_line}: the basic sweeper takes lists and ranges only"
-            )
-    [jobs] = BasicSweeper.split_arguments(overrides, max_batch_size=None)
-    return jobs
+def _choices(override: Override) -> list[str]:
+    """The ``key=value`` strings one override stands for: one, or one per value it sweeps."""
+    key = override.get_key_element()
+    if not override.is_sweep_override():
+        return [f"{key}={override.get_value_element_as_str()}"]
+    if not override.is_discrete_sweep():
+        raise ConfigError(f"{override.input_line}: the basic sweeper takes lists and ranges only")
+    return [f"{key}={value}" for value in override.sweep_string_iterator()]
 
 
 def grid_choices(hydra_cfg: DictConfig) -> dict[str, list[str]]:
     """Each key of a sweep and the ``key=value`` strings its jobs take, in the sweeper's order.
 
-    Read off :func:`grid_jobs`: a key the sweep does not vary has one string.
+    As the basic sweeper reads them: ``hydra.sweeper.params`` as ``key=value`` strings, then
+    the command line (``hydra.overrides.task``), a later override of a key replacing an earlier
+    one in its place. A key the sweep does not vary has one string.
     """
-    return {
-        column[0].split("=", 1)[0]: list(dict.fromkeys(column))
-        for column in zip(*grid_jobs(hydra_cfg), strict=True)
-    }
+    arguments = [*_param_arguments(hydra_cfg), *hydra_cfg.overrides.task]
+    by_key: dict[str, list[str]] = {}
+    for override in OverridesParser.create().parse_overrides(arguments):
+        by_key[override.get_key_element()] = _choices(override)
+    return by_key
+
+
+def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
+    """The override lists of the jobs Hydra's basic sweeper makes, in launch order.
+
+    The cartesian product of :func:`grid_choices` (the first key varies slowest). Hydra has no
+    public API for this expansion (``BasicSweeper.split_arguments`` is in its private
+    ``_internal`` package, which only :mod:`lipnorm_exp.hydra_refusals` may use), so it is
+    written here, and ``tests/test_presets.py`` checks it against Hydra's own.
+    """
+    return [list(job) for job in itertools.product(*grid_choices(hydra_cfg).values())]
 
 
 def check_grid_overrides(hydra_cfg: DictConfig) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from hydra import compose, initialize_config_dir
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
@@ -277,3 +279,13 @@ def test_the_sweep_plan_composes_the_runs_its_jobs_run():
             composed.append(run_id(compose_job(alone)))
     assert sorted(planned) == sorted(composed)
     assert len(set(planned)) == grid_runs(cfg.hydra) == 2 * 2 * 3
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_grid_jobs_are_hydras_own_expansion_of_the_sweep(preset):
+    # the command line sets a key the preset sweeps (it replaces the axis in place) and another
+    cfg = compose_sweep(f"+experiment={preset}", "model.depth=3", "train.lr=0.01")
+    params = [f"{key}={value}" for key, value in cfg.hydra.sweeper.params.items()]
+    overrides = OverridesParser.create().parse_overrides([*params, *cfg.hydra.overrides.task])
+    [expected] = BasicSweeper.split_arguments(overrides, max_batch_size=None)
+    assert grid_jobs(cfg.hydra) == expected

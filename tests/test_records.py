@@ -325,7 +325,7 @@ def change(record: dict, dotted: str, value) -> dict:
 @pytest.mark.parametrize(
     ("status", "dotted", "value", "problem"),
     [
-        (COMPLETED, "summary", {}, "a completed record whose summary has no metric, best_val_acc"),
+        (COMPLETED, "summary", {}, "a completed record whose summary has no metric, best_epoch"),
         (COMPLETED, "config", {}, "config.dataset is None, not a mapping"),
         (COMPLETED, "config.model", 3, "config.model is 3, not a mapping"),
         (COMPLETED, "config.norm", {"alpha": 1}, "config.norm.name is None, not a name"),
