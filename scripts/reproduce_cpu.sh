@@ -45,6 +45,12 @@ $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper
     model.dropout=0.5 train.lr=0.001
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper.methods=gat_lip_res \
     "grid.paper.seeds='0,1,2'" model.dropout=0.0,0.5 train.lr=0.001
+# ... seeds 3-4 at the 15-layer settings the cells select: GAT, GAT-Lip and GAT-res at dropout 0,
+# lr 0.001 (1000 epochs), GAT-Lip-res at the protocol's values (150 epochs, no early stop)
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 "grid.paper.methods='gat_lip,gat_res,gat'" \
+    "grid.paper.seeds='3,4'" model.dropout=0.0 train.lr=0.001
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 grid.paper.methods=gat_lip_res \
+    "grid.paper.seeds='3,4'" grid.paper.epochs=150 grid.paper.patience=0
 # GAT-res under the published protocol: one factor of the protocol changed at a time (15 layers, 200 epochs)
 $P +experiment=ablation grid.paper.methods=gat_res grid.paper.depths=15 grid.paper.seeds=0 \
     "grid.paper.ablations='none,row_normalised,heads_8x8,full_width_input,no_attn_dropout,last_elu'"
