@@ -13,6 +13,9 @@ P="python -m lipnorm_exp train.progress=false scale=paper"
 $P +experiment=gradients "grid.paper.seeds='0,1,2'"
 # ... and at the setting Table 3's search selects at 30 layers (dropout 0, lr 0.001)
 $P +experiment=gradients "grid.paper.seeds='0,1,2'" model.dropout=0.0 train.lr=0.001
+# ... seeds 3-4 at both settings
+$P +experiment=gradients "grid.paper.seeds='3,4'"
+$P +experiment=gradients "grid.paper.seeds='3,4'" model.dropout=0.0 train.lr=0.001
 # Table 3 on Cora: 3 of 5 seeds; 150 of 1000 epochs at 15 layers, 60 at 30 layers, no early stop
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=15 "grid.paper.seeds='0,1,2'" grid.paper.epochs=150 grid.paper.patience=0
 $P +experiment=residual grid.paper.datasets=cora grid.paper.depths=30 "grid.paper.seeds='0,1,2'" grid.paper.epochs=60 grid.paper.patience=0

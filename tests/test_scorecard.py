@@ -106,13 +106,15 @@ def _fig2_gat_lip(lines):
             _fig2_gat_lip,
             0,
             raise_gradients,
-            lambda old, new: (old.verdict, new.verdict) == (HOLDS, FAILS),
+            lambda old, new: new.verdict == FAILS and new.ours != old.ours,
         ),
         (  # the last run of the line: one of a setting other than the chosen one
             _fig2_gat_lip,
             -1,
             raise_gradients,
-            lambda old, new: old.verdict == new.verdict == HOLDS and ": fails (10, " in new.why,
+            lambda old, new: (
+                old.verdict == new.verdict and ": fails (" in new.why and new.why != old.why
+            ),
         ),
     ],
 )
