@@ -8,8 +8,8 @@ Folder names are never read: what a run is comes from its config. Two files with
 ``run_id`` (copies of one run) count once, the one that finished last.
 
 Columns: ``run_id``, ``status``, ``error``, ``path``; the config keys of
-:data:`CONFIG_COLUMNS`; the summary metrics of :data:`SUMMARY_COLUMNS` (``NaN`` where
-absent); ``label`` (:func:`~lipnorm_exp.labels.model_label`); ``setting``
+:data:`CONFIG_COLUMNS`; the summary metrics of :data:`~lipnorm_exp.records.SUMMARY_KEYS`
+(``NaN`` where absent); ``label`` (:func:`~lipnorm_exp.labels.model_label`); ``setting``
 (:func:`lipnorm_exp.records.setting_key`: everything that defines the run except its seed, so
 that records equal in ``setting`` are seeds of one hyper-parameter setting); ``tags`` (the
 presets the run serves); ``machine`` (:func:`machine_label`); and, as object columns,
@@ -57,8 +57,6 @@ CONFIG_DEFAULTS = {
     "protocol": "standard",
 }
 
-SUMMARY_COLUMNS = SUMMARY_KEYS
-
 NUMERIC_COLUMNS = (
     "seed",
     "missing_rate",
@@ -70,7 +68,7 @@ NUMERIC_COLUMNS = (
     "dropout",
     "lr",
     "epochs",
-    *(column for column in SUMMARY_COLUMNS if column != "metric"),
+    *(column for column in SUMMARY_KEYS if column != "metric"),
 )
 
 COLUMNS = (
@@ -80,7 +78,7 @@ COLUMNS = (
     "path",
     "finished_at",
     *CONFIG_COLUMNS,
-    *SUMMARY_COLUMNS,
+    *SUMMARY_KEYS,
     "label",
     "setting",
     "tags",
@@ -121,7 +119,7 @@ def record_row(record: Mapping[str, Any], path: Path | str = "") -> dict[str, An
     }
     for column, dotted in CONFIG_COLUMNS.items():
         row[column] = config_value(config, dotted, CONFIG_DEFAULTS.get(column))
-    for column in SUMMARY_COLUMNS:
+    for column in SUMMARY_KEYS:
         row[column] = summary.get(column)
     row["label"] = model_label(config)
     row["setting"] = setting_key(config)
