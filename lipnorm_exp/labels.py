@@ -6,37 +6,18 @@ connections: ``GAT``, ``GAT-Lip``, ``GAT-Lip(pub)`` (the published code's varian
 ``GAT-Lip-res``; a residual inside Alon & Yahav's block (``model.post_layernorm``, every model
 of the TREES protocol has it) is part of the architecture and not marked. Every table row,
 legend entry and summary line uses :func:`model_label`; the layer's name is its model class's
-``label``.
+``label``, the normalisation's suffix its class's ``label_suffix`` (:mod:`lipnorm_exp.norms`), and
+a dataset's spelling the one its loader was registered with (:data:`lipnorm_exp.data.DATASETS`).
 """
 
 from collections.abc import Mapping
 from typing import Any
 
+from lipnorm_exp.data import DATASETS
 from lipnorm_exp.models import MODELS
-
-DATASET_NAMES = {
-    "cora": "Cora",
-    "citeseer": "CiteSeer",
-    "pubmed": "PubMed",
-    "ogbn_arxiv": "ogbn-arxiv",
-    "ogbn_proteins": "ogbn-proteins",
-    "trees": "TREES",
-}
+from lipnorm_exp.norms import NORMS
 
 METRIC_NAMES = {"accuracy": "accuracy", "rocauc": "ROC-AUC"}
-
-
-def _norm_suffix(norm: Mapping[str, Any]) -> str:
-    name = norm.get("name", "none")
-    if name == "none":
-        return ""
-    if name == "lip":
-        return "-Lip(pub)" if norm.get("variant") == "published" else "-Lip"
-    if name == "pairnorm":
-        return "-PN-SI" if norm.get("scale_individually") else "-PN"
-    if name == "layernorm":
-        return "-LN"
-    return f"-{name}"
 
 
 def model_label(config: Mapping[str, Any]) -> str:
@@ -52,14 +33,17 @@ def model_label(config: Mapping[str, Any]) -> str:
     model = config.get("model", {})
     name = model.get("name", "?")
     layer = MODELS.get(name).label if name in MODELS else name
-    label = layer + _norm_suffix(config.get("norm", {}))
+    norm = config.get("norm", {})
+    norm_name = norm.get("name", "none")
+    suffix = NORMS.get(norm_name).label_suffix(norm) if norm_name in NORMS else f"-{norm_name}"
+    label = layer + suffix
     marked = model.get("residual") and not model.get("post_layernorm")
     return label + "-res" if marked else label
 
 
 def dataset_label(name: str) -> str:
     """The paper's spelling of a dataset name (``pubmed`` → ``PubMed``)."""
-    return DATASET_NAMES.get(name, name)
+    return DATASETS.label(name)
 
 
 def missing_label(rate: float) -> str:

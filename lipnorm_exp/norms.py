@@ -1,24 +1,42 @@
-"""Normalisations by config name (``norm.name``).
+"""Normalisations by config name (``norm.name``): one registry for both kinds.
 
-Node normalisations (PairNorm, LayerNorm) sit after each graph layer and before its
-activation, as in the PairNorm paper's baselines. LipschitzNorm (``lip``) instead acts
-inside attention layers on the attention scores (the paper's Eqs. 15, 17 and 19); here it is
-the identity and the attention models build it into their layers.
+A normalisation is a dataclass of its config keys (``configs/norm/<name>.yaml``, which is also
+its schema, :data:`lipnorm_exp.config.schema.NORMS`), registered in :data:`NORMS`. It is one of
+two kinds:
+
+- a **node normalisation** (PairNorm, LayerNorm) builds a module for the node features after
+  each graph layer, before its activation, as in the PairNorm paper's baselines
+  (:meth:`Normalisation.node_module`);
+- an **attention-score normalisation** (``on_scores = True``: LipschitzNorm, the paper's
+  Eqs. 15, 17 and 19) leaves the node features alone and builds, for each attention layer, the
+  module that normalises its scores (:meth:`Normalisation.score_module`); only attention
+  models take it (:mod:`lipnorm_exp.config.rules`).
+
+Adding either kind is one class here and one YAML file.
 """
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import torch
 from torch import nn
 from torch_geometric.nn import LayerNorm, PairNorm
 
+from lipnorm_exp.constraints import OneOf, PositiveNumber
+from lipnorm_exp.nn.lipschitz_norm import VARIANTS
 from lipnorm_exp.registry import Registry
 
-#: ``(channels, **options)`` → the module, the options being the ``norm`` group's keys
-NodeNorm = Callable[..., nn.Module]
-NORMS: Registry[NodeNorm] = Registry("norm.name")
-ATTENTION_NORMS = ("lip",)
+__all__ = [
+    "NORMS",
+    "LayerNormalisation",
+    "LipschitzNormalisation",
+    "NoNorm",
+    "NoNormalisation",
+    "Normalisation",
+    "PairNormalisation",
+    "node_norm",
+]
 
 
 class NoNorm(nn.Identity):
@@ -28,20 +46,99 @@ class NoNorm(nn.Identity):
         return x
 
 
+@dataclass
+class Normalisation:
+    """One ``norm`` config group option: its keys as fields, where it acts, its label."""
+
+    name: str
+
+    #: acts on the attention scores inside attention layers (not on the node features)
+    on_scores = False
+
+    def node_module(self, channels: int) -> nn.Module:
+        """The module applied to the ``channels`` node features after each graph layer."""
+        return NoNorm()
+
+    def score_module(self, model: Any) -> nn.Module | None:
+        """The module normalising one attention layer's scores, or ``None``: scores as they are.
+
+        ``model`` is the :class:`~lipnorm_exp.models.attention.AttentionGNN` building the layer.
+        """
+        return None
+
+    @staticmethod
+    def label_suffix(options: Mapping[str, Any]) -> str:
+        """What the normalisation adds to a model's label (``-PN``), from its config keys."""
+        return ""
+
+
+NORMS: Registry[type[Normalisation]] = Registry("norm.name")
+
+
 @NORMS.register("none")
+@dataclass
+class NoNormalisation(Normalisation):
+    """No normalisation (``configs/norm/none.yaml``)."""
+
+
 @NORMS.register("lip")
-def no_node_norm(channels: int, **options: Any) -> nn.Module:
-    """No node normalisation (``lip`` works on attention scores instead: its options are theirs)."""
-    return NoNorm()
+@dataclass
+class LipschitzNormalisation(Normalisation):
+    """LipschitzNorm of the attention scores (``configs/norm/lip.yaml``; paper Eqs. 15, 17, 19).
+
+    ``alpha`` scales the normalised scores, ``eps`` guards every division, ``variant`` is the
+    paper's (Eqs. 17, 19) or the authors' published code's.
+    """
+
+    alpha: PositiveNumber
+    eps: PositiveNumber
+    variant: Annotated[str, OneOf(VARIANTS)]
+
+    on_scores = True
+
+    def score_module(self, model: Any) -> nn.Module:
+        """The model's own LipschitzNorm (Eq. 17 for GAT, Eq. 19 for GT, Eq. 15 for GATv2)."""
+        return model.lip_norm_class(**model.lip_norm_options())
+
+    @staticmethod
+    def label_suffix(options: Mapping[str, Any]) -> str:
+        return "-Lip(pub)" if options.get("variant") == "published" else "-Lip"
 
 
 @NORMS.register("pairnorm")
-def pair_norm(channels: int, *, scale: float, scale_individually: bool) -> nn.Module:
-    r"""PairNorm: centre, then rescale to mean row norm ``s`` (PN) or each row to ``s`` (PN-SI)."""
-    return PairNorm(scale=scale, scale_individually=scale_individually)
+@dataclass
+class PairNormalisation(Normalisation):
+    """PairNorm (Zhao & Akoglu, 2020; ``configs/norm/pairnorm.yaml``).
+
+    Centre, then rescale to mean row norm ``scale`` (PN) or each row to ``scale`` (PN-SI).
+    """
+
+    scale: PositiveNumber
+    scale_individually: bool
+
+    def node_module(self, channels: int) -> nn.Module:
+        return PairNorm(scale=self.scale, scale_individually=self.scale_individually)
+
+    @staticmethod
+    def label_suffix(options: Mapping[str, Any]) -> str:
+        return "-PN-SI" if options.get("scale_individually") else "-PN"
 
 
 @NORMS.register("layernorm")
-def layer_norm(channels: int, *, affine: bool) -> nn.Module:
-    """LayerNorm of each node's feature vector."""
-    return LayerNorm(channels, affine=affine, mode="node")
+@dataclass
+class LayerNormalisation(Normalisation):
+    """LayerNorm of each node's feature vector (``configs/norm/layernorm.yaml``)."""
+
+    affine: bool
+
+    def node_module(self, channels: int) -> nn.Module:
+        return LayerNorm(channels, affine=self.affine, mode="node")
+
+    @staticmethod
+    def label_suffix(options: Mapping[str, Any]) -> str:
+        return "-LN"
+
+
+def node_norm(name: str, channels: int, **options: Any) -> nn.Module:
+    """The node-feature module of normalisation ``name`` (the identity for a score norm)."""
+    return NORMS.get(name)(name=name, **options).node_module(channels)

@@ -50,18 +50,22 @@ def member_configs(cfg: DictConfig) -> list[DictConfig]:
 
 
 def no_tracker(cfg: DictConfig, rid: str) -> NullTracker:
-    """The tracker of ``logger=none``, and what :func:`run` is given by default.
+    """The tracker of ``logger=none``, and what :func:`run` is given by default."""
+    return NullTracker()
+
+
+def check_tracker(cfg: DictConfig, tracker: TrackerFactory) -> None:
+    """Refuse, before anything is loaded, a ``logger`` that :func:`no_tracker` cannot serve.
 
     Raises:
-        ConfigError: a config that names another logger: its tracker must be given.
+        ConfigError: ``cfg`` names another logger and no tracker factory was given.
     """
-    if cfg.logger.name != "none":
+    if tracker is no_tracker and cfg.logger.name != "none":
         raise ConfigError(
             f"logger.name={cfg.logger.name} needs its tracker: call "
             f"run(cfg, tracker=lipnorm_exp.tracking.make_tracker), as the CLI does; "
             f"or logger=none"
         )
-    return NullTracker()
 
 
 def run(
@@ -80,6 +84,7 @@ def run(
         tracker: makes each run's tracker (the CLI passes
             :func:`lipnorm_exp.tracking.make_tracker`, which reads ``logger``).
     """
+    check_tracker(cfg, tracker)
     results_dir, device = prepare(cfg)
     together = isinstance(cfg.seed, ListConfig)
     if together:

@@ -9,7 +9,7 @@ from omegaconf import OmegaConf, open_dict
 
 from lipnorm_exp.config import build_model, schema, validate
 from lipnorm_exp.config.capacity import device_memory, parameter_count
-from lipnorm_exp.config.constraints import AtLeast, Between, describe, fits, show
+from lipnorm_exp.constraints import AtLeast, Between, describe, fits, show
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models import MODELS, DepthwiseGNN

@@ -1,5 +1,7 @@
 """Every model × normalisation builds, trains and differs where it should."""
 
+from dataclasses import dataclass
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -9,8 +11,9 @@ from omegaconf import OmegaConf
 
 from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.labels import model_label
 from lipnorm_exp.models import MODELS
-from lipnorm_exp.norms import NORMS
+from lipnorm_exp.norms import NORMS, NoNorm, Normalisation, node_norm
 
 ATTENTION = ("gat", "gatv2", "gt")
 
@@ -24,7 +27,7 @@ def group(name, option, **changes):
 
 
 def allowed_pairs():
-    return [(m, n) for m in MODELS for n in NORMS if n != "lip" or m in ATTENTION]
+    return [(m, n) for m in MODELS for n in NORMS if not NORMS.get(n).on_scores or m in ATTENTION]
 
 
 def small_graph(num_nodes=12, num_features=5, num_classes=3, seed=0):
@@ -67,7 +70,7 @@ def test_each_normalisation_changes_the_output(model_name):
     x, edge_index, _ = small_graph()
     outputs = {}
     for norm_name in NORMS:
-        if norm_name == "lip" and model_name not in ATTENTION:
+        if NORMS.get(norm_name).on_scores and model_name not in ATTENTION:
             continue
         torch.manual_seed(0)
         model = make(model_name, norm_name, depth=2).eval()
@@ -79,7 +82,7 @@ def test_each_normalisation_changes_the_output(model_name):
 
 @pytest.mark.parametrize("scale_individually", [False, True])
 def test_pairnorm_output_is_centred_with_the_documented_scale(scale_individually):
-    norm = NORMS.get("pairnorm")(8, scale=2.0, scale_individually=scale_individually)
+    norm = node_norm("pairnorm", 8, scale=2.0, scale_individually=scale_individually)
     x = torch.randn(30, 8) * 5 + 3
     out = norm(x)
     centred = x - x.mean(dim=0)
@@ -92,7 +95,7 @@ def test_pairnorm_output_is_centred_with_the_documented_scale(scale_individually
 
 
 def test_layernorm_normalises_each_node():
-    norm = NORMS.get("layernorm")(8, affine=True)
+    norm = node_norm("layernorm", 8, affine=True)
     out = norm(torch.randn(30, 8) * 5 + 3)
     assert torch.allclose(out.mean(dim=1), torch.zeros(30), atol=1e-5)
     assert torch.allclose(out.var(dim=1, unbiased=False), torch.ones(30), atol=1e-3)
@@ -172,3 +175,48 @@ def test_models_take_the_config_groups_keys_as_typed_keyword_arguments(model_nam
         assert torch.equal(a, b), name
     with pytest.raises(TypeError, match="missing"):
         MODELS.get(model_name)(5, 3, norm="none", norm_options={})
+
+
+class Halve(torch.nn.Module):
+    def forward(self, x, batch=None):
+        return x / 2
+
+
+@dataclass
+class HalvingNorm(Normalisation):
+    """A node normalisation made of one class: halves the features after each layer."""
+
+    def node_module(self, channels):
+        return Halve()
+
+    @staticmethod
+    def label_suffix(options):
+        return "-H"
+
+
+@dataclass
+class ScaledLipNorm(Normalisation):
+    """A score normalisation made of one class: the model's LipschitzNorm at a given alpha."""
+
+    alpha: float
+    on_scores = True
+
+    def score_module(self, model):
+        return model.lip_norm_class(alpha=self.alpha)
+
+
+@pytest.mark.parametrize("model_name", sorted(MODELS))
+def test_a_normalisation_of_either_kind_is_one_registered_class(monkeypatch, model_name):
+    monkeypatch.setitem(NORMS._entries, "halve", HalvingNorm)
+    monkeypatch.setitem(NORMS._entries, "scaled_lip", ScaledLipNorm)
+    options = OmegaConf.to_container(group("model", model_name, depth=2), resolve=True)
+    del options["name"]
+    model = MODELS.get(model_name)(5, 3, norm="halve", norm_options={}, **options)
+    assert all(isinstance(norm, Halve) for norm in model.norms)
+    assert model_label({"model": {"name": model_name}, "norm": {"name": "halve"}}).endswith("-H")
+    if model_name not in ATTENTION:
+        return
+    model = MODELS.get(model_name)(5, 3, norm="scaled_lip", norm_options={"alpha": 3.0}, **options)
+    assert all(isinstance(norm, NoNorm) for norm in model.norms)
+    assert [conv.norm.alpha for conv in model.convs] == [3.0, 3.0]
+    assert all(isinstance(conv.norm, model.lip_norm_class) for conv in model.convs)

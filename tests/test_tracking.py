@@ -374,6 +374,9 @@ def test_a_preset_sweep_names_groups_and_types_its_runs_and_shares_no_local_path
         assert one["summary"]["best/val/acc"] > 0
 
 
-def test_run_without_a_tracker_refuses_a_logger_in_one_line_naming_the_fix(make_cfg):
+def test_run_without_a_tracker_refuses_a_logger_in_one_line_naming_the_fix(make_cfg, tmp_path):
+    results = tmp_path / "runs"
+    cfg = make_cfg(*SMALL, "logger=wandb", "train.epochs=1", f"paths.results_dir={results}")
     with pytest.raises(ConfigError, match=r"^logger\.name=wandb needs its tracker: call run\("):
-        run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"))
+        run(cfg)
+    assert not results.exists()  # refused before the run's folder, lock or data

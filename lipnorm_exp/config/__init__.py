@@ -2,7 +2,7 @@
 
 - :mod:`~lipnorm_exp.config.location`: where the YAML files are (package or checkout).
 - :mod:`~lipnorm_exp.config.resolvers`: ``${lipnorm_cwd:}`` and ``${lipnorm_add:a,b}``.
-- :mod:`~lipnorm_exp.config.constraints`: types and limits of values, checked unconverted.
+- :mod:`~lipnorm_exp.constraints`: types and limits of values, checked unconverted.
 - :mod:`~lipnorm_exp.config.schema`: the keys of every group option, typed.
 - :mod:`~lipnorm_exp.config.rules`: rules between keys.
 - :mod:`~lipnorm_exp.config.capacity`: sizes a run can hold (model and history in memory).

@@ -5,7 +5,7 @@ from typing import get_type_hints
 from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.config import schema
-from lipnorm_exp.config.constraints import may_be_absent
+from lipnorm_exp.constraints import may_be_absent
 from lipnorm_exp.models import MODELS, DepthwiseGNN
 
 __all__ = ["build_model"]

@@ -10,7 +10,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from lipnorm_exp.config.constraints import show
+from lipnorm_exp.constraints import show
 from lipnorm_exp.errors import ConfigError
 
 __all__ = ["JOBLIB", "SUBMITIT", "check_launcher"]

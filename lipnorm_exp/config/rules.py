@@ -13,7 +13,7 @@ import torch_geometric.typing
 from lipnorm_exp.config.capacity import history_fits, model_fits
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models import MODELS
-from lipnorm_exp.norms import ATTENTION_NORMS
+from lipnorm_exp.norms import NORMS
 
 __all__ = ["RULES", "check_rules"]
 
@@ -25,9 +25,9 @@ def _is_attention(model: dict[str, Any]) -> bool:
 
 
 def attention_norm_needs_attention(config: dict[str, Any]) -> None:
-    """``norm=lip`` acts on attention scores: attention models only."""
+    """A norm on attention scores (``norm=lip``) needs attention layers."""
     norm, model = config["norm"]["name"], config["model"]
-    if norm in ATTENTION_NORMS and not _is_attention(model):
+    if NORMS.get(norm).on_scores and not _is_attention(model):
         allowed = ", ".join(name for name in MODELS if MODELS.get(name).attention)
         raise ConfigError(
             f"norm={norm} needs an attention model; model.name={model['name']} is not one "

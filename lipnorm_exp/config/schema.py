@@ -7,8 +7,8 @@ key and in field order, so a key whose value another one interpolates (``scale``
 ``train.epochs``, ``dataset.depth`` for the TREES model's depth) is checked first.
 
 Groups whose keys depend on the option (``dataset``, ``model``, ``norm``, ``logger``) map each
-``name`` to its dataclass through :class:`~lipnorm_exp.config.constraints.ByName`. Keys marked
-:data:`~lipnorm_exp.config.constraints.MAY_BE_ABSENT` are set by some compositions only (a
+``name`` to its dataclass through :class:`~lipnorm_exp.constraints.ByName`. Keys marked
+:data:`~lipnorm_exp.constraints.MAY_BE_ABSENT` are set by some compositions only (a
 protocol's tables, a preset's grid, an ablation).
 
 Why these dataclasses are not registered in Hydra's ``ConfigStore`` as structured configs:
@@ -23,14 +23,20 @@ instead; they stay the one description of the keys.
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from lipnorm_exp.config.constraints import (
+from lipnorm_exp.constraints import (
     MAY_BE_ABSENT,
     AtLeast,
     Between,
     ByName,
+    Dropout,
     Folder,
+    Fraction,
     Matches,
+    NonNegative,
+    NonNegativeNumber,
     OneOf,
+    Positive,
+    PositiveNumber,
 )
 from lipnorm_exp.data.task import MONITORED
 from lipnorm_exp.data.trees import MAX_DEPTH as TREES_MAX_DEPTH
@@ -38,7 +44,7 @@ from lipnorm_exp.models import MODELS as MODEL_CLASSES
 from lipnorm_exp.models import gcnii, gin, gt
 from lipnorm_exp.models.attention import AttentionGNN
 from lipnorm_exp.models.base import ACTIVATIONS, DepthwiseGNN
-from lipnorm_exp.nn.lipschitz_norm import VARIANTS
+from lipnorm_exp.norms import NORMS as NORM_CLASSES
 
 __all__ = [
     "DATASETS",
@@ -55,12 +61,6 @@ __all__ = [
     "Train",
 ]
 
-Positive = Annotated[int, AtLeast(1)]
-NonNegative = Annotated[int, AtLeast(0)]
-PositiveNumber = Annotated[float, AtLeast(0, strict=True)]
-NonNegativeNumber = Annotated[float, AtLeast(0)]
-Fraction = Annotated[float, Between(0, 1)]
-Dropout = Annotated[float, Between(0, 1, open_high=True)]
 Absent = MAY_BE_ABSENT
 #: a run's seed (a list of them trains those runs together: :mod:`lipnorm_exp.batched`)
 Seed = Annotated[int, Between(0, 2**32 - 1)]
@@ -204,41 +204,8 @@ def model_schema(model_class: type) -> type:
 MODELS = {name: model_schema(MODEL_CLASSES.get(name)) for name in MODEL_CLASSES}
 
 
-@dataclass
-class NoNorm:
-    """``configs/norm/none.yaml``."""
-
-    name: str
-
-
-@dataclass
-class LipNorm:
-    """``configs/norm/lip.yaml``."""
-
-    name: str
-    alpha: PositiveNumber
-    eps: PositiveNumber
-    variant: Annotated[str, OneOf(VARIANTS)]
-
-
-@dataclass
-class PairNorm:
-    """``configs/norm/pairnorm.yaml``."""
-
-    name: str
-    scale: PositiveNumber
-    scale_individually: bool
-
-
-@dataclass
-class LayerNorm:
-    """``configs/norm/layernorm.yaml``."""
-
-    name: str
-    affine: bool
-
-
-NORMS = {"none": NoNorm, "lip": LipNorm, "pairnorm": PairNorm, "layernorm": LayerNorm}
+#: one schema per registered normalisation (``norm.name``): its class, a dataclass of its keys
+NORMS = {name: NORM_CLASSES.get(name) for name in NORM_CLASSES}
 
 
 @dataclass

@@ -13,9 +13,9 @@ from typing import Any, get_type_hints
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from lipnorm_exp.config.constraints import ByName, describe, fits, may_be_absent, show, split
 from lipnorm_exp.config.rules import check_rules
 from lipnorm_exp.config.schema import Config
+from lipnorm_exp.constraints import ByName, describe, fits, may_be_absent, show, split
 from lipnorm_exp.errors import ConfigError
 
 __all__ = ["check_keys", "validate"]

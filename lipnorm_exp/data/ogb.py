@@ -175,7 +175,7 @@ def _rocauc(evaluator, y_true: torch.Tensor, logits: torch.Tensor) -> float:
     return evaluator.eval({"y_true": y_true, "y_pred": logits})["rocauc"]
 
 
-@DATASETS.register("ogbn_arxiv")
+@DATASETS.register("ogbn_arxiv", label="ogbn-arxiv")
 def load_ogbn_arxiv(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     """ogbn-arxiv, trained and evaluated full batch on OGB's time split.
 
@@ -240,7 +240,7 @@ def _loader(dataset: DictConfig) -> str:
     return dataset.loader
 
 
-@DATASETS.register("ogbn_proteins")
+@DATASETS.register("ogbn_proteins", label="ogbn-proteins")
 def load_ogbn_proteins(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     """ogbn-proteins: 112 binary tasks on OGB's species split, trained in mini-batches.
 

@@ -37,9 +37,9 @@ def read_raw_file(path: Path) -> object:
     return read_file(str(path.parent), prefix, part)
 
 
-@DATASETS.register("pubmed")
-@DATASETS.register("citeseer")
-@DATASETS.register("cora")
+@DATASETS.register("pubmed", label="PubMed")
+@DATASETS.register("citeseer", label="CiteSeer")
+@DATASETS.register("cora", label="Cora")
 def load_planetoid(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     """Load a Planetoid graph as one full batch (public split: 20 per class, 500 val, 1000 test).
 

@@ -300,7 +300,7 @@ class TreeBatches:
                 )
 
 
-@DATASETS.register("trees")
+@DATASETS.register("trees", label="TREES")
 def load_trees(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     r"""TREES of depth ``dataset.depth``, mini-batched, accuracy at the roots.
 

@@ -5,7 +5,7 @@ from typing import Any
 from torch import nn
 
 from lipnorm_exp.models.base import DepthwiseGNN
-from lipnorm_exp.norms import ATTENTION_NORMS
+from lipnorm_exp.norms import NORMS
 
 
 class AttentionGNN(DepthwiseGNN):
@@ -60,9 +60,7 @@ class AttentionGNN(DepthwiseGNN):
 
     def score_norm(self) -> nn.Module | None:
         """The attention-score normalisation of one layer, or ``None`` for a node norm."""
-        if self.norm not in ATTENTION_NORMS:
-            return None
-        return self.lip_norm_class(**self.lip_norm_options())
+        return NORMS.get(self.norm)(name=self.norm, **self.norm_options).score_module(self)
 
     def lip_norm_options(self) -> dict[str, Any]:
         """The keyword arguments of :attr:`lip_norm_class`: the ``norm`` group's keys."""

@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from lipnorm_exp.nn.copy_dropout import dropout
-from lipnorm_exp.norms import NORMS
+from lipnorm_exp.norms import node_norm
 from lipnorm_exp.registry import Registry
 
 
@@ -96,7 +96,7 @@ class DepthwiseGNN(nn.Module):
         self.convs = nn.ModuleList(
             self.make_conv(i, first if i == 0 else width, width) for i in range(depth)
         )
-        self.norms = nn.ModuleList(NORMS.get(norm)(width, **norm_options) for _ in range(depth))
+        self.norms = nn.ModuleList(node_norm(norm, width, **norm_options) for _ in range(depth))
         widens = self.residual and first != width
         self.input_residual = nn.Linear(first, width, bias=False) if widens else None
         self.post_norms = nn.ModuleList(

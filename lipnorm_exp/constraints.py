@@ -22,6 +22,12 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 __all__ = [
     "MAY_BE_ABSENT",
+    "Dropout",
+    "Fraction",
+    "NonNegative",
+    "NonNegativeNumber",
+    "Positive",
+    "PositiveNumber",
     "AtLeast",
     "Between",
     "ByName",
@@ -264,3 +270,12 @@ def show(value: Any, annotation: Any = Any) -> str:
     if value is not None and scalar and not fits_type(split(annotation)[0], value):
         text += f" ({_kind_of(value)})"
     return text
+
+
+#: the usual limits, by name
+Positive = Annotated[int, AtLeast(1)]
+NonNegative = Annotated[int, AtLeast(0)]
+PositiveNumber = Annotated[float, AtLeast(0, strict=True)]
+NonNegativeNumber = Annotated[float, AtLeast(0)]
+Fraction = Annotated[float, Between(0, 1)]
+Dropout = Annotated[float, Between(0, 1, open_high=True)]
