@@ -18,7 +18,7 @@ from lipnorm_exp.heatmap import BLANK_CELLS
 from lipnorm_exp.labels import model_label
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.records import RERUN_SUFFIX, run_id
-from lipnorm_exp.report import paper, presets
+from lipnorm_exp.report import paper, presets, verdicts
 from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.aggregate import (
     MISSING,
@@ -336,6 +336,38 @@ def test_a_run_repeated_with_gradient_tracking_is_another_setting():
     assert runs["setting"].nunique() == 2
     chosen = select(runs)
     assert chosen.n == 1 and chosen.mean == pytest.approx(80.0)
+
+
+def test_settings_compete_on_their_shared_seeds_and_a_screen_never_outranks_them():
+    def runs_of(*records):
+        frame = records_frame([record_row(record) for record in records])
+        return usable_runs(frame, "paper", "standard")
+
+    def at(depth, seed, val):
+        return make_record(depth=depth, seed=seed, val=val, test=val)
+
+    screened = [at(2, 0, 0.70), at(2, 1, 0.72), at(2, 2, 0.74), at(6, 0, 0.90)]
+    chosen = select(runs_of(*screened))  # depth 6's one seed beats the 3-seed mean: a screen
+    assert (int(chosen.setting["depth"]), chosen.n) == (2, 3)
+    assert chosen.mean == pytest.approx(72.0)
+    # three seeds each, the same ones: depth 6 wins on their mean
+    confirmed = select(runs_of(*screened, at(6, 1, 0.60), at(6, 2, 0.80)))
+    assert (int(confirmed.setting["depth"]), confirmed.n) == (6, 3)
+    # equal counts, other seeds: compared on the seed they share (seed 0: 0.70 against 0.65)
+    shifted = [at(2, 0, 0.70), at(2, 1, 0.60), at(6, 0, 0.65), at(6, 5, 0.99)]
+    assert int(select(runs_of(*shifted)).setting["depth"]) == 2
+
+
+def test_a_number_chosen_at_another_depth_than_the_papers_also_gives_ours_at_the_papers():
+    records = [make_record(depth=d, seed=k, val=v, test=t) for d, k, v, t in (
+        (2, 0, 0.60, 0.58), (2, 1, 0.62, 0.60), (8, 0, 0.75, 0.74), (8, 1, 0.77, 0.76)
+    )]  # fmt: skip
+    runs = usable_runs(records_frame([record_row(r) for r in records]), "paper", "standard")
+    chosen = select(runs)
+    assert int(chosen.setting["depth"]) == 8
+    assert "at the paper's depth 2: 59.0 ± 1.4 n=2" in verdicts.departures(chosen.runs, runs, 2)
+    assert "the paper's depth 5 not run (ran 2, 8)" in verdicts.departures(chosen.runs, runs, 5)
+    assert "paper's depth" not in verdicts.departures(chosen.runs, runs, 8)
 
 
 def test_groups_and_usable_runs(frame, usable):

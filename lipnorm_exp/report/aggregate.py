@@ -22,6 +22,11 @@ Selection rule:
    (``best_val_acc``, over its seeds that did not diverge) is chosen; ties go to the shallower
    model. Its test accuracy at the best validation epoch (``test_acc_at_best_val``) is
    reported as mean ± sample std over those seeds, in %, with their number (:func:`select`).
+6. **Settings compete on equal seeds.** Only the settings run on the most seeds of the cell
+   compete, compared on the seeds they all share (on each one's own where they share none): a
+   setting run on fewer seeds was a screen (one seed at every depth, more at the depth it
+   picked), and one lucky seed never outranks a mean over several, nor is a number over one seed
+   reported where the cell has one over more. To let settings compete, give them the same seeds.
 """
 
 import math
@@ -154,7 +159,7 @@ def format_cell(
 
 
 def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) -> Selection | None:
-    """Pick the setting of ``runs`` with the best mean ``select_by`` (module rule 5).
+    """Pick the setting of ``runs`` with the best mean ``select_by`` (module rules 5 and 6).
 
     Args:
         runs (pandas.DataFrame): the usable runs of one cell.
@@ -167,7 +172,11 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     """
     if runs.empty:
         return None
-    scored = runs.assign(score=runs[select_by].where(runs["status"] != DIVERGED))
+    seeds = runs.groupby("setting")["seed"].transform("nunique")
+    competing = runs[seeds == seeds.max()]
+    shared = set.intersection(*(set(group["seed"]) for _, group in competing.groupby("setting")))
+    compared = competing[competing["seed"].isin(shared)] if shared else competing
+    scored = compared.assign(score=compared[select_by].where(compared["status"] != DIVERGED))
     scores = scored.groupby("setting").agg(score=("score", "mean"), depth=("depth", "min"))
     scores = scores.reset_index().sort_values(
         ["score", "depth", "setting"], ascending=[False, True, True], na_position="last"

@@ -6,7 +6,8 @@ text makes about a figure, ours beside the paper's, with one of these verdicts:
 - ``reproduced``: a number within ± max(the paper's std, 2 points) of the paper's
   (:func:`number_verdict`);
 - ``differs``: a number outside that range; the line names where its runs depart from the
-  paper's setup (:func:`departures`);
+  paper's setup, and where it chose another depth than the paper's, our number at the paper's
+  depth (:func:`departures`);
 - ``holds`` / ``fails``: a claim, checked by the rule its line states;
 - ``not run``: no record for it, and why (:func:`not_run_reason`).
 """
@@ -17,6 +18,7 @@ import pandas as pd
 
 from lipnorm_exp.records import DIVERGED
 from lipnorm_exp.report import paper
+from lipnorm_exp.report.aggregate import select
 from lipnorm_exp.report.provenance import early_stop
 from lipnorm_exp.report.tables import compact
 
@@ -101,8 +103,12 @@ def departures(chosen: pd.DataFrame, candidates: pd.DataFrame, depth: int | None
     diverged = int((chosen["status"] == DIVERGED).sum())
     if diverged:
         found.append(f"{diverged} seeds diverged")
-    if depth is not None and depth not in set(candidates["depth"].astype(int)):
+    ran = set(candidates["depth"].astype(int))
+    if depth is not None and depth not in ran:
         found.append(f"the paper's depth {depth} not run (ran {_integers(candidates['depth'])})")
+    elif depth is not None and int(chosen["depth"].iloc[0]) != depth:
+        at_depth = select(candidates[candidates["depth"].astype(int) == depth])
+        found.append(f"at the paper's depth {depth}: {at_depth.text()}")
     if candidates["setting"].nunique() == 1:
         found.append("no hyper-parameter search (the paper searched lr, width, heads, dropout)")
     return "; ".join(found)
