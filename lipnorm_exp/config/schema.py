@@ -38,8 +38,9 @@ from lipnorm_exp.constraints import (
     Positive,
     PositiveNumber,
 )
+from lipnorm_exp.data import DATASETS as DATASET_LOADERS
+from lipnorm_exp.data import ogb, planetoid, trees
 from lipnorm_exp.data.task import MONITORED
-from lipnorm_exp.data.trees import MAX_DEPTH as TREES_MAX_DEPTH
 from lipnorm_exp.models import MODELS as MODEL_CLASSES
 from lipnorm_exp.models import gcnii, gin, gt
 from lipnorm_exp.models.attention import AttentionGNN
@@ -57,6 +58,7 @@ __all__ = [
     "Model",
     "Paths",
     "SCHEMA_OF_CLASS",
+    "SCHEMA_OF_LOADER",
     "Protocol",
     "Train",
 ]
@@ -83,7 +85,7 @@ class Trees:
     """``configs/dataset/trees.yaml``."""
 
     name: str
-    depth: Annotated[int, Between(1, TREES_MAX_DEPTH)]
+    depth: Annotated[int, Between(1, trees.MAX_DEPTH)]
     num_trees: Positive
     train_fraction: Annotated[float, Between(0, 1, open_low=True)]
     batch_size: Positive
@@ -118,14 +120,15 @@ class OgbnProteins:
     meta_dict: dict | None
 
 
-DATASETS = {
-    "cora": Planetoid,
-    "citeseer": Planetoid,
-    "pubmed": Planetoid,
-    "trees": Trees,
-    "ogbn_arxiv": OgbnArxiv,
-    "ogbn_proteins": OgbnProteins,
+#: the schema of each dataset loader's config (a loader may serve several names: Planetoid)
+SCHEMA_OF_LOADER = {
+    planetoid.load_planetoid: Planetoid,
+    trees.load_trees: Trees,
+    ogb.load_ogbn_arxiv: OgbnArxiv,
+    ogb.load_ogbn_proteins: OgbnProteins,
 }
+#: one schema per registered dataset (``dataset.name``), derived from the dataset registry
+DATASETS = {name: SCHEMA_OF_LOADER[DATASET_LOADERS.get(name)] for name in DATASET_LOADERS}
 
 
 @dataclass
