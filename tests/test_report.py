@@ -22,6 +22,7 @@ from lipnorm_exp.report import paper, presets, verdicts
 from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.aggregate import (
     MISSING,
+    HyperSetting,
     preset_runs,
     report_groups,
     select,
@@ -358,7 +359,7 @@ def test_settings_compete_on_their_shared_seeds_and_a_screen_never_outranks_them
     assert int(select(runs_of(*shifted)).setting["depth"]) == 2
 
 
-def test_a_number_chosen_at_another_depth_than_the_papers_also_gives_ours_at_the_papers():
+def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_values():
     records = [make_record(depth=d, seed=k, val=v, test=t) for d, k, v, t in (
         (2, 0, 0.60, 0.58), (2, 1, 0.62, 0.60), (8, 0, 0.75, 0.74), (8, 1, 0.77, 0.76)
     )]  # fmt: skip
@@ -368,6 +369,16 @@ def test_a_number_chosen_at_another_depth_than_the_papers_also_gives_ours_at_the
     assert "at the paper's depth 2: 59.0 ± 1.4 n=2" in verdicts.departures(chosen.runs, runs, 2)
     assert "the paper's depth 5 not run (ran 2, 8)" in verdicts.departures(chosen.runs, runs, 5)
     assert "paper's depth" not in verdicts.departures(chosen.runs, runs, 8)
+    searched = [make_record(lr=lr, seed=k, val=v, test=v) for lr, k, v in (
+        (0.005, 0, 0.30), (0.005, 1, 0.34), (0.001, 0, 0.70), (0.001, 1, 0.72)
+    )]  # fmt: skip
+    runs = usable_runs(records_frame([record_row(r) for r in searched]), "paper", "standard")
+    own = HyperSetting("lr 0.005", True, runs[runs["lr"] == 0.005])
+    chosen = select(runs)
+    assert chosen.setting["lr"] == 0.001
+    expected = "at the preset's values (lr 0.005; 10 epochs): 32.0 ± 2.8 n=2"
+    assert expected in verdicts.departures(chosen.runs, runs, None, own)
+    assert "preset's values" not in verdicts.departures(select(own.runs).runs, runs, None, own)
 
 
 def test_groups_and_usable_runs(frame, usable):

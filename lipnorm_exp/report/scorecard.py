@@ -21,8 +21,14 @@ import pandas as pd
 from lipnorm_exp.atomic import write_whole
 from lipnorm_exp.labels import dataset_label, missing_label
 from lipnorm_exp.report import claims, paper
-from lipnorm_exp.report.aggregate import preset_runs, select, usable_runs
-from lipnorm_exp.report.presets import paper_protocol
+from lipnorm_exp.report.aggregate import (
+    HyperSetting,
+    hyper_settings,
+    preset_runs,
+    select,
+    usable_runs,
+)
+from lipnorm_exp.report.presets import PresetGrid, paper_protocol
 from lipnorm_exp.report.tables import TABLES, Column, TableSpec
 from lipnorm_exp.report.verdicts import (
     DIFFERS,
@@ -51,9 +57,25 @@ FIGURES: tuple[tuple[str, Callable], ...] = (
 
 def _preset_runs(frame: pd.DataFrame, preset: str) -> tuple[pd.DataFrame | None, str]:
     """The usable paper-scale runs of ``preset`` under its paper protocol (``None``: none)."""
+    runs, _, protocol = _preset_grid_runs(frame, preset)
+    return runs, protocol
+
+
+def _preset_grid_runs(
+    frame: pd.DataFrame, preset: str
+) -> tuple[pd.DataFrame | None, PresetGrid | None, str]:
+    """:func:`_preset_runs` with the preset's grid (``None`` with no runs)."""
     protocol = paper_protocol(preset)
     found = preset_runs(usable_runs(frame, SCALE, protocol), preset, SCALE, protocol)
-    return (found[0] if found else None), protocol
+    return (*(found or (None, None)), protocol)
+
+
+def _own_setting(cell: pd.DataFrame, grid: PresetGrid) -> HyperSetting | None:
+    """The cell's runs at the preset's own values of its searched keys, where a search ran."""
+    settings = hyper_settings(cell, grid)
+    if len(settings) < 2 or not settings[0].own:
+        return None
+    return settings[0]
 
 
 def _column(spec: TableSpec, key: tuple) -> Column:
@@ -70,7 +92,7 @@ def _title(item: str, label: str, column: Column) -> str:
 
 def table_lines(frame: pd.DataFrame, spec: TableSpec) -> list[ScoreLine]:
     """One line per published number of ``spec``'s table."""
-    runs, protocol = _preset_runs(frame, spec.preset)
+    runs, grid, protocol = _preset_grid_runs(frame, spec.preset)
     item = spec.caption.split(":")[0]
     lines = []
     for label, values in spec.paper.items():
@@ -84,7 +106,8 @@ def table_lines(frame: pd.DataFrame, spec: TableSpec) -> list[ScoreLine]:
                 lines.append(ScoreLine(item, subject, str(published), "–", NOT_RUN, why, protocol))
                 continue
             verdict = number_verdict(chosen.mean, published)
-            why = departures(chosen.runs, cell, published.depth) if verdict == DIFFERS else ""
+            own = _own_setting(cell, grid)
+            why = departures(chosen.runs, cell, published.depth, own) if verdict == DIFFERS else ""
             ours = chosen.text(show_depth=column.depth is None)
             facts = run_facts(chosen.runs, protocol)
             lines.append(ScoreLine(item, subject, str(published), ours, verdict, why, **facts))

@@ -6,8 +6,9 @@ text makes about a figure, ours beside the paper's, with one of these verdicts:
 - ``reproduced``: a number within ± max(the paper's std, 2 points) of the paper's
   (:func:`number_verdict`);
 - ``differs``: a number outside that range; the line names where its runs depart from the
-  paper's setup, and where it chose another depth than the paper's, our number at the paper's
-  depth (:func:`departures`);
+  paper's setup, and where it chose another depth than the paper's, or other values than the
+  preset's in a search, our number at the paper's depth and at the preset's values
+  (:func:`departures`);
 - ``holds`` / ``fails``: a claim, checked by the rule its line states;
 - ``not run``: no record for it, and why (:func:`not_run_reason`).
 """
@@ -18,7 +19,7 @@ import pandas as pd
 
 from lipnorm_exp.records import DIVERGED
 from lipnorm_exp.report import paper
-from lipnorm_exp.report.aggregate import select
+from lipnorm_exp.report.aggregate import HyperSetting, select
 from lipnorm_exp.report.provenance import early_stop
 from lipnorm_exp.report.tables import compact
 
@@ -83,13 +84,20 @@ def run_facts(runs: pd.DataFrame, protocol: str, epochs_column: str = "epochs") 
     }
 
 
-def departures(chosen: pd.DataFrame, candidates: pd.DataFrame, depth: int | None) -> str:
+def departures(
+    chosen: pd.DataFrame,
+    candidates: pd.DataFrame,
+    depth: int | None,
+    own: HyperSetting | None = None,
+) -> str:
     """Where the runs behind a number depart from the paper's setup, as the records say.
 
     Args:
         chosen (pandas.DataFrame): the seeds of the setting reported.
         candidates (pandas.DataFrame): every run of the cell (for the depths tried).
         depth (int or None): the paper's chosen depth, where the cell chooses one.
+        own (HyperSetting or None): the cell's runs at the preset's own values of the searched
+            keys, where a search ran; named with their number when another setting was chosen.
     """
     found = []
     epochs = int(chosen["epochs"].max())
@@ -109,6 +117,10 @@ def departures(chosen: pd.DataFrame, candidates: pd.DataFrame, depth: int | None
     elif depth is not None and int(chosen["depth"].iloc[0]) != depth:
         at_depth = select(candidates[candidates["depth"].astype(int) == depth])
         found.append(f"at the paper's depth {depth}: {at_depth.text()}")
+    if own is not None and not chosen["run_id"].isin(own.runs["run_id"]).any():
+        at_own = select(own.runs)
+        epochs = _integers(at_own.runs["epochs"])
+        found.append(f"at the preset's values ({own.text}; {epochs} epochs): {at_own.text()}")
     if candidates["setting"].nunique() == 1:
         found.append("no hyper-parameter search (the paper searched lr, width, heads, dropout)")
     return "; ".join(found)
