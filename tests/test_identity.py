@@ -4,7 +4,9 @@ had, so the run ids (and the whole resolved config) are those computed before th
 The expected values were computed from the configs as they were before any schema checked them
 (the TREES compositions under ``protocol=alon_yahav``: since that protocol takes each model's
 block from Alon & Yahav's run scripts; the ``residual`` preset's paper-scale runs since its grid
-states an early stop, ``grid.paper.patience``: no record had been made with the values before);
+states an early stop, ``grid.paper.patience``: no record had been made with the values before;
+the ``gcnii`` preset's whole config since its paper grid's depths include every depth Table 2
+reports, a change of the grid and not of any run id);
 a change here means records already on disk would no longer be found by the runs that made them.
 """
 
@@ -266,7 +268,7 @@ CASES = [
             "scale=quick",
         ],
         "c022a9c51af28555",
-        "41bb04c14f5e6f4e",
+        "103b67151e72a5d2",
     ),
     (
         [
@@ -279,7 +281,7 @@ CASES = [
             "scale=quick",
         ],
         "ce3563eeea7f26c0",
-        "f6fdc59421e6f732",
+        "668b6d7671859b3f",
     ),
     (
         [
@@ -292,7 +294,7 @@ CASES = [
             "scale=quick",
         ],
         "a60da7107a54644d",
-        "12eb2a05dd552899",
+        "d1e590a644af568a",
     ),
     (
         [
@@ -305,7 +307,7 @@ CASES = [
             "scale=paper",
         ],
         "0b862c0bdaacb8f2",
-        "bf8fa71ad023e76b",
+        "cb5d3c5ff3608569",
     ),
     (
         [
@@ -318,7 +320,7 @@ CASES = [
             "scale=paper",
         ],
         "29cdb64199c2805b",
-        "819780a1b94719c4",
+        "300aa2c51c56273e",
     ),
     (
         [
@@ -331,7 +333,7 @@ CASES = [
             "scale=paper",
         ],
         "55cfbf373c296de5",
-        "cdc397599a33b4d2",
+        "56a6465f139c9e48",
     ),
     (
         [
