@@ -159,5 +159,25 @@ $P +experiment=trees $B256 grid.paper.methods=gat_lip norm.alpha=4 "${DEEP/epoch
 $P +experiment=trees $B256 grid.paper.methods=gat_pn "${DEEP/epochs=30/epochs=250}"
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gcn_pn,gin_pn'" $LONG
 $P +experiment=trees grid.paper.tree_depths=5 grid.paper.seeds=0 grid.paper.methods=gat_lip norm.alpha=4 $DEEP
+# Table 2 on Cora (100% missing vectors): GAT-Lip's rows are Table 1's runs (300 epochs; reused, no
+# training), GCNII at the preset's depths with the paper's 1000 epochs, seeds 0-2
+$P +experiment=gcnii grid.paper.datasets=cora grid.paper.methods=gat_lip \
+    "grid.paper.depths='1,2,4,6,8,11,15'" grid.paper.seeds=0 grid.paper.epochs=300
+$P +experiment=gcnii grid.paper.datasets=cora grid.paper.methods=gat_lip \
+    "grid.paper.depths='8,11'" "grid.paper.seeds='1,2'" grid.paper.epochs=300
+$P +experiment=gcnii grid.paper.datasets=cora grid.paper.methods=gcnii "grid.paper.seeds='0,1,2'" \
+    "grid.paper.depths='2,4,8,12,14,16,20'"
+# Fig. 6 on Cora: GAT and GT with each normalisation at 2, 10 and 20 layers, seed 0, 200 epochs;
+# at 20 layers also GAT, GT and their -Lip at the setting Table 3's search selects (dropout 0, lr 0.001)
+$P +experiment=depth grid.paper.datasets=cora "grid.paper.depths='2,10,20'" grid.paper.seeds=0 grid.paper.epochs=200
+$P +experiment=depth grid.paper.datasets=cora grid.paper.depths=20 grid.paper.seeds=0 grid.paper.epochs=200 \
+    "grid.paper.norms='none,lip'" model.dropout=0.0 train.lr=0.001
+# Table 1 at the paper's depth where the selection fell elsewhere and that depth was not run, seeds 0-2
+$P $T1 grid.paper.datasets=citeseer grid.paper.missing_rates=1.0 grid.paper.methods=ggnn \
+    grid.paper.depths=5 "grid.paper.seeds='0,1,2'" grid.paper.epochs=200
+$P $T1 grid.paper.datasets=citeseer grid.paper.missing_rates=1.0 grid.paper.methods=gat_pn \
+    grid.paper.depths=10 "grid.paper.seeds='0,1,2'" grid.paper.epochs=200
+$P $T1 grid.paper.datasets=cora grid.paper.missing_rates=0.0 grid.paper.methods=gat_lip \
+    grid.paper.depths=5 "grid.paper.seeds='0,1,2'" grid.paper.epochs=300
 
 python -m lipnorm_exp.report --runs results/runs --out results
