@@ -369,6 +369,13 @@ def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_
     assert "at the paper's depth 2: 59.0 ± 1.4 n=2" in verdicts.departures(chosen.runs, runs, 2)
     assert "the paper's depth 5 not run (ran 2, 8)" in verdicts.departures(chosen.runs, runs, 5)
     assert "paper's depth" not in verdicts.departures(chosen.runs, runs, 8)
+    # epochs short of the paper's: whether a seed was still improving (best epoch 5 of 10: no)
+    expected = "10 of the paper's 1000 epochs (none improved in the second half of its run: best"
+    assert expected in verdicts.departures(chosen.runs, runs, 2)
+    records[-1]["summary"]["best_epoch"] = 8
+    runs = usable_runs(records_frame([record_row(r) for r in records]), "paper", "standard")
+    rising = "10 of the paper's 1000 epochs (still improving: best epochs 5, 8)"
+    assert rising in verdicts.departures(select(runs).runs, runs, 2)
     searched = [make_record(lr=lr, seed=k, val=v, test=v) for lr, k, v in (
         (0.005, 0, 0.30), (0.005, 1, 0.34), (0.001, 0, 0.70), (0.001, 1, 0.72)
     )]  # fmt: skip

@@ -6,9 +6,10 @@ text makes about a figure, ours beside the paper's, with one of these verdicts:
 - ``reproduced``: a number within ± max(the paper's std, 2 points) of the paper's
   (:func:`number_verdict`);
 - ``differs``: a number outside that range; the line names where its runs depart from the
-  paper's setup, and where it chose another depth than the paper's, or other values than the
-  preset's in a search, our number at the paper's depth and at the preset's values
-  (:func:`departures`);
+  paper's setup (fewer epochs: whether a seed was still improving, its best validation epoch in
+  the second half of its run), and where it chose another depth than the paper's, or other
+  values than the preset's in a search, our number at the paper's depth and at the preset's
+  values (:func:`departures`);
 - ``holds`` / ``fails``: a claim, checked by the rule its line states;
 - ``not run``: no record for it, and why (:func:`not_run_reason`).
 """
@@ -84,6 +85,15 @@ def run_facts(runs: pd.DataFrame, protocol: str, epochs_column: str = "epochs") 
     }
 
 
+def _still_improving(chosen: pd.DataFrame) -> str:
+    """Whether a seed's best validation epoch came in the second half of the epochs it ran."""
+    ran = chosen.dropna(subset=["best_epoch"])
+    best = _integers(ran["best_epoch"])
+    if (ran["best_epoch"] > ran["epochs_run"] / 2).any():
+        return f"still improving: best epochs {best}"
+    return f"none improved in the second half of its run: best epochs {best}"
+
+
 def departures(
     chosen: pd.DataFrame,
     candidates: pd.DataFrame,
@@ -102,7 +112,7 @@ def departures(
     found = []
     epochs = int(chosen["epochs"].max())
     if epochs < paper.EPOCHS:
-        found.append(f"{epochs} of the paper's {paper.EPOCHS} epochs")
+        found.append(f"{epochs} of the paper's {paper.EPOCHS} epochs ({_still_improving(chosen)})")
     stop = early_stop(chosen)
     if stop:
         found.append(stop)
