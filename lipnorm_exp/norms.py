@@ -36,6 +36,7 @@ __all__ = [
     "Normalisation",
     "PairNormalisation",
     "node_norm",
+    "normalisation",
 ]
 
 
@@ -139,6 +140,11 @@ class LayerNormalisation(Normalisation):
         return "-LN"
 
 
+def normalisation(name: str, **options: Any) -> Normalisation:
+    """The normalisation ``name`` with its config keys ``options``."""
+    return NORMS.get(name)(name=name, **options)
+
+
 def node_norm(name: str, channels: int, **options: Any) -> nn.Module:
     """The node-feature module of normalisation ``name`` (the identity for a score norm)."""
-    return NORMS.get(name)(name=name, **options).node_module(channels)
+    return normalisation(name, **options).node_module(channels)

@@ -5,7 +5,7 @@ from typing import Any
 from torch import nn
 
 from lipnorm_exp.models.base import DepthwiseGNN
-from lipnorm_exp.norms import NORMS
+from lipnorm_exp.norms import normalisation
 
 
 class AttentionGNN(DepthwiseGNN):
@@ -60,7 +60,7 @@ class AttentionGNN(DepthwiseGNN):
 
     def score_norm(self) -> nn.Module | None:
         """The attention-score normalisation of one layer, or ``None`` for a node norm."""
-        return NORMS.get(self.norm)(name=self.norm, **self.norm_options).score_module(self)
+        return normalisation(self.norm, **self.norm_options).score_module(self)
 
     def lip_norm_options(self) -> dict[str, Any]:
         """The keyword arguments of :attr:`lip_norm_class`: the ``norm`` group's keys."""

@@ -55,16 +55,13 @@ FIGURES: tuple[tuple[str, Callable], ...] = (
 )
 
 
-def _preset_runs(frame: pd.DataFrame, preset: str) -> tuple[pd.DataFrame | None, str]:
-    """The usable paper-scale runs of ``preset`` under its paper protocol (``None``: none)."""
-    runs, _, protocol = _preset_grid_runs(frame, preset)
-    return runs, protocol
-
-
-def _preset_grid_runs(
+def _preset_runs(
     frame: pd.DataFrame, preset: str
 ) -> tuple[pd.DataFrame | None, PresetGrid | None, str]:
-    """:func:`_preset_runs` with the preset's grid (``None`` with no runs)."""
+    """The usable paper-scale runs of ``preset``, its grid and its paper protocol.
+
+    The runs are those under that protocol; runs and grid are ``None`` where there are none.
+    """
     protocol = paper_protocol(preset)
     found = preset_runs(usable_runs(frame, SCALE, protocol), preset, SCALE, protocol)
     return (*(found or (None, None)), protocol)
@@ -73,9 +70,7 @@ def _preset_grid_runs(
 def _own_setting(cell: pd.DataFrame, grid: PresetGrid) -> HyperSetting | None:
     """The cell's runs at the preset's own values of its searched keys, where a search ran."""
     settings = hyper_settings(cell, grid)
-    if len(settings) < 2 or not settings[0].own:
-        return None
-    return settings[0]
+    return settings[0] if settings[0].own else None
 
 
 def _column(spec: TableSpec, key: tuple) -> Column:
@@ -92,7 +87,7 @@ def _title(item: str, label: str, column: Column) -> str:
 
 def table_lines(frame: pd.DataFrame, spec: TableSpec) -> list[ScoreLine]:
     """One line per published number of ``spec``'s table."""
-    runs, grid, protocol = _preset_grid_runs(frame, spec.preset)
+    runs, grid, protocol = _preset_runs(frame, spec.preset)
     item = spec.caption.split(":")[0]
     lines = []
     for label, values in spec.paper.items():
@@ -106,8 +101,9 @@ def table_lines(frame: pd.DataFrame, spec: TableSpec) -> list[ScoreLine]:
                 lines.append(ScoreLine(item, subject, str(published), "–", NOT_RUN, why, protocol))
                 continue
             verdict = number_verdict(chosen.mean, published)
-            own = _own_setting(cell, grid)
-            why = departures(chosen.runs, cell, published.depth, own) if verdict == DIFFERS else ""
+            why = ""
+            if verdict == DIFFERS:
+                why = departures(chosen.runs, cell, published.depth, _own_setting(cell, grid))
             ours = chosen.text(show_depth=column.depth is None)
             facts = run_facts(chosen.runs, protocol)
             lines.append(ScoreLine(item, subject, str(published), ours, verdict, why, **facts))
@@ -118,7 +114,7 @@ def figure_lines(frame: pd.DataFrame) -> list[ScoreLine]:
     """The lines of every figure claim (:data:`FIGURES`)."""
     lines = []
     for preset, make in FIGURES:
-        runs, protocol = _preset_runs(frame, preset)
+        runs, _, protocol = _preset_runs(frame, preset)
         lines += make(runs, protocol, lambda dataset: not_run_reason(frame, dataset))
     return lines
 
