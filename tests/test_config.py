@@ -23,6 +23,7 @@ from lipnorm_exp.records import (
     run_id,
     setting_key,
 )
+from lipnorm_exp.records.identity import ADDED_KEYS
 
 GROUPS = ("dataset", "model", "norm", "train", "logger", "paths", "method")
 ATTENTION = ("gat", "gatv2", "gt")
@@ -65,6 +66,8 @@ def test_every_committed_record_config_passes_the_schema():
     configs = [record["config"] for _, record in iter_records(REPO / "results" / "runs")]
     assert configs
     for config in configs:
+        for (group, key), before in ADDED_KEYS.items():  # a record made before the key existed
+            config[group].setdefault(key, before)
         validate(OmegaConf.create(config))
 
 

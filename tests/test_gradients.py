@@ -106,9 +106,9 @@ def test_untracked_epochs_return_no_norms():
 def test_history_has_one_value_per_layer_and_epoch(name, norm):
     torch.manual_seed(0)
     train = OmegaConf.create(
-        {"epochs": 3, "lr": 0.01, "weight_decay": 5e-4, "patience": 0, "progress": False,
-         "track_gradients": True, "estimate_lipschitz": False, "lipschitz_every": 1,
-         "scheduler": "none", "patience_metric": "val_acc"}
+        {"epochs": 3, "lr": 0.01, "weight_decay": 5e-4, "conv_weight_decay": None, "patience": 0,
+         "progress": False, "track_gradients": True, "estimate_lipschitz": False,
+         "lipschitz_every": 1, "scheduler": "none", "patience_metric": "val_acc"}
     )  # fmt: skip
     model = tiny_model(name, norm, depth=4)
     state = RunState(make_optimizer(model, train), train, NullTracker())

@@ -734,15 +734,19 @@ CASES = [
 #: keys added since the pins, none of which defines a run (``seeds_per_job``: how a preset's
 #: sweep groups its seeds into jobs; ``train.checkpoint_every``: how often a run saves its state)
 ADDED_SINCE = ("seeds_per_job", "train.checkpoint_every")
+#: keys added since the pins that define a run, at the value every pinned composition has
+#: (``train.conv_weight_decay``: null, the weight decay everywhere)
+DEFINING_ADDED_SINCE = {"train.conv_weight_decay": None}
 
 
 def whole_config_hash(cfg) -> str:
     container = OmegaConf.to_container(cfg, resolve=True)
-    for key in ("paths", "hydra", "logger", *ADDED_SINCE):
+    for key in ("paths", "hydra", "logger", *ADDED_SINCE, *DEFINING_ADDED_SINCE):
         *parents, name = key.split(".")
         node = container
         for parent in parents:
             node = node[parent]
+        assert key not in DEFINING_ADDED_SINCE or node[name] == DEFINING_ADDED_SINCE[key]
         node.pop(name, None)
     return hashlib.sha256(json.dumps(container, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -766,3 +770,13 @@ def test_keys_added_since_do_not_define_a_run(composed):
     plain = composed([])
     for key in ADDED_SINCE:
         assert run_id(composed([f"{key}=4"])) == run_id(plain)
+
+
+def test_a_defining_key_added_since_keeps_the_old_ids_at_its_old_value_only(composed):
+    plain = composed([])
+    for key, before in DEFINING_ADDED_SINCE.items():
+        group, name = key.split(".")
+        recorded_before = OmegaConf.to_container(plain, resolve=True)
+        assert recorded_before[group].pop(name) == before
+        assert run_id(recorded_before) == run_id(plain)  # a record made before the key existed
+        assert run_id(composed([f"{key}=0.01"])) != run_id(plain)

@@ -2,6 +2,8 @@
 
 import pytest
 
+from lipnorm_exp.config import build_model
+from lipnorm_exp.run_state import make_optimizer
 from lipnorm_exp.train import run
 
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2", "model.dropout=0.0")
@@ -49,3 +51,30 @@ def test_trees_gat_lip_fits_depth_2_under_alon_yahav(make_cfg):
     history = record["history"]
     assert history[-1]["train_acc"] > history[0]["train_acc"] + 0.2
     assert record["summary"]["best_train_acc"] > 0.45  # chance is 1/4
+
+
+def test_conv_weight_decay_is_the_graph_layers_own_and_the_weight_decay_the_rest(make_cfg):
+    cfg = make_cfg("model=gcnii", "norm=layernorm", "model.depth=3", "train.conv_weight_decay=0.01")
+    model = build_model(cfg.model, cfg.norm, 12, 3)
+    convs, rest = make_optimizer(model, cfg.train).param_groups
+    assert (convs["weight_decay"], rest["weight_decay"]) == (0.01, 5e-4)
+    assert convs["params"] == list(model.convs.parameters())
+    in_convs = {id(parameter) for parameter in convs["params"]}
+    assert rest["params"] == [p for p in model.parameters() if id(p) not in in_convs]
+    assert rest["params"]  # the input and output Linears, the LayerNorms
+    [one_group] = make_optimizer(model, make_cfg().train).param_groups
+    assert one_group["weight_decay"] == 5e-4 and one_group["params"] == list(model.parameters())
+
+
+def test_a_conv_weight_decay_equal_to_the_weight_decay_trains_as_none_and_another_does_not(
+    make_cfg,
+):
+    losses = {
+        value: [
+            row["train_loss"]
+            for row in run(make_cfg(*SMALL, "train.epochs=4", *value))[0]["history"]
+        ]
+        for value in ((), ("train.conv_weight_decay=0.0005",), ("train.conv_weight_decay=0.5",))
+    }
+    assert losses[()] == losses[("train.conv_weight_decay=0.0005",)]
+    assert losses[()] != losses[("train.conv_weight_decay=0.5",)]

@@ -218,6 +218,7 @@ class Train:
     epochs: Positive
     lr: PositiveNumber
     weight_decay: NonNegativeNumber
+    conv_weight_decay: NonNegativeNumber | None
     scheduler: Annotated[str, OneOf(("none", "plateau"))]
     scheduler_metric: Annotated[str, OneOf(tuple(MONITORED))]
     scheduler_factor: Annotated[float, Between(0, 1, open_low=True, open_high=True)]

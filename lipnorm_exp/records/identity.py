@@ -27,6 +27,10 @@ NON_DEFINING_KEYS = (
     "hydra",
 )
 NON_DEFINING_TRAIN_KEYS = ("progress", "checkpoint_every")
+#: keys added after runs were recorded without them, each with the value under which a run
+#: computes what it computed before the key existed: at that value a key is left out of the hash,
+#: so the records made before it still name the runs that made them
+ADDED_KEYS = {("train", "conv_weight_decay"): None}
 #: the key that tells the seeds of one setting apart
 SEED_KEY = "seed"
 
@@ -45,6 +49,10 @@ def defining_config(config: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
         container.pop(key, None)
     for key in NON_DEFINING_TRAIN_KEYS:
         container.get("train", {}).pop(key, None)
+    for (group, key), before in ADDED_KEYS.items():
+        values = container.get(group, {})
+        if key in values and values[key] == before:
+            del values[key]
     return container
 
 
@@ -68,6 +76,7 @@ def setting_key(config: DictConfig | Mapping[str, Any]) -> str:
 
 
 __all__ = [
+    "ADDED_KEYS",
     "NON_DEFINING_KEYS",
     "NON_DEFINING_TRAIN_KEYS",
     "SEED_KEY",
