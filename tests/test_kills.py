@@ -88,17 +88,6 @@ def test_ctrl_c_during_a_forced_rerun_keeps_the_completed_record(tmp_path, data_
     assert beside["status"] == INTERRUPTED and beside["started_at"] != completed["started_at"]
 
 
-def test_sigterm_records_an_interrupted_run_that_the_next_launch_runs_again(tmp_path, data_dir):
-    stopped = cli(killed_at("epoch_2", "SIGTERM", tmp_path, data_dir))
-    assert stopped.returncode == 130 and "Traceback" not in stopped.stderr
-    assert "interrupted (stopped by SIGTERM)" in stopped.stderr
-    (record,) = records(tmp_path).values()
-    assert record["status"] == INTERRUPTED and record["error"] == "stopped by SIGTERM"
-    again = cli(command(tmp_path, data_dir, *TINY))
-    assert again.returncode == 0 and "skip run" not in again.stdout + again.stderr
-    assert [r["status"] for r in records(tmp_path).values()] == [COMPLETED]
-
-
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
 def test_a_stop_while_the_final_record_is_written_stops_the_run_after_it(tmp_path, data_dir, name):
     overrides = ("train.checkpoint_every=1",)

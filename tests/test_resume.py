@@ -10,6 +10,7 @@ import json
 import logging
 import shutil
 import signal
+from pathlib import Path
 
 import pytest
 import torch
@@ -209,33 +210,44 @@ def test_the_random_state_holds_only_what_a_weights_only_load_reads(tmp_path):
     assert torch.equal(loaded["generators"][0], generator.get_state())
 
 
+#: a command-line run short enough to stop part-way and resume
+KILLED_RUN = ("model.depth=2", "model.hidden=8", "train.epochs=14", "train.checkpoint_every=3")
+
+
+@pytest.fixture(scope="module")
+def straight_run(tmp_path_factory, data_dir) -> Path:
+    """The results folder of :data:`KILLED_RUN` run through the CLI without a stop."""
+    folder = tmp_path_factory.mktemp("straight")
+    straight = cli(command(folder, data_dir, *KILLED_RUN))
+    assert straight.returncode == 0, straight.stderr
+    return folder
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["SIGKILL", "SIGTERM"])
 def test_a_killed_command_line_run_resumes_to_the_record_of_a_run_never_stopped(
-    tmp_path, data_dir, name
+    tmp_path, data_dir, straight_run, name
 ):
-    overrides = ("model.depth=2", "model.hidden=8", "train.epochs=14", "train.checkpoint_every=3")
-    straight_dir = tmp_path / "straight"
-    straight = cli(command(straight_dir, data_dir, *overrides))
-    assert straight.returncode == 0, straight.stderr
-
     point = ("tests/kill_points.py", "epoch_9", name)
-    stopped = cli(command(tmp_path, data_dir, *overrides, script=point))
+    stopped = cli(command(tmp_path, data_dir, *KILLED_RUN, script=point))
     if name == "SIGKILL":  # nothing ran after the kill: the checkpoint of epoch 6 is all there is
         assert stopped.returncode == -signal.SIGKILL and records(tmp_path) == {}
         resumed_after = 6
-    else:  # stopped as Ctrl-C: the record and the checkpoint say epoch 8
-        assert stopped.returncode == 130, stopped.stderr
+    else:  # stopped as Ctrl-C, in one line: the record and the checkpoint say epoch 8
+        assert stopped.returncode == 130 and "Traceback" not in stopped.stderr, stopped.stderr
+        assert "interrupted (stopped by SIGTERM)" in stopped.stderr
         ((_, record),) = records(tmp_path).items()
-        assert record["status"] == INTERRUPTED and record["resumes_after_epoch"] == 8
+        assert record["status"] == INTERRUPTED and record["error"] == "stopped by SIGTERM"
+        assert record["resumes_after_epoch"] == 8
         resumed_after = 8
     assert len(list((tmp_path / "runs" / CHECKPOINT_DIR).glob("*.pt"))) == 1
 
-    again = cli(command(tmp_path, data_dir, *overrides))
+    again = cli(command(tmp_path, data_dir, *KILLED_RUN))
     assert again.returncode == 0, again.stderr
+    assert "skip run" not in again.stdout + again.stderr
     assert f"resumed after epoch {resumed_after}" in again.stdout + again.stderr
     ((_, resumed),) = records(tmp_path).items()
-    ((_, expected),) = records(straight_dir).items()
+    ((_, expected),) = records(straight_run).items()
     assert without_timings(resumed) == without_timings(expected)
     assert resumed["resumed_at"] == [resumed_after]
     assert not any((tmp_path / "runs" / CHECKPOINT_DIR).iterdir())
