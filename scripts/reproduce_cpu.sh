@@ -168,9 +168,12 @@ $P +experiment=gcnii grid.paper.datasets=cora grid.paper.methods=gat_lip \
 $P +experiment=gcnii grid.paper.datasets=cora grid.paper.methods=gcnii "grid.paper.seeds='0,1,2'" \
     "grid.paper.depths='2,4,8,12,14,16,20'"
 # Fig. 6 on Cora: GAT and GT with each normalisation at 2, 10 and 20 layers, seed 0, 200 epochs;
-# at 20 layers also GAT, GT and their -Lip at the setting Table 3's search selects (dropout 0, lr 0.001)
+# at 20 layers also GAT, GT and their -Lip at the setting Table 3's search selects (dropout 0, lr 0.001),
+# seeds 0-2
 $P +experiment=depth grid.paper.datasets=cora "grid.paper.depths='2,10,20'" grid.paper.seeds=0 grid.paper.epochs=200
 $P +experiment=depth grid.paper.datasets=cora grid.paper.depths=20 grid.paper.seeds=0 grid.paper.epochs=200 \
+    "grid.paper.norms='none,lip'" model.dropout=0.0 train.lr=0.001
+$P +experiment=depth grid.paper.datasets=cora grid.paper.depths=20 "grid.paper.seeds='1,2'" grid.paper.epochs=200 \
     "grid.paper.norms='none,lip'" model.dropout=0.0 train.lr=0.001
 # Table 1 at the paper's depth where the selection fell elsewhere and that depth was not run, seeds 0-2
 $P $T1 grid.paper.datasets=citeseer grid.paper.missing_rates=1.0 grid.paper.methods=ggnn \
@@ -179,5 +182,8 @@ $P $T1 grid.paper.datasets=citeseer grid.paper.missing_rates=1.0 grid.paper.meth
     grid.paper.depths=10 "grid.paper.seeds='0,1,2'" grid.paper.epochs=200
 $P $T1 grid.paper.datasets=cora grid.paper.missing_rates=0.0 grid.paper.methods=gat_lip \
     grid.paper.depths=5 "grid.paper.seeds='0,1,2'" grid.paper.epochs=300
+# Table 1, Cora 0% missing: a search at 2 layers (dropout {0, 0.5} x lr {0.01, 0.005, 0.001}), seed 0
+$P $T1 grid.paper.datasets=cora grid.paper.missing_rates=0.0 "grid.paper.methods='gcn,ggnn,gat,gat_pn,gat_lip'" \
+    grid.paper.depths=2 grid.paper.seeds=0 grid.paper.epochs=300 model.dropout=0.0,0.5 train.lr=0.01,0.005,0.001
 
 python -m lipnorm_exp.report --runs results/runs --out results
