@@ -22,6 +22,16 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # workers share the cores: one thread
     torch.set_num_threads(1)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files with end-to-end runs (``slow``) first, each file's tests in their order.
+
+    The suite's workers take whole files (``--dist loadfile``) in this order: the longest files
+    start first and the short ones fill in at the end, so the workers finish together.
+    """
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
 def assert_reset_parameters_redraws(layer: torch.nn.Module) -> None:
     """``layer.reset_parameters()`` replaces every parameter's values (none keeps a filler)."""
     with torch.no_grad():
