@@ -23,6 +23,7 @@ from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.aggregate import (
     MISSING,
     HyperSetting,
+    hyper_settings,
     preset_runs,
     report_groups,
     select,
@@ -380,12 +381,25 @@ def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_
         (0.005, 0, 0.30), (0.005, 1, 0.34), (0.001, 0, 0.70), (0.001, 1, 0.72)
     )]  # fmt: skip
     runs = usable_runs(records_frame([record_row(r) for r in searched]), "paper", "standard")
-    own = HyperSetting("lr 0.005", True, runs[runs["lr"] == 0.005])
+    own = HyperSetting("lr 0.005", True, runs[runs["lr"] == 0.005], ("lr",))
+    other = HyperSetting("lr 0.001", False, runs[runs["lr"] == 0.001], ("lr",))
     chosen = select(runs)
     assert chosen.setting["lr"] == 0.001
     expected = "at the preset's values (lr 0.005; 10 epochs): 32.0 ± 2.8 n=2"
-    assert expected in verdicts.departures(chosen.runs, runs, None, own)
-    assert "preset's values" not in verdicts.departures(select(own.runs).runs, runs, None, own)
+    assert expected in verdicts.departures(chosen.runs, runs, None, [own, other])
+    at_own = verdicts.departures(select(own.runs).runs, runs, None, [own, other])
+    assert "preset's values" not in at_own and "other settings" not in at_own
+    # a screen on fewer seeds is counted, never compared
+    screens = [make_record(lr=lr, dropout=0.0, seed=0, val=0.9, test=0.9) for lr in (0.01, 0.1)]
+    usable = usable_runs(
+        records_frame([record_row(r) for r in [*searched, *screens]]), "paper", "standard"
+    )
+    runs, grid = preset_runs(usable, "missing_vector", "paper", "standard")
+    settings = hyper_settings(runs, grid)
+    chosen = select(runs)
+    assert chosen.setting["lr"] == 0.001 and chosen.n == 2
+    expected = "2 other settings of dropout, lr run on seed 0: fewer than the 2 seeds reported"
+    assert expected in verdicts.departures(chosen.runs, runs, None, settings)
 
 
 def test_groups_and_usable_runs(frame, usable):

@@ -223,11 +223,13 @@ class HyperSetting:
         text (str): the values, ``dropout 0.6, lr 0.005``.
         own (bool): whether they are the preset's own (:meth:`PresetGrid.sets`).
         runs (pandas.DataFrame): the runs.
+        keys (tuple[str, ...]): the keys the text names, ``("dropout", "lr")``.
     """
 
     text: str
     own: bool
     runs: pd.DataFrame
+    keys: tuple[str, ...]
 
     @property
     def title(self) -> str:
@@ -255,14 +257,15 @@ def hyper_settings(runs: pd.DataFrame, grid: PresetGrid) -> list[HyperSetting]:
     own = {v: all(grid.sets(run) for _, run in group.iterrows()) for v, group in groups.items()}
     keys = range(len(grid.search_keys))
     differ = [i for i in keys if len({v[i] for v in groups}) > 1] or list(keys)
+    names = tuple(grid.search_keys[i].rsplit(".", 1)[-1] for i in differ)
 
     def text(setting: tuple) -> str:
         return ", ".join(
-            f"{grid.search_keys[i].rsplit('.', 1)[-1]} {_value_text(setting[i])}" for i in differ
+            f"{name} {_value_text(setting[i])}" for name, i in zip(names, differ, strict=True)
         )
 
     found = sorted(groups, key=lambda v: (not own[v], repr(v)))
-    return [HyperSetting(text(v), own[v], groups[v]) for v in found]
+    return [HyperSetting(text(v), own[v], groups[v], names) for v in found]
 
 
 __all__ = [

@@ -22,7 +22,6 @@ from lipnorm_exp.atomic import write_whole
 from lipnorm_exp.labels import dataset_label, missing_label
 from lipnorm_exp.report import claims, paper
 from lipnorm_exp.report.aggregate import (
-    HyperSetting,
     hyper_settings,
     preset_runs,
     select,
@@ -67,12 +66,6 @@ def _preset_runs(
     return (*(found or (None, None)), protocol)
 
 
-def _own_setting(cell: pd.DataFrame, grid: PresetGrid) -> HyperSetting | None:
-    """The cell's runs at the preset's own values of its searched keys, where a search ran."""
-    settings = hyper_settings(cell, grid)
-    return settings[0] if settings[0].own else None
-
-
 def _column(spec: TableSpec, key: tuple) -> Column:
     """The table column of a key of the paper's values (:mod:`~lipnorm_exp.report.paper`)."""
     dataset, value = key
@@ -103,7 +96,7 @@ def table_lines(frame: pd.DataFrame, spec: TableSpec) -> list[ScoreLine]:
             verdict = number_verdict(chosen.mean, published)
             why = ""
             if verdict == DIFFERS:
-                why = departures(chosen.runs, cell, published.depth, _own_setting(cell, grid))
+                why = departures(chosen.runs, cell, published.depth, hyper_settings(cell, grid))
             ours = chosen.text(show_depth=column.depth is None)
             facts = run_facts(chosen.runs, protocol)
             lines.append(ScoreLine(item, subject, str(published), ours, verdict, why, **facts))
@@ -151,7 +144,8 @@ def markdown(lines: list[ScoreLine]) -> str:
         "where the runs depart from the paper's setup (its "
         f"{paper.EPOCHS} epochs and {paper.SEEDS} seeds, {paper.TREES_SEEDS} for TREES, and "
         "whether a seed was still improving; its depth; its hyper-parameter search) and ours at "
-        "the paper's depth and at the preset's own values where the number was chosen elsewhere; "
+        "the paper's depth and at the preset's own values where the number was chosen elsewhere, "
+        "and how many other settings ran on too few seeds to be compared with it; "
         "**holds** / **fails**: a claim, by the rule its line "
         "states; **not run**: no records, and why. Runs: the records "
         "`results/runs/<run_id>.json` a line rests on.\n\n"

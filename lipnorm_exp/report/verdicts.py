@@ -14,6 +14,7 @@ text makes about a figure, ours beside the paper's, with one of these verdicts:
 - ``not run``: no record for it, and why (:func:`not_run_reason`).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -98,7 +99,7 @@ def departures(
     chosen: pd.DataFrame,
     candidates: pd.DataFrame,
     depth: int | None,
-    own: HyperSetting | None = None,
+    settings: Sequence[HyperSetting] = (),
 ) -> str:
     """Where the runs behind a number depart from the paper's setup, as the records say.
 
@@ -106,8 +107,11 @@ def departures(
         chosen (pandas.DataFrame): the seeds of the setting reported.
         candidates (pandas.DataFrame): every run of the cell (for the depths tried).
         depth (int or None): the paper's chosen depth, where the cell chooses one.
-        own (HyperSetting or None): the cell's runs at the preset's own values of the searched
-            keys, where a search ran; named with their number when another setting was chosen.
+        settings (Sequence[HyperSetting]): the cell's runs per setting of the preset's search
+            keys (:func:`~lipnorm_exp.report.aggregate.hyper_settings`), the preset's own first.
+            Where another setting was chosen, ours at the preset's own values is named; the
+            settings run on fewer seeds than the number's, which the selection does not compare
+            with it, are counted.
     """
     found = []
     epochs = int(chosen["epochs"].max())
@@ -127,10 +131,21 @@ def departures(
     elif depth is not None and int(chosen["depth"].iloc[0]) != depth:
         at_depth = select(candidates[candidates["depth"].astype(int) == depth])
         found.append(f"at the paper's depth {depth}: {at_depth.text()}")
+    own = settings[0] if settings and settings[0].own else None
     if own is not None and not chosen["run_id"].isin(own.runs["run_id"]).any():
         at_own = select(own.runs)
         epochs = _integers(at_own.runs["epochs"])
         found.append(f"at the preset's values ({own.text}; {epochs} epochs): {at_own.text()}")
+    seeds = chosen["seed"].nunique()
+    fewer = [s for s in settings if s is not own and s.runs["seed"].nunique() < seeds]
+    if fewer:
+        screened = pd.concat([setting.runs for setting in fewer])["seed"]
+        what = "setting" if len(fewer) == 1 else "settings"
+        on = "seed" if screened.nunique() == 1 else "seeds"
+        found.append(
+            f"{len(fewer)} other {what} of {', '.join(fewer[0].keys)} run on {on} "
+            f"{_integers(screened)}: fewer than the {seeds} seeds reported, so not compared"
+        )
     if candidates["setting"].nunique() == 1:
         found.append("no hyper-parameter search (the paper searched lr, width, heads, dropout)")
     return "; ".join(found)
