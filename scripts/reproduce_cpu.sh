@@ -192,5 +192,17 @@ $P +experiment=gcnii grid.paper.datasets=cora grid.paper.methods=gcnii "grid.pap
 # Table 1, GAT-Lip on Cora at 100% missing with the paper's 1000 epochs, at 11 and 8 layers, seeds 0-2
 $P $T1 grid.paper.datasets=cora grid.paper.missing_rates=1.0 grid.paper.methods=gat_lip \
     "grid.paper.depths='11,8'" "grid.paper.seeds='0,1,2'" grid.paper.epochs=1000
+# Row-normalised features (PyG's NormalizeFeatures, the usual Planetoid input) in place of the
+# authors' raw ones: Table 1 Cora 0% at 2 layers, seed 0; GCNII in its own setup at 14 and 8 layers
+$P $T1 grid.paper.datasets=cora grid.paper.missing_rates=0.0 "grid.paper.methods='gcn,ggnn,gat,gat_pn,gat_lip'" \
+    grid.paper.depths=2 grid.paper.seeds=0 grid.paper.epochs=300 dataset.normalize_features=true
+$P +experiment=gcnii grid.paper.datasets=cora grid.paper.methods=gcnii "grid.paper.seeds='0,1,2'" \
+    "grid.paper.depths='14,8'" train.lr=0.01 train.conv_weight_decay=0.01 model.activation=relu dataset.normalize_features=true
+# Fig. 6 on Cora at 20 layers: PairNorm and LayerNorm at the setting the -Lip models had there
+# (dropout 0, lr 0.001), seed 0, then seeds 1-2
+$P +experiment=depth grid.paper.datasets=cora grid.paper.depths=20 grid.paper.seeds=0 grid.paper.epochs=200 \
+    "grid.paper.norms='pairnorm,layernorm'" model.dropout=0.0 train.lr=0.001
+$P +experiment=depth grid.paper.datasets=cora grid.paper.depths=20 "grid.paper.seeds='1,2'" grid.paper.epochs=200 \
+    "grid.paper.norms='pairnorm,layernorm'" model.dropout=0.0 train.lr=0.001
 
 python -m lipnorm_exp.report --runs results/runs --out results
