@@ -72,7 +72,9 @@ def make_record(
     if norm == "lip":
         norm_cfg.update(alpha=1.0, eps=1e-12, variant="paper")
     dataset_cfg = {"name": dataset, "missing_rate": missing_rate, "download": True}
+    dataset_cfg["normalize_features"] = protocol != "published"  # as the protocols compose
     model_cfg = {"name": model, "depth": depth, "hidden": 64, "dropout": dropout}
+    model_cfg["activation"] = "elu"
     model_cfg.update(MODEL_DEFAULTS.get(model, {}), residual=residual)
     if model in ATTENTION:
         model_cfg.update(heads=heads, concat=True, attn_dropout=0.0)
@@ -448,6 +450,25 @@ def test_a_preset_takes_its_tagged_runs_inside_its_grid(usable):
     assert grid.off_defaults(runs) == ("train.lr",)
     assert grid.off_defaults(runs[runs["lr"] == 0.005]) == ()
     assert preset_runs(usable, "ablation", "paper", "standard") is None
+
+
+def test_a_key_no_search_sweeps_is_named_where_a_run_sets_it_apart():
+    records = [make_record(seed=seed, val=0.5 + seed / 10) for seed in (0, 1)]
+    for seed in (0, 1):
+        record = make_record(seed=seed, lr=0.01, val=0.8)
+        record["config"]["train"]["conv_weight_decay"] = 0.01  # GCNII's own setup, say
+        record["run_id"] = run_id(record["config"])
+        records.append(record)
+    frame = usable_runs(records_frame([record_row(r) for r in records]), "paper", "standard")
+    runs, grid = preset_runs(frame, "missing_vector", "paper", "standard")
+    assert grid.off_defaults(runs) == ("train.conv_weight_decay", "train.lr")
+    assert "train.conv_weight_decay" not in grid.search_keys
+    settings = hyper_settings(runs, grid)
+    assert [s.title for s in settings] == [
+        "conv_weight_decay null, lr 0.005 (the preset's values)",
+        "conv_weight_decay 0.01, lr 0.01",
+    ]
+    assert select(runs).setting["lr"] == 0.01
 
 
 def test_table1_cells(usable):

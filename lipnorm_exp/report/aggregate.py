@@ -29,6 +29,7 @@ Selection rule:
    reported where the cell has one over more. To let settings compete, give them the same seeds.
 """
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -243,21 +244,27 @@ def number_text(value: float) -> str:
 
 
 def _value_text(value) -> str:
+    """A value as the config writes it: ``0.005``, ``3``, ``true``, ``null``, ``relu``."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
     return number_text(value) if isinstance(value, (int, float)) else str(value)
 
 
 def hyper_settings(runs: pd.DataFrame, grid: PresetGrid) -> list[HyperSetting]:
-    """``runs`` apart per setting of ``grid.search_keys``, the preset's own first.
+    """``runs`` apart per setting of ``grid.hyper_keys``, the preset's own first.
 
-    A setting's text names the keys whose values differ between the settings (every search key
-    where there is one setting), by the last part of their name (``model.dropout``: dropout).
+    A setting's text names the keys whose values differ between the settings (every key a search
+    config sweeps where there is one setting), by the last part of their name (``model.dropout``:
+    dropout).
     """
     values = [grid.hyper_parameters(run) for _, run in runs.iterrows()]
     groups = {v: runs[[value == v for value in values]] for v in dict.fromkeys(values)}
     own = {v: all(grid.sets(run) for _, run in group.iterrows()) for v, group in groups.items()}
-    keys = range(len(grid.search_keys))
-    differ = [i for i in keys if len({v[i] for v in groups}) > 1] or list(keys)
-    names = tuple(grid.search_keys[i].rsplit(".", 1)[-1] for i in differ)
+    keys = grid.hyper_keys
+    differ = [i for i in range(len(keys)) if len({v[i] for v in groups}) > 1] or [
+        i for i, key in enumerate(keys) if key in grid.search_keys
+    ]
+    names = tuple(keys[i].rsplit(".", 1)[-1] for i in differ)
 
     def text(setting: tuple) -> str:
         return ", ".join(

@@ -32,6 +32,9 @@ from lipnorm_exp.sweep import sweep_axes
 CONFIGS_DIR = config_dir()
 #: swept keys a preset's runs are not held to (module docstring)
 FREE_KEYS = ("seed", "protocol")
+#: keys no search config sweeps that a run may still set apart from its preset (a model's own
+#: setup, the input features): compared and named beside the searched keys
+SET_BY_HAND = ("dataset.normalize_features", "model.activation", "train.conv_weight_decay")
 
 
 def preset_names() -> tuple[str, ...]:
@@ -76,7 +79,7 @@ class GridJob:
         missing_rate (float): ``dataset.missing_rate`` (0 where the dataset has none).
         label (str): the model label (:func:`~lipnorm_exp.labels.model_label`).
         norm (str): ``norm.name``.
-        hyper_parameters (tuple): the values of :func:`search_keys`, in their order.
+        hyper_parameters (tuple): the values of :attr:`PresetGrid.hyper_keys`, in their order.
     """
 
     dataset: str
@@ -96,7 +99,8 @@ class PresetGrid:
         protocol (str): the protocol composed.
         jobs (tuple[GridJob, ...]): one per choice of the swept config groups, in sweep order.
         values (Mapping[str, tuple]): the other swept keys, not free, and their values.
-        search_keys (tuple[str, ...]): the keys of :attr:`GridJob.hyper_parameters`.
+        hyper_keys (tuple[str, ...]): the keys of :attr:`GridJob.hyper_parameters`: those a
+            search config sweeps (:func:`search_keys`) and :data:`SET_BY_HAND`, sorted.
     """
 
     preset: str
@@ -104,7 +108,12 @@ class PresetGrid:
     protocol: str
     jobs: tuple[GridJob, ...]
     values: Mapping[str, tuple]
-    search_keys: tuple[str, ...]
+    hyper_keys: tuple[str, ...]
+
+    @property
+    def search_keys(self) -> tuple[str, ...]:
+        """The :attr:`hyper_keys` a search config sweeps (those of :data:`SET_BY_HAND` left out)."""
+        return tuple(key for key in self.hyper_keys if key not in SET_BY_HAND)
 
     @property
     def datasets(self) -> tuple[str, ...]:
@@ -144,8 +153,8 @@ class PresetGrid:
         return pd.Series(held, index=runs.index, dtype=bool)
 
     def hyper_parameters(self, run: Mapping[str, Any]) -> tuple:
-        """``run``'s values of :attr:`search_keys`, in their order (a :class:`GridJob`'s too)."""
-        return tuple(config_value(run["config"], key) for key in self.search_keys)
+        """``run``'s values of :attr:`hyper_keys`, in their order (a :class:`GridJob`'s too)."""
+        return tuple(config_value(run["config"], key) for key in self.hyper_keys)
 
     def sets(self, run: Mapping[str, Any]) -> bool:
         """Whether ``run`` has the hyper-parameters of a job of its label: the preset's own."""
@@ -153,7 +162,7 @@ class PresetGrid:
         return any(job.hyper_parameters == values for job in self.jobs if job.label == run["label"])
 
     def off_defaults(self, runs: pd.DataFrame) -> tuple[str, ...]:
-        """The search keys at which some run has a value that no job of its label has, sorted.
+        """The :attr:`hyper_keys` at which some run has a value no job of its label has, sorted.
 
         Empty when every run has the preset's own hyper-parameters: no search ran on them.
         """
@@ -162,7 +171,7 @@ class PresetGrid:
             jobs = [job for job in self.jobs if job.label == run["label"]]
             for i, value in enumerate(self.hyper_parameters(run)):
                 if all(value != job.hyper_parameters[i] for job in jobs):
-                    off.add(self.search_keys[i])
+                    off.add(self.hyper_keys[i])
         return tuple(sorted(off))
 
 
@@ -184,7 +193,7 @@ def _composed_grid(preset: str, scale: str, protocol: str, configs_dir: Path) ->
     groups = {path.name for path in configs_dir.iterdir() if path.is_dir()}
     swept = {key: values for key, values in axes.items() if key not in FREE_KEYS}
     chosen = {key: values for key, values in swept.items() if key.lstrip("+") in groups}
-    keys = search_keys(configs_dir)
+    keys = tuple(sorted({*search_keys(configs_dir), *SET_BY_HAND}))
     jobs = []
     for combo in product(*chosen.values()):
         overrides = (*base, *(f"{key}={value}" for key, value in zip(chosen, combo, strict=True)))
@@ -211,6 +220,7 @@ def preset_grid(preset: str, scale: str, protocol: str) -> PresetGrid:
 
 __all__ = [
     "CONFIGS_DIR",
+    "SET_BY_HAND",
     "GridJob",
     "PresetGrid",
     "compose_config",
