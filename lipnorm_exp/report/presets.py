@@ -14,7 +14,7 @@ report shows each protocol on its own.
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,11 @@ def search_keys(configs_dir: Path) -> tuple[str, ...]:
         params = OmegaConf.select(OmegaConf.load(path), "hydra.sweeper.params") or {}
         keys.update(key.lstrip("+") for key in params)
     return tuple(sorted(keys))
+
+
+def hyper_keys(searched: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys runs are compared on: those a search sweeps and :data:`SET_BY_HAND`, sorted."""
+    return tuple(sorted({*searched, *SET_BY_HAND}))
 
 
 @cache
@@ -99,8 +104,7 @@ class PresetGrid:
         protocol (str): the protocol composed.
         jobs (tuple[GridJob, ...]): one per choice of the swept config groups, in sweep order.
         values (Mapping[str, tuple]): the other swept keys, not free, and their values.
-        hyper_keys (tuple[str, ...]): the keys of :attr:`GridJob.hyper_parameters`: those a
-            search config sweeps (:func:`search_keys`) and :data:`SET_BY_HAND`, sorted.
+        search_keys (tuple[str, ...]): the keys a search config sweeps (:func:`search_keys`).
     """
 
     preset: str
@@ -108,12 +112,12 @@ class PresetGrid:
     protocol: str
     jobs: tuple[GridJob, ...]
     values: Mapping[str, tuple]
-    hyper_keys: tuple[str, ...]
+    search_keys: tuple[str, ...]
 
-    @property
-    def search_keys(self) -> tuple[str, ...]:
-        """The :attr:`hyper_keys` a search config sweeps (those of :data:`SET_BY_HAND` left out)."""
-        return tuple(key for key in self.hyper_keys if key not in SET_BY_HAND)
+    @cached_property
+    def hyper_keys(self) -> tuple[str, ...]:
+        """The keys of :attr:`GridJob.hyper_parameters` (:func:`hyper_keys`)."""
+        return hyper_keys(self.search_keys)
 
     @property
     def datasets(self) -> tuple[str, ...]:
@@ -193,13 +197,14 @@ def _composed_grid(preset: str, scale: str, protocol: str, configs_dir: Path) ->
     groups = {path.name for path in configs_dir.iterdir() if path.is_dir()}
     swept = {key: values for key, values in axes.items() if key not in FREE_KEYS}
     chosen = {key: values for key, values in swept.items() if key.lstrip("+") in groups}
-    keys = tuple(sorted({*search_keys(configs_dir), *SET_BY_HAND}))
+    searched = search_keys(configs_dir)
+    keys = hyper_keys(searched)
     jobs = []
     for combo in product(*chosen.values()):
         overrides = (*base, *(f"{key}={value}" for key, value in zip(chosen, combo, strict=True)))
         jobs.append(_grid_job(compose_config(configs_dir, overrides), keys))
     values = {key.lstrip("+"): tuple(vals) for key, vals in swept.items() if key not in chosen}
-    return PresetGrid(preset, scale, protocol, tuple(jobs), values, keys)
+    return PresetGrid(preset, scale, protocol, tuple(jobs), values, searched)
 
 
 @cache
@@ -224,6 +229,7 @@ __all__ = [
     "GridJob",
     "PresetGrid",
     "compose_config",
+    "hyper_keys",
     "paper_protocol",
     "preset_grid",
     "preset_names",
