@@ -391,6 +391,19 @@ def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_
     assert expected in verdicts.departures(chosen.runs, runs, None, [own, other])
     at_own = verdicts.departures(select(own.runs).runs, runs, None, [own, other])
     assert "preset's values" not in at_own and "other settings" not in at_own
+    # at the paper's depth, the setting chosen there is named where it is not the preset's
+    deeper = [make_record(depth=8, seed=k, val=0.9, test=0.8) for k in (0, 1)]
+    runs = usable_runs(
+        records_frame([record_row(r) for r in [*searched, *deeper]]), "paper", "standard"
+    )
+    own = HyperSetting("lr 0.005", True, runs[runs["lr"] == 0.005], ("lr",))
+    other = HyperSetting("lr 0.001", False, runs[runs["lr"] == 0.001], ("lr",))
+    chosen = select(runs)
+    assert (int(chosen.setting["depth"]), chosen.setting["lr"]) == (8, 0.005)
+    named = "at the paper's depth 2: 71.0 ± 1.4 n=2 at lr 0.001"
+    assert named in verdicts.departures(chosen.runs, runs, 2, [own, other])
+    unnamed = verdicts.departures(chosen.runs, runs[runs["lr"] == 0.005], 2, [own])
+    assert "at the paper's depth 2: 32.0 ± 2.8 n=2" in unnamed and " at lr" not in unnamed
     # a screen on fewer seeds is counted, never compared
     screens = [make_record(lr=lr, dropout=0.0, seed=0, val=0.9, test=0.9) for lr in (0.01, 0.1)]
     usable = usable_runs(

@@ -8,8 +8,8 @@ text makes about a figure, ours beside the paper's, with one of these verdicts:
 - ``differs``: a number outside that range; the line names where its runs depart from the
   paper's setup (fewer epochs: whether a seed was still improving, its best validation epoch in
   the second half of its run), and where it chose another depth than the paper's, or other
-  values than the preset's in a search, our number at the paper's depth and at the preset's
-  values (:func:`departures`);
+  values than the preset's in a search, our number at the paper's depth (with its setting where
+  that is not the preset's) and at the preset's values (:func:`departures`);
 - ``holds`` / ``fails``: a claim, checked by the rule its line states;
 - ``not run``: no record for it, and why (:func:`not_run_reason`).
 """
@@ -21,7 +21,7 @@ import pandas as pd
 
 from lipnorm_exp.records import DIVERGED
 from lipnorm_exp.report import paper
-from lipnorm_exp.report.aggregate import HyperSetting, select
+from lipnorm_exp.report.aggregate import HyperSetting, Selection, select
 from lipnorm_exp.report.provenance import early_stop
 from lipnorm_exp.report.tables import compact
 
@@ -95,6 +95,14 @@ def _still_improving(chosen: pd.DataFrame) -> str:
     return f"none improved in the second half of its run: best epochs {best}"
 
 
+def _at(selection: Selection, settings: Sequence[HyperSetting]) -> str:
+    """`` at dropout 0, lr 0.001`` where ``selection`` is not at the preset's own values."""
+    for setting in settings:
+        if selection.runs["run_id"].isin(setting.runs["run_id"]).any():
+            return "" if setting.own else f" at {setting.text}"
+    return ""
+
+
 def departures(
     chosen: pd.DataFrame,
     candidates: pd.DataFrame,
@@ -130,7 +138,7 @@ def departures(
         found.append(f"the paper's depth {depth} not run (ran {_integers(candidates['depth'])})")
     elif depth is not None and int(chosen["depth"].iloc[0]) != depth:
         at_depth = select(candidates[candidates["depth"].astype(int) == depth])
-        found.append(f"at the paper's depth {depth}: {at_depth.text()}")
+        found.append(f"at the paper's depth {depth}: {at_depth.text()}{_at(at_depth, settings)}")
     own = settings[0] if settings and settings[0].own else None
     if own is not None and not chosen["run_id"].isin(own.runs["run_id"]).any():
         at_own = select(own.runs)
