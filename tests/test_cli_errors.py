@@ -12,8 +12,11 @@ from cli_helpers import ERROR_PREFIX, REPO, command, environment, records, start
 from conftest import CONFIGS
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
+from omegaconf import OmegaConf
 
 from lipnorm_exp.cli import EXIT_USER_ERROR
+from lipnorm_exp.config.launcher import check_launcher
+from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.hydra_refusals import GRAMMAR, HydraRefusals, refusal_line
 
 pytestmark = pytest.mark.slow
@@ -34,12 +37,6 @@ ERROR_CASES = {
     "grid_key_swept": ("+experiment=trees", "grid.quick.seeds=range(3)"),
     "grammar": ("seed=range(2",),
     "n_jobs": ("--multirun", "hydra/launcher=joblib", "hydra.launcher.n_jobs=0", "seed=0,1"),
-    "slurm_cpus": (
-        "--multirun",
-        "hydra/launcher=submitit_slurm",
-        "hydra.launcher.cpus_per_task=0",
-        "seed=0,1",
-    ),
 }
 #: a wrong type and an unknown key through the real CLI: case name → (override, the key its one
 #: line must name). Each path from the command line to its one line runs here once; every message
@@ -160,11 +157,6 @@ def test_absent_data_ends_a_run_with_one_line_naming_the_folder(error_runs):
         ),
         ("grammar", "seed=range(2 is not an override Hydra can read (no viable alternative at "),
         ("n_jobs", "hydra.launcher.n_jobs must be an integer >= 1 (worker processes) or <= -1"),
-        (
-            "slurm_cpus",
-            "hydra.launcher.cpus_per_task must be an integer >= 1 (or null: the cluster's "
-            "default), got 0",
-        ),
     ],
 )
 def test_hydras_own_refusals_and_launcher_arguments_end_in_one_line(error_runs, case, line):
@@ -174,6 +166,36 @@ def test_hydras_own_refusals_and_launcher_arguments_end_in_one_line(error_runs, 
     (printed,) = stderr.strip().splitlines()
     assert printed.startswith(f"{ERROR_PREFIX}{line}")
     assert not (root / case / "runs").exists() and not (root / case / "logs").exists()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "line"),
+    [
+        (
+            ("hydra/launcher=submitit_slurm", "hydra.launcher.cpus_per_task=0"),
+            "hydra.launcher.cpus_per_task must be an integer >= 1 (or null: the cluster's "
+            "default), got 0",
+        ),
+        (
+            ("hydra/launcher=submitit_local", "hydra.launcher.timeout_min=0"),
+            "hydra.launcher.timeout_min must be an integer >= 1, got 0",
+        ),
+        (
+            ("hydra/launcher=submitit_slurm", "hydra.launcher.gpus_per_node=-1"),
+            "hydra.launcher.gpus_per_node must be an integer >= 0 (or null: none), got -1",
+        ),
+    ],
+)
+@pytest.mark.filterwarnings(r"ignore:\s*'hydra/launcher/submitit_slurm' is validated:UserWarning")
+def test_the_submitit_launchers_sizes_are_checked_before_a_sweep(overrides, line):
+    """What the command line prints for them (the ``n_jobs`` case above goes through it)."""
+    with initialize_config_dir(str(CONFIGS), version_base="1.3"):
+        config = compose("config", overrides=list(overrides), return_hydra_config=True)
+    with pytest.raises(ConfigError) as refused:
+        check_launcher(config.hydra.launcher)
+    assert str(refused.value) == line
+    key = overrides[1].split("=")[0].removeprefix("hydra.launcher.")
+    check_launcher(OmegaConf.merge(config.hydra.launcher, {key: 2}))
 
 
 def hydra_error(*overrides: str) -> Exception:
