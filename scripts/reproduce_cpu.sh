@@ -248,8 +248,24 @@ $P $T1 grid.paper.datasets=cora grid.paper.missing_rates=1.0 grid.paper.methods=
 $P $T1 grid.paper.datasets=cora grid.paper.missing_rates=0.0 grid.paper.methods=gat_pn grid.paper.depths=2 \
     "grid.paper.seeds='1,2'" grid.paper.epochs=300 model.hidden=32 ++model.heads=8
 # Table 1, GAT-PN on Cora 0% at its selected 8 layers with the paper's 1000 epochs, seeds 0-2
-# (seed 0 recorded; seeds 1-2 resume from their checkpoints at the next launch)
 $P $T1 grid.paper.datasets=cora grid.paper.missing_rates=0.0 grid.paper.methods=gat_pn grid.paper.depths=8 \
     "grid.paper.seeds='0,1,2'" grid.paper.epochs=1000
+# Table 3 at 30 layers, GAT-Lip at 1 head x 128 channels (dropout 0, lr 0.001), seed 4: the one run
+# of the width x heads screen (scripts/reproduce_gpu.sh) that did not finish on the GPU
+$P +experiment=residual grid.paper.datasets=cora grid.paper.depths=30 grid.paper.methods=gat_lip \
+    grid.paper.seeds=4 model.dropout=0.0 train.lr=0.001 model.hidden=128 ++model.heads=1
+# Figs. 2-3 at the widths of Table 3's screen at 30 layers (dropout 0, lr 0.001): GAT-Lip at 1 head
+# x 64 channels (its best before seed 0 at 1 x 128 was on record), then GAT and GAT-Lip at 1 x 128,
+# the width the screen selects for both, seeds 0-4
+$P +experiment=gradients grid.paper.methods=gat_lip "grid.paper.seeds='0,1,2,3,4'" model.dropout=0.0 \
+    train.lr=0.001 model.hidden=64 ++model.heads=1
+$P +experiment=gradients "grid.paper.methods='gat,gat_lip'" "grid.paper.seeds='0,1,2,3,4'" \
+    model.dropout=0.0 train.lr=0.001 model.hidden=128 ++model.heads=1
+# Fig. 6 on Cora at 10 and 2 layers at the same setting as at 20 (dropout 0, lr 0.001), every
+# normalisation, seeds 0-2
+$P +experiment=depth grid.paper.datasets=cora grid.paper.depths=10 "grid.paper.seeds='0,1,2'" \
+    grid.paper.epochs=200 model.dropout=0.0 train.lr=0.001
+$P +experiment=depth grid.paper.datasets=cora grid.paper.depths=2 "grid.paper.seeds='0,1,2'" \
+    grid.paper.epochs=200 model.dropout=0.0 train.lr=0.001
 
 python -m lipnorm_exp.report --runs results/runs --out results
