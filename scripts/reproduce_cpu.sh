@@ -261,11 +261,11 @@ $P +experiment=gradients grid.paper.methods=gat_lip "grid.paper.seeds='0,1,2,3,4
     train.lr=0.001 model.hidden=64 ++model.heads=1
 $P +experiment=gradients "grid.paper.methods='gat,gat_lip'" "grid.paper.seeds='0,1,2,3,4'" \
     model.dropout=0.0 train.lr=0.001 model.hidden=128 ++model.heads=1
-# Fig. 6 on Cora at 10 and 2 layers at the same setting as at 20 (dropout 0, lr 0.001), every
-# normalisation, seeds 0-2
-$P +experiment=depth grid.paper.datasets=cora grid.paper.depths=10 "grid.paper.seeds='0,1,2'" \
-    grid.paper.epochs=200 model.dropout=0.0 train.lr=0.001
-$P +experiment=depth grid.paper.datasets=cora grid.paper.depths=2 "grid.paper.seeds='0,1,2'" \
-    grid.paper.epochs=200 model.dropout=0.0 train.lr=0.001
+# Fig. 6 on Cora at 10, 2, 5 and 15 layers at the same setting as at 20 (dropout 0, lr 0.001),
+# every normalisation, seeds 0-2
+for depth in 10 2 5 15; do
+    $P +experiment=depth grid.paper.datasets=cora grid.paper.depths=$depth "grid.paper.seeds='0,1,2'" \
+        grid.paper.epochs=200 model.dropout=0.0 train.lr=0.001
+done
 
 python -m lipnorm_exp.report --runs results/runs --out results
