@@ -13,25 +13,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-python -m lipnorm_exp train.progress=false scale=paper +experiment=residual grid.paper.datasets=cora \
-    grid.paper.depths=30 "grid.paper.seeds='0,1,2,3,4'" seeds_per_job=5 \
-    model.dropout=0.0,0.5 train.lr=0.1,0.01,0.005,0.001 \
-    hydra/launcher=joblib hydra.launcher.n_jobs="${JOBS:-14}"
+# Table 3's 30-layer column on Cora, seeds 0-4 trained together per setting, joblib launcher
+T3_30=(python -m lipnorm_exp train.progress=false scale=paper +experiment=residual
+       grid.paper.datasets=cora grid.paper.depths=30 "grid.paper.seeds='0,1,2,3,4'" seeds_per_job=5
+       hydra/launcher=joblib)
+"${T3_30[@]}" model.dropout=0.0,0.5 train.lr=0.1,0.01,0.005,0.001 \
+    hydra.launcher.n_jobs="${JOBS:-14}"
 
 # Table 3 at 30 layers: a width x heads screen of the supplementary's grid (hidden x heads) at the
-# setting the search above selects (dropout 0, lr 0.001), seeds 0-4 trained together per setting,
-# one process per setting, 7 at a time (GAT-Lip at 1 head x 128, seed 4, was run on the
-# CPU: scripts/reproduce_cpu.sh); 8 heads x 8 and 4 x 64 for GAT and GAT-Lip are on record already.
-T3W=(+experiment=residual grid.paper.datasets=cora grid.paper.depths=30
-     "grid.paper.seeds='0,1,2,3,4'" seeds_per_job=5 model.dropout=0.0 train.lr=0.001
-     hydra/launcher=joblib hydra.launcher.n_jobs="${JOBS:-7}")
+# setting the search above selects (dropout 0, lr 0.001), one process per setting, 7 at a time
+# (GAT-Lip at 1 head x 128, seed 4, was run on the CPU: scripts/reproduce_cpu.sh); 8 heads x 8
+# and 4 x 64 for GAT and GAT-Lip are on record already.
+SCREEN=(model.dropout=0.0 train.lr=0.001 hydra.launcher.n_jobs="${JOBS:-7}")
 for widths in "model.hidden=16,32 ++model.heads=8" "model.hidden=64,128 ++model.heads=1" \
     "model.hidden=32 ++model.heads=2" "model.hidden=16 ++model.heads=4"; do
     # shellcheck disable=SC2086
-    python -m lipnorm_exp train.progress=false scale=paper "${T3W[@]}" \
-        "grid.paper.methods='gat,gat_lip'" $widths
+    "${T3_30[@]}" "${SCREEN[@]}" "grid.paper.methods='gat,gat_lip'" $widths
 done
-python -m lipnorm_exp train.progress=false scale=paper "${T3W[@]}" \
-    "grid.paper.methods='gat_res,gat_lip_res'" model.hidden=8 ++model.heads=8
+"${T3_30[@]}" "${SCREEN[@]}" "grid.paper.methods='gat_res,gat_lip_res'" \
+    model.hidden=8 ++model.heads=8
 
 python -m lipnorm_exp.report --runs results/runs --out results
