@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 
 from lipnorm_exp.checkpoint import copied
 from lipnorm_exp.data import MONITORED
-from lipnorm_exp.records import COMPLETED, DIVERGED
+from lipnorm_exp.records import COMPLETED, DIVERGED, EPOCH_TIME_KEY
 
 __all__ = [
     "MIN_IMPROVEMENT",
@@ -227,7 +227,7 @@ class RunState:
         if self.scheduler is not None:
             row["lr"] = self.optimizer.param_groups[0]["lr"]
             self.scheduler.step(row[self.train.scheduler_metric])
-        row["time_s"] = time.perf_counter() - self.started
+        row[EPOCH_TIME_KEY] = time.perf_counter() - self.started
         if grads is not None:
             row["grad_attn"], row["grad_layer"] = grads[:, 0].tolist(), grads[:, 1].tolist()
         due = epoch == 1 or epoch % self.train.lipschitz_every == 0

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 from tabulate import tabulate
 
+from lipnorm_exp.records import RUNS_FOLDER
 from lipnorm_exp.report.aggregate import MISSING, format_cell, tagged, usable_runs
 from lipnorm_exp.report.records import load_records
 
@@ -54,7 +55,7 @@ def budget_table(runs: pd.DataFrame, budgets: list[int]) -> pd.DataFrame:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=Path, default=Path("results/runs"))
+    parser.add_argument("--runs", type=Path, default=RUNS_FOLDER)
     parser.add_argument("--preset", required=True)
     parser.add_argument("--scale", default="paper")
     parser.add_argument("--protocol", default="published")

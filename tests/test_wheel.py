@@ -1,7 +1,8 @@
 """The wheel as a user installs it: ``pip install "lipnorm_exp[app]"`` into a fresh virtual
 environment, every dependency resolved from the package index as the wheel declares it, then its
-console scripts in an empty folder: a run on Cora writes there and nowhere else, ``--help`` and
-the shell completion of ``lipnorm-exp``, ``lipnorm-exp-report``.
+console scripts in an empty folder: a run on Cora writes there and nowhere else, the ``--help``
+of ``lipnorm-exp``, ``lipnorm-exp-report`` and ``lipnorm-exp-merge``, and the shell completion
+of ``lipnorm-exp``.
 
 The environment sees none of this interpreter's packages but torch (and what torch requires),
 lent through a ``.pth`` file and pinned to this interpreter's version, so that pip never fetches
@@ -142,6 +143,8 @@ def test_help_names_the_presets_the_config_groups_and_the_readme(installed, tmp_
     assert "README.md" in shown.stdout
     report = run([str(installed / "lipnorm-exp-report"), "--help"], tmp_path)
     assert report.returncode == 0 and "--runs" in report.stdout, report.stderr
+    merge = run([str(installed / "lipnorm-exp-merge"), "--help"], tmp_path)
+    assert merge.returncode == 0 and "--prefer" in merge.stdout, merge.stderr
 
 
 def test_bash_completes_the_keys_and_options_of_lipnorm_exp(installed, tmp_path):

@@ -10,6 +10,8 @@ the machine.
 - :mod:`~lipnorm_exp.records.store`: statuses; writing, reading, setting aside and re-tagging
   records.
 - :mod:`~lipnorm_exp.records.provenance`: paths, versions, commit and machine of a record.
+- :mod:`~lipnorm_exp.records.merge`: records made elsewhere into a folder of records
+  (``lipnorm-exp-merge``).
 """
 
 from lipnorm_exp.records.identity import (
@@ -25,12 +27,14 @@ from lipnorm_exp.records.store import (
     COMPLETED,
     CONFIG_GROUPS,
     DIVERGED,
+    EPOCH_TIME_KEY,
     FAILED,
     FINISHED,
     INTERRUPTED,
     RECORD_KEYS,
     RECORD_NAME,
     RERUN_SUFFIX,
+    RUNS_FOLDER,
     SET_ASIDE,
     STATUSES,
     SUMMARY_KEYS,
@@ -54,6 +58,7 @@ __all__ = [
     "COMPLETED",
     "CONFIG_GROUPS",
     "DIVERGED",
+    "EPOCH_TIME_KEY",
     "FAILED",
     "FINISHED",
     "INTERRUPTED",
@@ -62,6 +67,7 @@ __all__ = [
     "RECORD_KEYS",
     "RECORD_NAME",
     "RERUN_SUFFIX",
+    "RUNS_FOLDER",
     "SEED_KEY",
     "SET_ASIDE",
     "STATUSES",

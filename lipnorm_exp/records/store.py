@@ -59,6 +59,11 @@ SUMMARY_KEYS = (
     "epochs_run",
     "diverged_at_epoch",
 )
+#: where a command run at the project's root finds its records (``paths.results_dir``'s default)
+RUNS_FOLDER = Path("results", "runs")
+#: the key of an epoch's wall-clock seconds in a record's ``history`` (the one column two runs
+#: that computed the same may differ in)
+EPOCH_TIME_KEY = "time_s"
 #: config groups every record holds as a mapping (the others are mappings where present)
 CONFIG_GROUPS = ("dataset", "model", "norm", "train")
 #: config groups that name their option (``model.name``: ``gat``, ...)
@@ -299,8 +304,9 @@ class FolderRecords:
         set_aside (list[Path]): where the records found broken so far were moved.
     """
 
-    def __init__(self, folder: str | Path):
+    def __init__(self, folder: str | Path, set_aside_broken: bool = True):
         self.folder = Path(folder)
+        self.set_aside_broken = set_aside_broken
         self.set_aside: list[Path] = []
 
     def __iter__(self) -> Iterator[tuple[Path, dict[str, Any]]]:
@@ -313,7 +319,7 @@ class FolderRecords:
                 problem = record_problem(record, path.name.removesuffix(".json"))
             if problem is None:
                 yield path, record
-            elif RECORD_NAME.fullmatch(path.name) and path.is_file():
+            elif self.set_aside_broken and RECORD_NAME.fullmatch(path.name) and path.is_file():
                 self._set_aside(path, problem)
             else:
                 warnings.warn(f"{path}: not a run record ({problem}); skipped", stacklevel=2)
@@ -329,7 +335,7 @@ class FolderRecords:
         )
 
 
-def iter_records(folder: str | Path) -> FolderRecords:
+def iter_records(folder: str | Path, set_aside_broken: bool = True) -> FolderRecords:
     """``(path, record)`` for every ``*.json`` record under ``folder``, searched recursively.
 
     Paths come in sorted order; a missing folder holds no records. Every record is checked
@@ -338,9 +344,10 @@ def iter_records(folder: str | Path) -> FolderRecords:
     what failed, so its run is done again, and is listed in the returned object's
     ``set_aside``; any other failing JSON file is passed over with a warning. Files set aside
     and the records of unfinished re-runs (:data:`RERUN_SUFFIX`) do not end in ``.json`` and
-    are not read.
+    are not read. With ``set_aside_broken=False`` the folder is left as it is: every failing
+    file is passed over with a warning (a folder read only to copy from, say).
     """
-    return FolderRecords(folder)
+    return FolderRecords(folder, set_aside_broken)
 
 
 def _new_tags(record: dict[str, Any], tags: Iterable[str]) -> list[str]:
@@ -378,12 +385,14 @@ __all__ = [
     "COMPLETED",
     "CONFIG_GROUPS",
     "DIVERGED",
+    "EPOCH_TIME_KEY",
     "FAILED",
     "FINISHED",
     "INTERRUPTED",
     "RECORD_KEYS",
     "RECORD_NAME",
     "RERUN_SUFFIX",
+    "RUNS_FOLDER",
     "SET_ASIDE",
     "STATUSES",
     "SUMMARY_KEYS",

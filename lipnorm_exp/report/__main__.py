@@ -22,7 +22,8 @@ import pandas as pd
 
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.folders import writable_folder
-from lipnorm_exp.records import FAILED, INTERRUPTED
+from lipnorm_exp.one_line_parser import EXIT_REFUSED, OneLineParser
+from lipnorm_exp.records import FAILED, INTERRUPTED, RUNS_FOLDER
 from lipnorm_exp.report.aggregate import report_groups, usable_runs
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.records import load_records
@@ -31,28 +32,21 @@ from lipnorm_exp.report.tables import write_tables
 
 #: the start of the one line a refused command prints
 ERROR_PREFIX = "lipnorm_exp.report: error: "
-#: exit status of a refused argument, and of Ctrl-C (128 + SIGINT)
-EXIT_REFUSED, EXIT_INTERRUPTED = 2, 130
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser that refuses a bad argument in one line (no usage block)."""
-
-    def error(self, message: str):
-        """Print ``lipnorm_exp.report: error: <message>`` and exit with status 2."""
-        self.exit(2, f"{ERROR_PREFIX}{message}; see --help\n")
+#: exit status of Ctrl-C (128 + SIGINT)
+EXIT_INTERRUPTED = 130
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line (see ``--help``)."""
     parser = OneLineParser(
         prog="python -m lipnorm_exp.report",
+        error_prefix=ERROR_PREFIX,
         description="Write the paper's tables and figures from run records (never trains).",
     )
     parser.add_argument(
         "--runs",
         type=Path,
-        default=Path("results/runs"),
+        default=RUNS_FOLDER,
         help="folder of JSON run records, searched recursively (default: %(default)s)",
     )
     parser.add_argument(

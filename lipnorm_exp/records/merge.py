@@ -1,0 +1,305 @@
+"""``lipnorm-exp-merge``: records made elsewhere into a folder of records, losing none.
+
+``python -m lipnorm_exp.records.merge`` never loses a finished record and never replaces one
+silently. A sweep on a cluster, on a GPU machine or in a second clone writes its records to its own
+``paths.results_dir``. This brings them into another folder (``results/runs``, say), run by
+run (:func:`plan_merge`); what the folder holds for the run decides:
+
+- ``unfinished``: the source's record is not finished (:data:`~lipnorm_exp.records.FINISHED`:
+  ``interrupted`` or ``failed``, a run to do again): it is passed over;
+- ``new``: no record of the run (or a broken one, which is set aside): the source's is copied;
+- ``same``: the same result (status, summary and history; per-epoch times aside) and no tag
+  the folder's record lacks: nothing to do;
+- ``tags``: the same result, and the source's record serves presets the folder's does not
+  name: the folder's record is kept and gains those tags;
+- ``replace``: the folder's record is not finished: the source's replaces it, with the tags of
+  both;
+- ``conflict``: both are finished, with different results (the run ran on two machines, say).
+  Nothing at all is written then, unless ``--prefer`` says which to keep: ``target`` (the
+  folder's), ``source``, or ``newer`` (the later ``finished_at``); the kept one gets the tags
+  of both (``keep``: the folder's record stays as it is).
+
+Sources are merged in the order given: a later source meets what the earlier ones brought.
+Every record is read and checked (:func:`~lipnorm_exp.records.record_problem`) before anything
+is written; a broken source file is passed over with a warning, and no source is ever changed.
+Records are written one by one, each atomically, under the folder's tag lock
+(:data:`~lipnorm_exp.records.store.TAGS_LOCK`), so a sweep adding tags meanwhile keeps them.
+Checkpoints (``.checkpoints/``) are not merged: an interrupted run resumes where its
+checkpoint is.
+"""
+
+import argparse
+import sys
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.folders import writable_folder
+from lipnorm_exp.lock import folder_lock
+from lipnorm_exp.one_line_parser import EXIT_REFUSED, OneLineParser
+from lipnorm_exp.records.store import (
+    EPOCH_TIME_KEY,
+    FINISHED,
+    RUNS_FOLDER,
+    TAGS_LOCK,
+    BadRecordError,
+    iter_records,
+    read_record,
+    record_path,
+    set_aside,
+    write_record,
+)
+
+NEW, REPLACE, TAGS, SAME, KEEP = "new", "replace", "tags", "same", "keep"
+UNFINISHED, CONFLICT = "unfinished", "conflict"
+#: every action of a merge step, in the order the summary line counts them
+ACTIONS = (NEW, REPLACE, TAGS, SAME, KEEP, UNFINISHED, CONFLICT)
+#: the actions that write the folder's record
+WRITES = (NEW, REPLACE, TAGS)
+#: which record a conflict keeps (``--prefer``)
+PREFERENCES = ("target", "source", "newer")
+#: the start of the one line a refused command prints
+ERROR_PREFIX = "lipnorm_exp.records.merge: error: "
+#: exit status of a merge refused for its conflicts (nothing written)
+EXIT_CONFLICTS = 1
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a merge does with one source record.
+
+    Attributes:
+        run_id (str): the run.
+        action (str): one of :data:`ACTIONS`.
+        source (Path): the source's record file.
+        record (dict or None): the record the folder holds for the run after this step.
+        why (str): for a ``conflict`` or a step ``--prefer`` decided, the two records side by
+            side; otherwise empty.
+        broken (bool): the folder's record file is broken and is set aside first.
+    """
+
+    run_id: str
+    action: str
+    source: Path
+    record: dict[str, Any] | None
+    why: str = ""
+    broken: bool = False
+
+
+def result(record: dict[str, Any]) -> tuple:
+    """What a run computed: its status, summary and history, per-epoch times aside.
+
+    Two records of one run id (one defining config) with the same result differ at most in
+    where, when and how fast they ran and in the presets they serve.
+    """
+    history = [
+        {key: value for key, value in row.items() if key != EPOCH_TIME_KEY}
+        for row in record.get("history") or []
+    ]
+    return record["status"], record.get("summary"), history
+
+
+def with_tags(record: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with ``config.tags`` naming its presets, then those only ``others`` name."""
+    tags = [tag for each in (record, *others) for tag in each["config"].get("tags") or []]
+    return {**record, "config": {**record["config"], "tags": list(dict.fromkeys(tags))}}
+
+
+def describe(record: dict[str, Any]) -> str:
+    """One record in a few words: status, test accuracy, device and when it finished."""
+    summary = record.get("summary") or {}
+    test = summary.get("test_acc_at_best_val")
+    score = f", test {100 * test:.1f}%" if isinstance(test, float | int) else ""
+    device = (record.get("machine") or {}).get("device") or record.get("device") or "?"
+    return f"{record['status']}{score} on {device}, finished {record.get('finished_at') or '?'}"
+
+
+def finished_time(record: dict[str, Any]) -> datetime:
+    """When ``record`` was written (UTC where no zone is named; the earliest time if unknown)."""
+    try:
+        when = datetime.fromisoformat(record["finished_at"])
+    except (KeyError, TypeError, ValueError):
+        when = datetime.min
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def compare(
+    run_id: str, held: dict[str, Any] | None, source: dict[str, Any], path: Path, prefer: str | None
+) -> Step:
+    """The step that merges ``source`` (read from ``path``) into a folder holding ``held``."""
+    if source["status"] not in FINISHED:
+        return Step(run_id, UNFINISHED, path, held)
+    if held is None:
+        return Step(run_id, NEW, path, source)
+    if result(held) == result(source):
+        merged = with_tags(held, source)
+        return Step(run_id, SAME if merged == held else TAGS, path, merged)
+    if held["status"] not in FINISHED:
+        return Step(run_id, REPLACE, path, with_tags(source, held))
+    why = f"folder: {describe(held)}; source: {describe(source)}"
+    if prefer is None:
+        return Step(run_id, CONFLICT, path, held, why)
+    take_source = prefer == "source" or (
+        prefer == "newer" and finished_time(source) > finished_time(held)
+    )
+    if take_source:
+        return Step(run_id, REPLACE, path, with_tags(source, held), f"{why} (--prefer {prefer})")
+    merged = with_tags(held, source)
+    return Step(
+        run_id, KEEP if merged == held else TAGS, path, merged, f"{why} (--prefer {prefer})"
+    )
+
+
+def source_records(sources: Iterable[Path]) -> Iterable[tuple[Path, dict[str, Any]]]:
+    """Every record under each source folder, searched recursively, in order; sources unchanged."""
+    for source in sources:
+        yield from iter_records(source, set_aside_broken=False)
+
+
+def plan_merge(sources: Sequence[Path], into: Path, prefer: str | None = None) -> list[Step]:
+    """The steps that merge the records under ``sources`` into the folder ``into``.
+
+    Nothing is written. Records set aside or re-runs beside a record (not ``*.json``) are not
+    read; the folder's records are those directly in it, named by run id, as a sweep reads them.
+
+    Args:
+        sources: folders of records, searched recursively, merged in this order.
+        into: the folder of records merged into.
+        prefer: which record a conflict keeps (:data:`PREFERENCES`); ``None``: none, the
+            conflict stands.
+    """
+    held: dict[str, dict[str, Any] | None] = {}
+    broken: set[str] = set()
+    steps = []
+    for path, record in source_records(sources):
+        run_id = record["run_id"]
+        if run_id not in held:
+            try:
+                held[run_id] = read_record(into, run_id)
+            except BadRecordError:
+                held[run_id] = None
+                broken.add(run_id)
+        step = compare(run_id, held[run_id], record, path, prefer)
+        if step.action in WRITES and run_id in broken:
+            step = replace(step, broken=True)
+            broken.discard(run_id)
+        held[run_id] = step.record
+        steps.append(step)
+    return steps
+
+
+def apply_merge(steps: Sequence[Step], into: Path) -> None:
+    """Write the records ``steps`` bring into ``into`` (the last step of each run decides).
+
+    A broken record in the folder is set aside (``.broken-<time>``) before the new one is
+    written.
+    """
+    final = {step.run_id: step for step in steps if step.action in WRITES}
+    broken = {step.run_id for step in steps if step.broken}
+    with folder_lock(into, TAGS_LOCK):
+        for run_id, step in final.items():
+            if run_id in broken and record_path(into, run_id).exists():
+                set_aside(record_path(into, run_id))
+            write_record(into, step.record)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line (see ``--help``)."""
+    parser = OneLineParser(
+        prog="python -m lipnorm_exp.records.merge",
+        error_prefix=ERROR_PREFIX,
+        description="Merge folders of run records into one, never losing a finished record "
+        "and never replacing one silently.",
+    )
+    parser.add_argument(
+        "sources", nargs="+", type=Path, help="folders of records, searched recursively"
+    )
+    parser.add_argument(
+        "--into",
+        type=Path,
+        default=RUNS_FOLDER,
+        help="the folder of records to merge into (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--prefer",
+        choices=PREFERENCES,
+        help="which record a conflict keeps: the folder's, the source's, or the one that "
+        "finished later (default: none; a conflict stops the merge before anything is written)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="say what would be done and write nothing"
+    )
+    return parser.parse_args(argv)
+
+
+class MergeError(ValueError):
+    """An argument the merge cannot work with; the message names it and the fix."""
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse a source that is not a folder, a source that is ``--into``, a bad ``--into``.
+
+    Raises:
+        MergeError: the first such argument.
+    """
+    for source in args.sources:
+        if not source.is_dir():
+            raise MergeError(f"source {source} is not a folder; give folders of run records")
+        if args.into.exists() and source.resolve() == args.into.resolve():
+            raise MergeError(f"source {source} is the folder --into names; give another folder")
+    if args.into.exists() and not args.into.is_dir():
+        raise MergeError(f"--into {args.into} is a file, not a folder; give a folder")
+    if not args.dry_run:
+        try:
+            writable_folder(args.into, "--into")
+        except ConfigError as error:
+            raise MergeError(f"{error}; give a folder you can write to") from None
+
+
+def report(steps: Sequence[Step], args: argparse.Namespace) -> None:
+    """One line per conflict and per step ``--prefer`` decided, then the counts."""
+    for step in steps:
+        if step.why:
+            print(f"{step.action} {step.run_id} ({step.source}): {step.why}")
+    counts = Counter(step.action for step in steps)
+    done = "would merge" if args.dry_run else "merged"
+    tally = ", ".join(f"{counts[action]} {action}" for action in ACTIONS if counts[action])
+    print(f"{done} {len(steps)} records into {args.into}: {tally or 'none found'}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Merge; returns the exit status.
+
+    0; :data:`EXIT_CONFLICTS` when conflicts stand (each named, nothing written); 2 with one
+    line for a refused argument.
+    """
+    args = parse_args(argv)
+    try:
+        check_args(args)
+    except MergeError as error:
+        print(f"{ERROR_PREFIX}{error}", file=sys.stderr)
+        return EXIT_REFUSED
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        steps = plan_merge(args.sources, args.into, args.prefer)
+    report(steps, args)
+    conflicts = sum(step.action == CONFLICT for step in steps)
+    if conflicts:
+        print(
+            f"{ERROR_PREFIX}{conflicts} runs hold different finished records here and in a "
+            "source; nothing was written; choose with --prefer target, source or newer",
+            file=sys.stderr,
+        )
+        return EXIT_CONFLICTS
+    if not args.dry_run:
+        apply_merge(steps, args.into)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
