@@ -20,7 +20,9 @@ Selection rule:
    setting. Where a cell holds several settings (lr, hidden, heads, dropout, concat, and the
    depth where the cell does not fix it), the one with the best mean validation accuracy
    (``best_val_acc``, over its seeds that did not diverge) is chosen; ties go to the shallower
-   model. Its test accuracy at the best validation epoch (``test_acc_at_best_val``) is
+   model, then to the longer-trained one (``train.epochs``: the same seeds trained longer
+   score at least as high on validation, so a tie says the extra epochs found no better one,
+   and the number reported is the longer run's). Its test accuracy at the best validation epoch (``test_acc_at_best_val``) is
    reported as mean ± sample std over those seeds, in %, with their number (:func:`select`).
 6. **Settings compete on equal seeds.** Only the settings run on the most seeds of the cell
    compete, compared on the seeds they all share (on each one's own where they share none): a
@@ -178,9 +180,13 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     shared = set.intersection(*(set(group["seed"]) for _, group in competing.groupby("setting")))
     compared = competing[competing["seed"].isin(shared)] if shared else competing
     scored = compared.assign(score=compared[select_by].where(compared["status"] != DIVERGED))
-    scores = scored.groupby("setting").agg(score=("score", "mean"), depth=("depth", "min"))
+    scores = scored.groupby("setting").agg(
+        score=("score", "mean"), depth=("depth", "min"), epochs=("epochs", "max")
+    )
     scores = scores.reset_index().sort_values(
-        ["score", "depth", "setting"], ascending=[False, True, True], na_position="last"
+        ["score", "depth", "epochs", "setting"],
+        ascending=[False, True, False, True],
+        na_position="last",
     )
     chosen = runs[runs["setting"] == scores["setting"].iloc[0]].sort_values(["seed", "run_id"])
     diverged = int((runs["status"] == DIVERGED).sum())
