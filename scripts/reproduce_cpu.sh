@@ -113,6 +113,30 @@ citeseer 1.0 gat 8
 citeseer 1.0 gat_lip 11
 citeseer 1.0 gcn 15
 ROWS
+# ... and each row's selected setting at the paper's 1000 epochs, seeds 0-2 (dataset missing-rate
+# method depth, then the setting's other overrides)
+while read -r ds rate method depth extra; do
+  $P $T1 grid.paper.datasets=$ds grid.paper.missing_rates=$rate grid.paper.methods=$method \
+      grid.paper.depths=$depth "grid.paper.seeds='0,1,2'" grid.paper.epochs=1000 $extra
+done <<'ROWS'
+cora 0.0 gcn 2 model.hidden=128
+cora 0.0 gat_lip 2
+cora 0.0 ggnn 2 model.hidden=128
+cora 1.0 gat 8
+cora 1.0 ggnn 4
+cora 0.0 gat 2
+cora 1.0 gat_pn 6
+citeseer 1.0 gat_pn 10
+citeseer 1.0 gcn 11
+citeseer 1.0 ggnn 5
+citeseer 1.0 gat 8
+citeseer 0.0 gcn 2
+citeseer 0.0 ggnn 2
+citeseer 0.0 gat 2
+citeseer 0.0 gat_pn 2
+citeseer 0.0 gat_lip 2
+citeseer 1.0 gat_lip 15
+ROWS
 # Ablations (Cora, 0% missing, 100 epochs unless stated)
 $P +experiment=ablation "grid.paper.ablations='head_channels_16'" "grid.paper.methods='gat_lip'" \
     grid.paper.depths=30 grid.paper.seeds=0 grid.paper.epochs=200
