@@ -17,8 +17,8 @@ from cli_helpers import environment
 from conftest import CONFIGS, compose_config
 from hydra import compose, initialize_config_dir
 
-from lipnorm_exp.records import EPOCH_TIME_KEY, INTERRUPTED, RUNS_FOLDER, record_path
-from lipnorm_exp.records.merge import ERROR_PREFIX, main
+from lipnorm_exp.records import EPOCH_TIME_KEY, INTERRUPTED, RUNS_FOLDER, add_tags, record_path
+from lipnorm_exp.records.merge import ERROR_PREFIX, apply_merge, main, plan_merge
 from lipnorm_exp.train import run
 
 TINY = ("model.depth=1", "model.hidden=8", "model.heads=1", "train.epochs=3")
@@ -176,6 +176,14 @@ def test_a_broken_record_in_the_folder_is_set_aside_and_a_broken_source_file_pas
     assert [p.read_text() for p in into.glob(f"{made['x']}.json.broken-*")] == ["{ not json"]
     assert record_path(source, made["y"]).read_text() == "[1, 2]"
     assert not record_path(into, made["y"]).exists()
+
+
+def test_tags_a_sweep_adds_between_the_plan_and_the_writing_are_kept(folders, made):
+    into, source = folders
+    steps = plan_merge([source], into)
+    add_tags(into, read(into, made["x"]), ["added_meanwhile"])
+    apply_merge(steps, into)
+    assert read(into, made["x"])["config"]["tags"] == ["made_here", "made_there", "added_meanwhile"]
 
 
 def test_sources_merge_in_order_and_a_dry_run_writes_nothing(folders, made, tmp_path, capsys):

@@ -484,7 +484,6 @@ def test_a_key_no_search_sweeps_is_named_where_a_run_sets_it_apart():
     assert select(runs).setting["lr"] == 0.01
 
 
-
 def test_settings_that_tie_go_to_the_longer_trained_one():
     """A run trained longer on the same seed is at least as good on validation: a tie then
     means the extra epochs found nothing better, and the number reported says the longer run."""
@@ -497,6 +496,7 @@ def test_settings_that_tie_go_to_the_longer_trained_one():
     runs, _ = preset_runs(frame, "missing_vector", "paper", "standard")
     chosen = select(runs)
     assert chosen.setting["epochs"] == 1000 and chosen.mean == pytest.approx(62.0)
+
 
 def test_table1_cells(usable):
     table = build_table(*of_preset(usable, "missing_vector"), TABLE1)

@@ -23,7 +23,9 @@ Sources are merged in the order given: a later source meets what the earlier one
 Every record is read and checked (:func:`~lipnorm_exp.records.record_problem`) before anything
 is written; a broken source file is passed over with a warning, and no source is ever changed.
 Records are written one by one, each atomically, under the folder's tag lock
-(:data:`~lipnorm_exp.records.store.TAGS_LOCK`), so a sweep adding tags meanwhile keeps them.
+(:data:`~lipnorm_exp.records.store.TAGS_LOCK`), each naming the tags the folder's record holds
+by then, so a sweep adding tags meanwhile keeps them. Merge into a folder no sweep is training
+the same runs in: a record a sweep finishes during the merge is not compared.
 Checkpoints (``.checkpoints/``) are not merged: an interrupted run resumes where its
 checkpoint is.
 """
@@ -33,7 +35,7 @@ import sys
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -80,7 +82,6 @@ class Step:
         record (dict or None): the record the folder holds for the run after this step.
         why (str): for a ``conflict`` or a step ``--prefer`` decided, the two records side by
             side; otherwise empty.
-        broken (bool): the folder's record file is broken and is set aside first.
     """
 
     run_id: str
@@ -88,7 +89,6 @@ class Step:
     source: Path
     record: dict[str, Any] | None
     why: str = ""
-    broken: bool = False
 
 
 def result(record: dict[str, Any]) -> tuple:
@@ -174,7 +174,6 @@ def plan_merge(sources: Sequence[Path], into: Path, prefer: str | None = None) -
             conflict stands.
     """
     held: dict[str, dict[str, Any] | None] = {}
-    broken: set[str] = set()
     steps = []
     for path, record in source_records(sources):
         run_id = record["run_id"]
@@ -182,12 +181,8 @@ def plan_merge(sources: Sequence[Path], into: Path, prefer: str | None = None) -
             try:
                 held[run_id] = read_record(into, run_id)
             except BadRecordError:
-                held[run_id] = None
-                broken.add(run_id)
+                held[run_id] = None  # set aside when a record is written in its place
         step = compare(run_id, held[run_id], record, path, prefer)
-        if step.action in WRITES and run_id in broken:
-            step = replace(step, broken=True)
-            broken.discard(run_id)
         held[run_id] = step.record
         steps.append(step)
     return steps
@@ -196,16 +191,19 @@ def plan_merge(sources: Sequence[Path], into: Path, prefer: str | None = None) -
 def apply_merge(steps: Sequence[Step], into: Path) -> None:
     """Write the records ``steps`` bring into ``into`` (the last step of each run decides).
 
-    A broken record in the folder is set aside (``.broken-<time>``) before the new one is
-    written.
+    Each record is read again under the folder's tag lock and the one written names the tags
+    it holds by then too (a sweep's, added since :func:`plan_merge`); a broken record there is
+    set aside (``.broken-<time>``) before the new one is written.
     """
-    final = {step.run_id: step for step in steps if step.action in WRITES}
-    broken = {step.run_id for step in steps if step.broken}
+    final = {step.run_id: step.record for step in steps if step.action in WRITES}
     with folder_lock(into, TAGS_LOCK):
-        for run_id, step in final.items():
-            if run_id in broken and record_path(into, run_id).exists():
+        for run_id, record in final.items():
+            try:
+                stored = read_record(into, run_id)
+            except BadRecordError:
                 set_aside(record_path(into, run_id))
-            write_record(into, step.record)
+                stored = None
+            write_record(into, with_tags(record, stored) if stored else record)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

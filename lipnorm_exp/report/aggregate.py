@@ -22,8 +22,9 @@ Selection rule:
    (``best_val_acc``, over its seeds that did not diverge) is chosen; ties go to the shallower
    model, then to the longer-trained one (``train.epochs``: the same seeds trained longer
    score at least as high on validation, so a tie says the extra epochs found no better one,
-   and the number reported is the longer run's). Its test accuracy at the best validation epoch (``test_acc_at_best_val``) is
-   reported as mean ± sample std over those seeds, in %, with their number (:func:`select`).
+   and the number reported is the longer run's). Its test accuracy at the best validation
+   epoch (``test_acc_at_best_val``) is reported as mean ± sample std over those seeds, in %,
+   with their number (:func:`select`).
 6. **Settings compete on equal seeds.** Only the settings run on the most seeds of the cell
    compete, compared on the seeds they all share (on each one's own where they share none): a
    setting run on fewer seeds was a screen (one seed at every depth, more at the depth it
