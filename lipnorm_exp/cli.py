@@ -19,6 +19,7 @@ from hydra.errors import CompactHydraException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, open_dict, read_write
 
+from lipnorm_exp.commands import EXIT_INTERRUPTED
 from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.config.launcher import check_launcher
 from lipnorm_exp.errors import UserError
@@ -41,8 +42,6 @@ __all__ = [
 ERROR_PREFIX = "lipnorm_exp: error: "
 #: exit status of a run stopped by a bad value, absent data or an unwritable folder
 EXIT_USER_ERROR = 2
-#: exit status of a run stopped by Ctrl-C or a stop signal (128 + SIGINT)
-EXIT_INTERRUPTED = 130
 #: the folders a run writes to: made and checked writable before anything runs
 FOLDERS = ("results_dir", "data_dir", "log_dir")
 

@@ -17,7 +17,15 @@ from cli_helpers import environment
 from conftest import CONFIGS, compose_config
 from hydra import compose, initialize_config_dir
 
-from lipnorm_exp.records import EPOCH_TIME_KEY, INTERRUPTED, RUNS_FOLDER, add_tags, record_path
+import lipnorm_exp.records.merge as merge_module
+from lipnorm_exp.records import (
+    EPOCH_TIME_KEY,
+    INTERRUPTED,
+    RUNS_FOLDER,
+    add_tags,
+    record_path,
+    write_record,
+)
 from lipnorm_exp.records.merge import ERROR_PREFIX, apply_merge, main, plan_merge
 from lipnorm_exp.train import run
 
@@ -184,6 +192,29 @@ def test_tags_a_sweep_adds_between_the_plan_and_the_writing_are_kept(folders, ma
     add_tags(into, read(into, made["x"]), ["added_meanwhile"])
     apply_merge(steps, into)
     assert read(into, made["x"])["config"]["tags"] == ["made_here", "made_there", "added_meanwhile"]
+
+
+def test_ctrl_c_leaves_every_record_whole_and_a_second_merge_finishes(
+    made, tmp_path, monkeypatch, capsys
+):
+    written = []
+
+    def write_then_stop(folder, record):
+        if written:
+            raise KeyboardInterrupt
+        written.append(record["run_id"])
+        return write_record(folder, record)
+
+    monkeypatch.setattr(merge_module, "write_record", write_then_stop)
+    into = tmp_path / "into"
+    assert main([str(made["there"]), "--into", str(into)]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "interrupted (Ctrl-C)" in err
+    assert [p.name for p in into.glob("*.json")] == [f"{written[0]}.json"]
+    assert read(into, written[0]) == read(made["there"], written[0])
+    monkeypatch.undo()
+    assert main([str(made["there"]), "--into", str(into)]) == 0
+    assert ": 1 new, 1 same" in capsys.readouterr().out
 
 
 def test_sources_merge_in_order_and_a_dry_run_writes_nothing(folders, made, tmp_path, capsys):

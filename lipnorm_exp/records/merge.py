@@ -40,10 +40,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from lipnorm_exp.commands import EXIT_INTERRUPTED, EXIT_REFUSED, OneLineParser
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.folders import writable_folder
 from lipnorm_exp.lock import folder_lock
-from lipnorm_exp.one_line_parser import EXIT_REFUSED, OneLineParser
 from lipnorm_exp.records.store import (
     EPOCH_TIME_KEY,
     FINISHED,
@@ -274,28 +274,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Merge; returns the exit status.
 
     0; :data:`EXIT_CONFLICTS` when conflicts stand (each named, nothing written); 2 with one
-    line for a refused argument.
+    line for a refused argument; 130 with one line on Ctrl-C (each record written is whole).
     """
     args = parse_args(argv)
     try:
         check_args(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            steps = plan_merge(args.sources, args.into, args.prefer)
+        report(steps, args)
+        conflicts = sum(step.action == CONFLICT for step in steps)
+        if conflicts:
+            print(
+                f"{ERROR_PREFIX}{conflicts} runs hold different finished records here and in a "
+                "source; nothing was written; choose with --prefer target, source or newer",
+                file=sys.stderr,
+            )
+            return EXIT_CONFLICTS
+        if not args.dry_run:
+            apply_merge(steps, args.into)
     except MergeError as error:
         print(f"{ERROR_PREFIX}{error}", file=sys.stderr)
         return EXIT_REFUSED
-    with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        steps = plan_merge(args.sources, args.into, args.prefer)
-    report(steps, args)
-    conflicts = sum(step.action == CONFLICT for step in steps)
-    if conflicts:
+    except KeyboardInterrupt:
         print(
-            f"{ERROR_PREFIX}{conflicts} runs hold different finished records here and in a "
-            "source; nothing was written; choose with --prefer target, source or newer",
+            "lipnorm_exp.records.merge: interrupted (Ctrl-C); every record written is whole; "
+            "run the same command again to merge the rest",
             file=sys.stderr,
         )
-        return EXIT_CONFLICTS
-    if not args.dry_run:
-        apply_merge(steps, args.into)
+        return EXIT_INTERRUPTED
     return 0
 
 

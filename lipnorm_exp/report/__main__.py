@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from lipnorm_exp.commands import EXIT_INTERRUPTED, EXIT_REFUSED, OneLineParser
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.folders import writable_folder
-from lipnorm_exp.one_line_parser import EXIT_REFUSED, OneLineParser
 from lipnorm_exp.records import FAILED, INTERRUPTED, RUNS_FOLDER
 from lipnorm_exp.report.aggregate import report_groups, usable_runs
 from lipnorm_exp.report.figures import write_figures
@@ -32,8 +32,6 @@ from lipnorm_exp.report.tables import write_tables
 
 #: the start of the one line a refused command prints
 ERROR_PREFIX = "lipnorm_exp.report: error: "
-#: exit status of Ctrl-C (128 + SIGINT)
-EXIT_INTERRUPTED = 130
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

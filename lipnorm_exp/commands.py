@@ -1,11 +1,13 @@
-"""An argument parser whose refusals are one line: the commands that read records share it."""
+"""What the package's commands share: their exit statuses and a parser that refuses in one line."""
 
 import argparse
 
-__all__ = ["EXIT_REFUSED", "OneLineParser"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_REFUSED", "OneLineParser"]
 
 #: exit status of a refused argument (argparse's own)
 EXIT_REFUSED = 2
+#: exit status of a command stopped by Ctrl-C or a stop signal (128 + SIGINT)
+EXIT_INTERRUPTED = 130
 
 
 class OneLineParser(argparse.ArgumentParser):
