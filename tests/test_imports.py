@@ -62,7 +62,7 @@ def test_no_module_imports_a_private_hydra_api():
 LAYERS = (
     # foundations: the layers' library, and helpers that know nothing of runs
     {"lipnorm_exp", "errors", "processes", "atomic", "lock", "registry", "heatmap", "folders",
-     "stopping", "constraints", "nn"},
+     "stopping", "constraints", "commands", "nn"},
     {"models", "norms", "data", "copies", "lipschitz_estimate", "labels"},
     {"config"},
     {"records"},
