@@ -1,8 +1,10 @@
 """What the package's commands share: their exit statuses and a parser that refuses in one line."""
 
 import argparse
+import sys
+from collections.abc import Callable
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_REFUSED", "OneLineParser"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_REFUSED", "OneLineParser", "run_command"]
 
 #: exit status of a refused argument (argparse's own)
 EXIT_REFUSED = 2
@@ -25,3 +27,26 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str):
         """Print ``<error_prefix><message>; see --help`` and exit with :data:`EXIT_REFUSED`."""
         self.exit(EXIT_REFUSED, f"{self.error_prefix}{message}; see --help\n")
+
+
+def run_command(
+    body: Callable[[], int], refused: type[Exception], error_prefix: str, interrupted: str
+) -> int:
+    """Run a command's ``body`` and return its exit status; its refusals and Ctrl-C in one line.
+
+    Args:
+        body: the command's work; returns its exit status.
+        refused: the error type of an argument the command cannot work with: printed after
+            ``error_prefix``, exit :data:`EXIT_REFUSED`.
+        error_prefix: the start of that line (``lipnorm_exp.report: error: ``).
+        interrupted: the line printed on Ctrl-C (what is whole, what to do), exit
+            :data:`EXIT_INTERRUPTED`.
+    """
+    try:
+        return body()
+    except refused as error:
+        print(f"{error_prefix}{error}", file=sys.stderr)
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        print(interrupted, file=sys.stderr)
+        return EXIT_INTERRUPTED

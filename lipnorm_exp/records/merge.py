@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from lipnorm_exp.commands import EXIT_INTERRUPTED, EXIT_REFUSED, OneLineParser
+from lipnorm_exp.commands import OneLineParser, run_command
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.folders import writable_folder
 from lipnorm_exp.lock import folder_lock
@@ -277,32 +277,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     line for a refused argument; 130 with one line on Ctrl-C (each record written is whole).
     """
     args = parse_args(argv)
-    try:
-        check_args(args)
-        with warnings.catch_warnings():
-            warnings.simplefilter("always")
-            steps = plan_merge(args.sources, args.into, args.prefer)
-        report(steps, args)
-        conflicts = sum(step.action == CONFLICT for step in steps)
-        if conflicts:
-            print(
-                f"{ERROR_PREFIX}{conflicts} runs hold different finished records here and in a "
-                "source; nothing was written; choose with --prefer target, source or newer",
-                file=sys.stderr,
-            )
-            return EXIT_CONFLICTS
-        if not args.dry_run:
-            apply_merge(steps, args.into)
-    except MergeError as error:
-        print(f"{ERROR_PREFIX}{error}", file=sys.stderr)
-        return EXIT_REFUSED
-    except KeyboardInterrupt:
+    return run_command(
+        lambda: merge(args),
+        MergeError,
+        ERROR_PREFIX,
+        "lipnorm_exp.records.merge: interrupted (Ctrl-C); every record written is whole; "
+        "run the same command again to merge the rest",
+    )
+
+
+def merge(args: argparse.Namespace) -> int:
+    """The merge ``args`` ask for; returns its exit status (0 or :data:`EXIT_CONFLICTS`).
+
+    Checks ``args``, plans, says what it finds, and writes unless a conflict stands or it is a
+    dry run.
+
+    Raises:
+        MergeError: a refused argument (:func:`check_args`).
+    """
+    check_args(args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        steps = plan_merge(args.sources, args.into, args.prefer)
+    report(steps, args)
+    conflicts = sum(step.action == CONFLICT for step in steps)
+    if conflicts:
         print(
-            "lipnorm_exp.records.merge: interrupted (Ctrl-C); every record written is whole; "
-            "run the same command again to merge the rest",
+            f"{ERROR_PREFIX}{conflicts} runs hold different finished records here and in a "
+            "source; nothing was written; choose with --prefer target, source or newer",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return EXIT_CONFLICTS
+    if not args.dry_run:
+        apply_merge(steps, args.into)
     return 0
 
 

@@ -14,13 +14,12 @@ Ctrl-C in one line with 130.
 """
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from lipnorm_exp.commands import EXIT_INTERRUPTED, EXIT_REFUSED, OneLineParser
+from lipnorm_exp.commands import OneLineParser, run_command
 from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.folders import writable_folder
 from lipnorm_exp.records import FAILED, INTERRUPTED, RUNS_FOLDER
@@ -100,21 +99,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     0; 2 with one line for a refused argument; 130 with one line on Ctrl-C.
     """
     args = parse_args(argv)
-    try:
+
+    def body() -> int:
         frame = load_records(args.runs)
         check_args(args, frame)
         write_report(args, frame)
-    except ReportError as error:
-        print(f"{ERROR_PREFIX}{error}", file=sys.stderr)
-        return EXIT_REFUSED
-    except KeyboardInterrupt:
-        print(
-            "lipnorm_exp.report: interrupted (Ctrl-C); every file written is whole, "
-            "the others are as they were",
-            file=sys.stderr,
-        )
-        return EXIT_INTERRUPTED
-    return 0
+        return 0
+
+    return run_command(
+        body,
+        ReportError,
+        ERROR_PREFIX,
+        "lipnorm_exp.report: interrupted (Ctrl-C); every file written is whole, "
+        "the others are as they were",
+    )
 
 
 def write_report(args: argparse.Namespace, frame: pd.DataFrame) -> None:
