@@ -70,6 +70,10 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+#: ``sacct`` states of a job that has not ended, as far as the accounting has heard
+ACTIVE_STATES = ("PENDING", "RUNNING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED")
+
+
 def wait_until(ready, what: str, log: Path | None = None, timeout: float = DEADLINE_S) -> None:
     """Poll ``ready()`` until it is true, or raise :class:`ClusterError` after ``timeout`` s.
 
@@ -121,6 +125,18 @@ class SlurmCluster:
         out = self.run("sacct", "-X", "-n", "-P", "-a", "-S", "2000-01-01", "-o", "JobID,State")
         jobs = (line.split("|", 1) for line in out.splitlines() if line)
         return {job: state.split()[0] for job, state in jobs}
+
+    def ended_state(self, job: str) -> str:
+        """The state ``sacct`` gives ``job`` once the accounting has recorded its end.
+
+        slurmctld reports to slurmdbd asynchronously: a job ``squeue`` no longer lists can be
+        missing from ``sacct``, or still active there, for a moment.
+        """
+        wait_until(
+            lambda: self.accounted_jobs().get(job, "PENDING") not in ACTIVE_STATES,
+            f"sacct recording the end of job {job}",
+        )
+        return self.accounted_jobs()[job]
 
     def queued_jobs(self) -> list[str]:
         """The jobs pending or running (``squeue``), job array tasks as ``<id>_<task>``."""

@@ -110,8 +110,8 @@ def test_a_preset_runs_as_slurm_jobs_and_its_relaunch_submits_none(cluster, tmp_
     jobs = job_ids(found)
     array = jobs[0].split("_")[0]
     assert jobs == [f"{array}_0", f"{array}_1"]
+    assert {job: cluster.ended_state(job) for job in jobs} == dict.fromkeys(jobs, "COMPLETED")
     accounted = cluster.accounted_jobs()
-    assert {job: accounted.get(job) for job in jobs} == dict.fromkeys(jobs, "COMPLETED")
     (sweep_dir,) = (tmp_path / "logs" / "multiruns").iterdir()
     for job in jobs:
         assert (sweep_dir / ".submitit" / job / f"{job}_0_log.out").is_file()
@@ -132,7 +132,7 @@ def test_seeds_per_job_trains_the_seeds_in_one_slurm_job(cluster, tmp_path, data
     assert [r["batched"]["seeds"] for r in found.values()] == [[0, 1], [0, 1]]
     job, again = job_ids(found)
     assert job == again
-    assert cluster.accounted_jobs()[job] == "COMPLETED"
+    assert cluster.ended_state(job) == "COMPLETED"
 
 
 def test_scancel_part_way_keeps_finished_records_and_the_relaunch_resumes(
@@ -163,7 +163,7 @@ def test_scancel_part_way_keeps_finished_records_and_the_relaunch_resumes(
             first.kill()
             first.communicate()
     assert first.returncode != 0, log  # its jobs were cancelled
-    assert cluster.accounted_jobs()[f"{array}_1"] == "CANCELLED"
+    assert cluster.ended_state(f"{array}_1") == "CANCELLED"
     stopped = {rid: r for rid, r in records(tmp_path).items() if r["status"] != "completed"}
     assert [r["status"] for r in stopped.values()] == ["interrupted"], log
     (stopped_id,) = stopped
