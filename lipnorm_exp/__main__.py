@@ -6,7 +6,7 @@ import sys
 import hydra
 from omegaconf import DictConfig, ListConfig
 
-from lipnorm_exp.cli import (
+from lipnorm_exp.cli.errors import (
     ERROR_PREFIX,
     EXIT_INTERRUPTED,
     JobError,
@@ -15,17 +15,17 @@ from lipnorm_exp.cli import (
     say,
     stop,
 )
+from lipnorm_exp.cli.hydra_refusals import HydraRefusals
+from lipnorm_exp.cli.tracking import make_tracker
 from lipnorm_exp.config import register_resolvers, search_path
-from lipnorm_exp.errors import UserError
-from lipnorm_exp.hydra_refusals import HydraRefusals
 from lipnorm_exp.records import FAILED, INTERRUPTED
-from lipnorm_exp.stopping import in_sweep_worker, stop_requests
-from lipnorm_exp.sweep import note_outcome, outcome_of, sweep_position
-from lipnorm_exp.tracking import make_tracker
-from lipnorm_exp.train import run
+from lipnorm_exp.sweeps.progress import note_outcome, outcome_of, sweep_position
+from lipnorm_exp.training.launch import run
+from lipnorm_exp.util.errors import UserError
+from lipnorm_exp.util.stopping import in_sweep_worker, stop_requests
 
 register_resolvers()
-#: Hydra's refusals of this command line, in one line (:mod:`lipnorm_exp.hydra_refusals`)
+#: Hydra's refusals of this command line, in one line (:mod:`lipnorm_exp.cli.hydra_refusals`)
 REFUSALS = HydraRefusals(sys.argv[1:])
 
 

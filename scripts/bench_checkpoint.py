@@ -2,11 +2,11 @@
 
 For each configuration (the default run, and the published protocol's 15- and 30-layer GAT-Lip
 of Table 3), trains a few epochs as the trainer does (one training epoch, one evaluation) and
-times, per epoch, what lipnorm_exp/checkpoint.py adds: the state kept in memory at every epoch's
-end (``keep``: model, optimiser, history and random states copied) and the file written every
-``train.checkpoint_every`` epochs (``write``: ``torch.save`` to a temporary file and a rename).
-The overhead of a value of ``checkpoint_every`` is (keep + write / checkpoint_every) / epoch,
-all measured in the same run. Writes <out>/checkpoint.md and <out>/checkpoint.csv.
+times, per epoch, what lipnorm_exp/training/checkpoint.py adds: the state kept in memory at every
+epoch's end (``keep``: model, optimiser, history and random states copied) and the file written
+every ``train.checkpoint_every`` epochs (``write``: ``torch.save`` to a temporary file and a
+rename). The overhead of a value of ``checkpoint_every`` is (keep + write / checkpoint_every) /
+epoch, all measured in the same run. Writes <out>/checkpoint.md and <out>/checkpoint.csv.
 
     python scripts/bench_checkpoint.py                       # about a minute per configuration
     python scripts/bench_checkpoint.py --epochs 5 --every 1,10,50
@@ -22,12 +22,12 @@ import torch
 from bench_environment import environment, header, write_results
 from hydra import compose, initialize_config_dir
 
-from lipnorm_exp.checkpoint import Checkpoint, snapshot
+from lipnorm_exp.cli.tracking import NullTracker
 from lipnorm_exp.config import build_model, config_dir, register_resolvers
 from lipnorm_exp.data import load_task
-from lipnorm_exp.loop import evaluate, train_epoch
-from lipnorm_exp.run_state import RunState, make_optimizer
-from lipnorm_exp.tracking import NullTracker
+from lipnorm_exp.training.checkpoint import Checkpoint, snapshot
+from lipnorm_exp.training.epoch import evaluate, train_epoch
+from lipnorm_exp.training.state import RunState, make_optimizer
 
 #: name → command-line overrides of the configurations measured
 CONFIGS = {

@@ -32,7 +32,7 @@ from torch_geometric.utils import add_self_loops, remove_self_loops
 
 from lipnorm_exp.config import build_model
 from lipnorm_exp.data import Task, load_task
-from lipnorm_exp.loop import train_epoch
+from lipnorm_exp.training.epoch import train_epoch
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"

@@ -7,8 +7,8 @@ For each K in --n-jobs and S in --seeds-per-job, launches
 
 with a fresh temporary results folder (so nothing is skipped as already done), times the
 sweep's wall clock (start-up included) and counts the records it wrote. S > 1 trains S seeds
-of each configuration together in one process (``seed=[...]``, lipnorm_exp/batched.py); S = 1
-is one run at a time. Writes <out>/sweep.csv and <out>/sweep.md.
+of each configuration together in one process (``seed=[...]``, lipnorm_exp/training/together.py); S
+= 1 is one run at a time. Writes <out>/sweep.csv and <out>/sweep.md.
 
     python scripts/bench_sweep.py --epochs 2 --datasets cora --depths 2 --seeds 0   # minutes
     python scripts/bench_sweep.py --n-jobs 1 --seeds-per-job 1,5 --seeds 'range(5)'

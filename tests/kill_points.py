@@ -24,9 +24,9 @@ from pathlib import Path
 
 import torch_geometric.io.fs as pyg_fs
 
-import lipnorm_exp.batched as batched
-import lipnorm_exp.loop as loop
 import lipnorm_exp.records.store as store
+import lipnorm_exp.training.alone as alone
+import lipnorm_exp.training.together as together
 
 point, name, *overrides = sys.argv[1:]
 number = signal.Signals[name]
@@ -95,8 +95,8 @@ elif point == "record_write":
 elif point == "record_write_whole":
     store.json.dump = signalling_before(store.json.dump)
 elif point.startswith("epoch_"):
-    loop.train_epoch = signalling_at_epoch(loop.train_epoch)
-    batched.Together._train_step = signalling_at_epoch(batched.Together._train_step)
+    alone.train_epoch = signalling_at_epoch(alone.train_epoch)
+    together.Together._train_step = signalling_at_epoch(together.Together._train_step)
 else:
     raise SystemExit(f"unknown point {point}")
 

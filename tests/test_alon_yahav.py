@@ -14,8 +14,8 @@ from test_models import small_graph
 
 from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.data import load_task
-from lipnorm_exp.run_state import EarlyStopping, make_scheduler
-from lipnorm_exp.train import run
+from lipnorm_exp.training.launch import run
+from lipnorm_exp.training.state import EarlyStopping, make_scheduler
 
 
 @pytest.mark.parametrize(

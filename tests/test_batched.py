@@ -7,11 +7,11 @@ from cli_helpers import cli, command, records
 from torch.func import vmap
 
 from lipnorm_exp.config.resolvers import seed_groups
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.member import Member
 from lipnorm_exp.nn.copy_dropout import RandomStream, copy_streams, dropout
-from lipnorm_exp.sweep import runs_of_job
-from lipnorm_exp.train import run
+from lipnorm_exp.sweeps.progress import runs_of_job
+from lipnorm_exp.training.launch import run
+from lipnorm_exp.training.member import Member
+from lipnorm_exp.util.errors import ConfigError
 
 BATCHED_KEY = Member.TOGETHER_KEY
 
@@ -64,7 +64,7 @@ def test_each_run_stops_on_its_own_plateau(make_cfg):
 
 def test_a_diverging_copy_leaves_the_others_as_they_are(make_cfg, monkeypatch):
     """Copy 1's output weight is made infinite: it diverges, copy 0 trains as alone."""
-    import lipnorm_exp.member as member
+    import lipnorm_exp.training.member as member
 
     real = member.build_model
 

@@ -14,10 +14,10 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
-from lipnorm_exp.cli import EXIT_USER_ERROR
+from lipnorm_exp.cli.errors import EXIT_USER_ERROR
+from lipnorm_exp.cli.hydra_refusals import GRAMMAR, HydraRefusals, refusal_line
 from lipnorm_exp.config.launcher import check_launcher
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.hydra_refusals import GRAMMAR, HydraRefusals, refusal_line
+from lipnorm_exp.util.errors import ConfigError
 
 pytestmark = pytest.mark.slow
 

@@ -9,13 +9,11 @@ from omegaconf import OmegaConf, open_dict
 
 from lipnorm_exp.config import build_model, schema, validate
 from lipnorm_exp.config.capacity import device_memory, parameter_count
-from lipnorm_exp.constraints import AtLeast, Between, describe, fits, show
 from lipnorm_exp.data import DATASETS
-from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models import MODELS, DepthwiseGNN
 from lipnorm_exp.models.attention import AttentionGNN
 from lipnorm_exp.models.gin import GIN
-from lipnorm_exp.norms import NORMS
+from lipnorm_exp.models.norms import NORMS
 from lipnorm_exp.records import (
     defining_config,
     iter_records,
@@ -24,6 +22,8 @@ from lipnorm_exp.records import (
     setting_key,
 )
 from lipnorm_exp.records.identity import ADDED_KEYS
+from lipnorm_exp.util.constraints import AtLeast, Between, describe, fits, show
+from lipnorm_exp.util.errors import ConfigError
 
 GROUPS = ("dataset", "model", "norm", "train", "logger", "paths", "method")
 ATTENTION = ("gat", "gatv2", "gt")

@@ -13,15 +13,16 @@ from torch.autograd.functional import jacobian
 from torch_geometric.data import Data
 
 from lipnorm_exp.data import Task
-from lipnorm_exp.heatmap import draw_gradient_heatmap
-from lipnorm_exp.lipschitz_estimate import layer_lipschitz, spectral_norm
-from lipnorm_exp.loop import Alone, train_epoch
 from lipnorm_exp.nn import GATLayer
+from lipnorm_exp.records.heatmap import draw_gradient_heatmap
 from lipnorm_exp.report.aggregate import preset_runs, usable_runs
 from lipnorm_exp.report.figures import fig2_gradients
 from lipnorm_exp.report.records import load_records
-from lipnorm_exp.run_state import NullTracker, RunState, make_optimizer
-from lipnorm_exp.train import run
+from lipnorm_exp.training.alone import Alone
+from lipnorm_exp.training.epoch import train_epoch
+from lipnorm_exp.training.launch import run
+from lipnorm_exp.training.lipschitz_estimate import layer_lipschitz, spectral_norm
+from lipnorm_exp.training.state import NullTracker, RunState, make_optimizer
 
 CPU = torch.device("cpu")
 #: the attention parameters of each model's graph layer, written out independently

@@ -19,7 +19,7 @@ import torch
 from cli_helpers import ERROR_PREFIX, TINY, cli, command, records, start
 
 from lipnorm_exp.records import COMPLETED, INTERRUPTED, RERUN_SUFFIX
-from lipnorm_exp.stopping import SWEEP_PID_ENV
+from lipnorm_exp.util.stopping import SWEEP_PID_ENV
 
 pytestmark = pytest.mark.slow
 

@@ -4,8 +4,8 @@ import fcntl
 
 import pytest
 
-from lipnorm_exp.errors import UserError
-from lipnorm_exp.lock import folder_lock
+from lipnorm_exp.util.errors import UserError
+from lipnorm_exp.util.lock import folder_lock
 
 
 def _try_lock(path) -> None:

@@ -27,7 +27,7 @@ from lipnorm_exp.records import (
     write_record,
 )
 from lipnorm_exp.records.merge import ERROR_PREFIX, apply_merge, main, plan_merge
-from lipnorm_exp.train import run
+from lipnorm_exp.training.launch import run
 
 TINY = ("model.depth=1", "model.hidden=8", "model.heads=1", "train.epochs=3")
 

@@ -3,7 +3,7 @@ import torch
 from torch_geometric.data import Data
 
 from lipnorm_exp.data.missing import MissingVectors
-from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.util.errors import ConfigError
 
 NUM_NODES, NUM_TRAIN = 40, 7
 

@@ -10,10 +10,10 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from lipnorm_exp.config import build_model, validate
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.labels import model_label
 from lipnorm_exp.models import MODELS
-from lipnorm_exp.norms import NORMS, NoNorm, Normalisation, node_norm
+from lipnorm_exp.models.norms import NORMS, NoNorm, Normalisation, node_norm
+from lipnorm_exp.records.labels import model_label
+from lipnorm_exp.util.errors import ConfigError
 
 ATTENTION = ("gat", "gatv2", "gt")
 

@@ -18,8 +18,8 @@ import lipnorm_exp.data.download as download
 from lipnorm_exp.config import validate
 from lipnorm_exp.data import load_task
 from lipnorm_exp.data.ogb import _import_ogb, _seed_masks
-from lipnorm_exp.errors import ConfigError, DataNotFoundError
-from lipnorm_exp.train import run
+from lipnorm_exp.training.launch import run
+from lipnorm_exp.util.errors import ConfigError, DataNotFoundError
 
 Evaluator = _import_ogb("ogbn-arxiv").Evaluator  # ogb without its update check
 MASKS = {"train_mask": "train", "val_mask": "valid", "test_mask": "test"}

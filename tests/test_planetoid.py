@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 from lipnorm_exp.data import load_task
 from lipnorm_exp.data.download import ensure_files, host_reachable
 from lipnorm_exp.data.planetoid import PLANETOID_NAMES, raw_file_names
-from lipnorm_exp.errors import ConfigError, DataError, DataNotFoundError, MissingPackageError
+from lipnorm_exp.util.errors import ConfigError, DataError, DataNotFoundError, MissingPackageError
 
 SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 

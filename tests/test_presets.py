@@ -14,11 +14,10 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from lipnorm_exp.config import check_keys, validate
+from lipnorm_exp.config import check_keys, member_configs, validate
 from lipnorm_exp.records import run_id
-from lipnorm_exp.sweep import grid_jobs, grid_runs, grid_size, sweep_axes
-from lipnorm_exp.sweep_plan import job_configs
-from lipnorm_exp.train import member_configs
+from lipnorm_exp.sweeps.plan import job_configs
+from lipnorm_exp.sweeps.progress import grid_jobs, grid_runs, grid_size, sweep_axes
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 PRESETS = sorted(path.stem for path in (CONFIGS / "experiment").glob("*.yaml"))

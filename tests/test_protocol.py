@@ -13,8 +13,8 @@ from test_models import small_graph
 
 from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.records import run_id
-from lipnorm_exp.run_state import make_scheduler
-from lipnorm_exp.train import run
+from lipnorm_exp.training.launch import run
+from lipnorm_exp.training.state import make_scheduler
 
 
 def test_standard_protocol_is_the_groups_defaults(make_cfg):

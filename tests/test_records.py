@@ -14,14 +14,12 @@ from pathlib import Path
 import pytest
 import torch
 
-import lipnorm_exp.batched as batched_module
-import lipnorm_exp.loop as loop_module
-import lipnorm_exp.member as member_module
 import lipnorm_exp.records.store as store
-import lipnorm_exp.train as train_module
-from lipnorm_exp.atomic import STALE_AFTER_S, temp_path
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.loop import NonFiniteError, evaluate
+import lipnorm_exp.training.alone as alone_module
+import lipnorm_exp.training.epoch as epoch_module
+import lipnorm_exp.training.launch as train_module
+import lipnorm_exp.training.member as member_module
+import lipnorm_exp.training.together as together_module
 from lipnorm_exp.records import (
     COMPLETED,
     DIVERGED,
@@ -40,7 +38,10 @@ from lipnorm_exp.records import (
     write_record,
 )
 from lipnorm_exp.records.store import SUMMARY_ACCURACIES, SUMMARY_EPOCHS
-from lipnorm_exp.train import run
+from lipnorm_exp.training.epoch import NonFiniteError, evaluate
+from lipnorm_exp.training.launch import run
+from lipnorm_exp.util.atomic import STALE_AFTER_S, temp_path
+from lipnorm_exp.util.errors import ConfigError
 
 RID = "0123456789abcdef"
 
@@ -142,7 +143,7 @@ def test_finished_run_is_skipped_unless_forced(make_cfg, monkeypatch):
 
 
 def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
-    real = loop_module.train_epoch
+    real = alone_module.train_epoch
     calls = []
 
     def explode_on_third(*args, **kwargs):
@@ -150,7 +151,7 @@ def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
         loss, grads = real(*args, **kwargs)
         return (math.inf if len(calls) == 3 else loss), grads
 
-    monkeypatch.setattr(loop_module, "train_epoch", explode_on_third)
+    monkeypatch.setattr(alone_module, "train_epoch", explode_on_third)
     cfg = make_cfg(*SMALL, "train.epochs=5")
     [record] = run(cfg)
     assert record["status"] == "diverged"
@@ -160,7 +161,7 @@ def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
 
 
 def test_an_optimiser_step_that_overflows_ends_the_run_as_diverged(make_cfg, caplog):
-    with caplog.at_level(logging.WARNING, logger="lipnorm_exp.loop"):
+    with caplog.at_level(logging.WARNING, logger="lipnorm_exp.training.epoch"):
         [record] = run(make_cfg(*SMALL, "train.lr=1e300", "train.epochs=3"))
     assert record["status"] == DIVERGED and record["summary"]["diverged_at_epoch"] == 1
     assert record["error"] == "the optimiser step overflowed the parameters' dtype at epoch 1"
@@ -173,7 +174,7 @@ def test_a_copy_whose_step_overflows_diverges_and_the_others_train_on(
     """Seeds trained together: the step of seed 1's copy overflows at epoch 1, seed 0 trains."""
     [alone] = run(make_cfg(*SMALL, "train.epochs=3", f"paths.results_dir={tmp_path / 'alone'}"))
     optimizers = []
-    real_init, real_step = batched_module.Together.__init__, batched_module.step
+    real_init, real_step = together_module.Together.__init__, together_module.step
 
     def keep_optimizers(self, members, device):
         real_init(self, members, device)
@@ -181,11 +182,11 @@ def test_a_copy_whose_step_overflows_diverges_and_the_others_train_on(
 
     def overflow_seed_1(optimizer):
         if optimizer is optimizers[1]:
-            raise loop_module.StepOverflowError("seed 1's step overflowed")
+            raise epoch_module.StepOverflowError("seed 1's step overflowed")
         real_step(optimizer)
 
-    monkeypatch.setattr(batched_module.Together, "__init__", keep_optimizers)
-    monkeypatch.setattr(batched_module, "step", overflow_seed_1)
+    monkeypatch.setattr(together_module.Together, "__init__", keep_optimizers)
+    monkeypatch.setattr(together_module, "step", overflow_seed_1)
     first, second = run(make_cfg(*SMALL, "train.epochs=3", "seed=[0,1]"))
     assert second["status"] == DIVERGED and second["summary"]["diverged_at_epoch"] == 1
     assert second["error"] == "seed 1's step overflowed at epoch 1"
@@ -195,7 +196,7 @@ def test_a_copy_whose_step_overflows_diverges_and_the_others_train_on(
 
 def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, monkeypatch):
     """The step of epoch 3 leaves NaN weights while its loss was finite: no accuracy of NaN."""
-    real = loop_module.train_epoch
+    real = alone_module.train_epoch
     calls = []
 
     def poison_third_step(model, *args, **kwargs):
@@ -206,7 +207,7 @@ def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, mo
                 model.output.weight.fill_(math.nan)
         return loss, grads
 
-    monkeypatch.setattr(loop_module, "train_epoch", poison_third_step)
+    monkeypatch.setattr(alone_module, "train_epoch", poison_third_step)
     [record] = run(make_cfg(*SMALL, "train.epochs=5"))
     assert record["status"] == DIVERGED
     assert record["error"] == "the model's outputs are not all finite at epoch 3"
@@ -241,7 +242,7 @@ def fail(*args, **kwargs):
 
 def test_an_interrupted_run_is_recorded_as_interrupted_and_run_again(make_cfg, monkeypatch):
     cfg = make_cfg(*SMALL)
-    monkeypatch.setattr(loop_module, "train_epoch", interrupt)
+    monkeypatch.setattr(alone_module, "train_epoch", interrupt)
     with pytest.raises(KeyboardInterrupt):
         run(cfg)
     record = read_record(cfg.paths.results_dir, run_id(cfg))
@@ -258,7 +259,7 @@ def test_a_forced_rerun_that_does_not_finish_keeps_the_completed_record(
     [first] = run(cfg)
     path = record_path(cfg.paths.results_dir, first["run_id"])
     before = path.read_text()
-    monkeypatch.setattr(loop_module, "train_epoch", stop)
+    monkeypatch.setattr(alone_module, "train_epoch", stop)
     with pytest.raises((KeyboardInterrupt, RuntimeError)):
         run(cfg)
     assert path.read_text() == before
@@ -438,7 +439,7 @@ def test_an_error_during_training_writes_a_failed_record_and_is_raised(make_cfg,
     def crash(*args, **kwargs):
         raise RuntimeError("out of memory")
 
-    monkeypatch.setattr(loop_module, "train_epoch", crash)
+    monkeypatch.setattr(alone_module, "train_epoch", crash)
     cfg = make_cfg(*SMALL)
     with pytest.raises(RuntimeError, match="out of memory"):
         run(cfg)

@@ -14,10 +14,10 @@ from conftest import CONFIGS
 from matplotlib.figure import Figure
 from matplotlib.image import imread
 
-from lipnorm_exp.heatmap import BLANK_CELLS
-from lipnorm_exp.labels import model_label
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.records import RERUN_SUFFIX, run_id
+from lipnorm_exp.records.heatmap import BLANK_CELLS
+from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.report import paper, presets, verdicts
 from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.aggregate import (

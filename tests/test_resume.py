@@ -2,7 +2,7 @@
 writes the record of a run never stopped, on CPU bit for bit, timings aside.
 
 In-process runs are stopped by a ``KeyboardInterrupt`` raised at the start of a chosen epoch
-(what Ctrl-C and SIGTERM raise, :mod:`lipnorm_exp.stopping`); the command-line runs are stopped
+(what Ctrl-C and SIGTERM raise, :mod:`lipnorm_exp.util.stopping`); the command-line runs are stopped
 by real signals (``tests/kill_points.py``).
 """
 
@@ -16,11 +16,16 @@ import pytest
 import torch
 from cli_helpers import cli, command, records
 
-import lipnorm_exp.batched as batched
-import lipnorm_exp.loop as loop
-from lipnorm_exp.checkpoint import CHECKPOINT_DIR, Checkpoint, checkpoint_path, random_state
+import lipnorm_exp.training.alone as alone
+import lipnorm_exp.training.together as together
 from lipnorm_exp.records import COMPLETED, FAILED, INTERRUPTED, SET_ASIDE, run_id
-from lipnorm_exp.train import run
+from lipnorm_exp.training.checkpoint import (
+    CHECKPOINT_DIR,
+    Checkpoint,
+    checkpoint_path,
+    random_state,
+)
+from lipnorm_exp.training.launch import run
 
 SMALL = ("model.depth=3", "model.hidden=16", "model.heads=2", "model.attn_dropout=0.3")
 #: a schedule and an early stop whose state must survive the stop, over 24 epochs at most
@@ -50,7 +55,7 @@ CASES = {
         "train.epochs=12",
         "train.checkpoint_every=4",
     ),
-    # copies with their own dropout streams (lipnorm_exp.batched)
+    # copies with their own dropout streams (lipnorm_exp.training.together)
     "seeds_together": (*STATEFUL, "seed=[0,1]"),
 }
 
@@ -68,8 +73,8 @@ def stop_at_epoch(monkeypatch, epoch: int, error: type[BaseException] = Keyboard
 
         return start_epoch
 
-    monkeypatch.setattr(loop, "train_epoch", stopping(loop.train_epoch))
-    monkeypatch.setattr(batched.Together, "_train_step", stopping(batched.Together._train_step))
+    monkeypatch.setattr(alone, "train_epoch", stopping(alone.train_epoch))
+    monkeypatch.setattr(together.Together, "_train_step", stopping(together.Together._train_step))
 
 
 def without_timings(record: dict) -> dict:
@@ -168,7 +173,7 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_set_aside_and_never_loaded
         saved = torch.load(path, weights_only=True)
         torch.save({**saved, "format": 0}, path)
 
-    with caplog.at_level(logging.WARNING, logger="lipnorm_exp.checkpoint"):
+    with caplog.at_level(logging.WARNING, logger="lipnorm_exp.training.checkpoint"):
         [again] = run(make_cfg(*STATEFUL))
     assert without_timings(again) == without_timings(straight)
     assert "resumed_at" not in again  # started over

@@ -21,8 +21,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from slurm_cluster import SlurmCluster, cannot_start, slurm_cluster, wait_until
 
-from lipnorm_exp.checkpoint import CHECKPOINT_DIR
 from lipnorm_exp.records import machine
+from lipnorm_exp.training.checkpoint import CHECKPOINT_DIR
 
 #: set by ``make test-slurm``: start the cluster, and fail if it cannot start
 RUN_ENV = "LIPNORM_SLURM_TESTS"

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from lipnorm_exp.atomic import replacing
-from lipnorm_exp.processes import process_alive
 from lipnorm_exp.records import (
     COMPLETED,
     FAILED,
@@ -23,7 +21,11 @@ from lipnorm_exp.records import (
     record_path,
     write_record,
 )
-from lipnorm_exp.stopping import (
+from lipnorm_exp.sweeps.plan import PlannedRun, record_outcomes
+from lipnorm_exp.sweeps.progress import tally_line
+from lipnorm_exp.util.atomic import replacing
+from lipnorm_exp.util.processes import process_alive
+from lipnorm_exp.util.stopping import (
     SWEEP_PID_ENV,
     WATCH_INTERVAL_S,
     Stopped,
@@ -31,8 +33,6 @@ from lipnorm_exp.stopping import (
     stop_requests,
     sweep_process,
 )
-from lipnorm_exp.sweep import tally_line
-from lipnorm_exp.sweep_plan import PlannedRun, record_outcomes
 
 
 def ended_process() -> int:

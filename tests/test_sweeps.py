@@ -25,11 +25,11 @@ from cli_helpers import (
 )
 from conftest import compose_config
 
-from lipnorm_exp.checkpoint import CHECKPOINT_DIR
-from lipnorm_exp.lock import folder_lock
-from lipnorm_exp.member import Member
 from lipnorm_exp.records import run_id
-from lipnorm_exp.train import no_tracker, train
+from lipnorm_exp.training.checkpoint import CHECKPOINT_DIR
+from lipnorm_exp.training.launch import no_tracker, train
+from lipnorm_exp.training.member import Member
+from lipnorm_exp.util.lock import folder_lock
 
 pytestmark = pytest.mark.slow
 

@@ -22,11 +22,8 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict, read_write
 
-from lipnorm_exp import tracking
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.sweep import grid_runs
-from lipnorm_exp.sweep_plan import job_configs
-from lipnorm_exp.tracking import (
+from lipnorm_exp.cli import tracking
+from lipnorm_exp.cli.tracking import (
     WandbTracker,
     default_mode,
     make_tracker,
@@ -35,7 +32,10 @@ from lipnorm_exp.tracking import (
     sweep_keys,
     wandb_metrics,
 )
-from lipnorm_exp.train import run
+from lipnorm_exp.sweeps.plan import job_configs
+from lipnorm_exp.sweeps.progress import grid_runs
+from lipnorm_exp.training.launch import run
+from lipnorm_exp.util.errors import ConfigError
 
 SMALL = ("model.depth=2", "model.hidden=8", "model.heads=2", "model.dropout=0.5")
 PRESETS = sorted(path.stem for path in (CONFIGS / "experiment").glob("*.yaml"))

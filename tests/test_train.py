@@ -3,8 +3,8 @@
 import pytest
 
 from lipnorm_exp.config import build_model
-from lipnorm_exp.run_state import make_optimizer
-from lipnorm_exp.train import run
+from lipnorm_exp.training.launch import run
+from lipnorm_exp.training.state import make_optimizer
 
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2", "model.dropout=0.0")
 

@@ -16,7 +16,7 @@ from lipnorm_exp.data.trees import (
     split_codes,
     tree_edge_index,
 )
-from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.util.errors import ConfigError
 
 
 def trees_cfg(depth: int, **overrides):

@@ -2,10 +2,11 @@
 
 The jobs of a sweep are one SLURM job array (``configs/hydra/launcher/submitit_slurm.yaml``
 holds the project's defaults: time, CPUs, memory, GPUs, partition). A run whose finished record
-is in ``paths.results_dir`` is skipped by its job (:func:`lipnorm_exp.runs.finished_record`);
-when that is every run of the sweep (:func:`~lipnorm_exp.sweep_plan.planned_runs`), the
-launcher submits nothing, rather than an array of jobs that each start, find their record and
-end. Each job's record names its SLURM job (``machine.slurm_job``).
+is in ``paths.results_dir`` is skipped by its job
+(:func:`lipnorm_exp.training.prepare.finished_record`); when that is every run of the sweep
+(:func:`~lipnorm_exp.sweeps.plan.planned_runs`), the launcher submits nothing, rather than an array
+of jobs that each start, find their record and end. Each job's record names its SLURM job
+(``machine.slurm_job``).
 
 Hydra instantiates launchers only from the ``hydra_plugins`` package, and imports every module
 there when any Hydra application starts: this module imports the project (and with it torch)
@@ -30,7 +31,7 @@ class SlurmLauncher(submitit_launcher.SlurmLauncher):
         self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
     ) -> Sequence[JobReturn]:
         """Submit the jobs as one job array and wait for them, unless none has a run to train."""
-        from lipnorm_exp.sweep_plan import planned_runs  # the project, at launch only
+        from lipnorm_exp.sweeps.plan import planned_runs  # the project, at launch only
 
         if all(run.skipped for run in planned_runs(self.config)):
             log.info("no SLURM job submitted: every run of the sweep has a finished record")

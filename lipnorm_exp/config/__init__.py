@@ -2,7 +2,7 @@
 
 - :mod:`~lipnorm_exp.config.location`: where the YAML files are (package or checkout).
 - :mod:`~lipnorm_exp.config.resolvers`: ``${lipnorm_cwd:}`` and ``${lipnorm_add:a,b}``.
-- :mod:`~lipnorm_exp.constraints`: types and limits of values, checked unconverted.
+- :mod:`~lipnorm_exp.util.constraints`: types and limits of values, checked unconverted.
 - :mod:`~lipnorm_exp.config.schema`: the keys of every group option, typed.
 - :mod:`~lipnorm_exp.config.rules`: rules between keys.
 - :mod:`~lipnorm_exp.config.capacity`: sizes a run can hold (model and history in memory).
@@ -11,12 +11,12 @@
 - :mod:`~lipnorm_exp.config.validate`: ``validate(cfg)``, all of the above on one config
   (``check_keys(cfg)``: the keys alone, without the rules between them).
 - :mod:`~lipnorm_exp.config.build`: ``build_model(cfg.model, cfg.norm, ...)``, the groups'
-  keys as the model's keyword arguments.
+  keys as the model's keyword arguments; ``member_configs(cfg)``, one config per seed.
 
 What defines a run, and the hash that names it, are in :mod:`lipnorm_exp.records.identity`.
 """
 
-from lipnorm_exp.config.build import build_model
+from lipnorm_exp.config.build import build_model, member_configs
 from lipnorm_exp.config.location import config_dir, search_path
 from lipnorm_exp.config.resolvers import register_resolvers
 from lipnorm_exp.config.validate import check_keys, validate
@@ -25,6 +25,7 @@ __all__ = [
     "build_model",
     "check_keys",
     "config_dir",
+    "member_configs",
     "register_resolvers",
     "search_path",
     "validate",

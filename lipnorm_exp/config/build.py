@@ -1,12 +1,13 @@
 """Objects built from config groups: the one place where group keys become keyword arguments."""
 
+import copy
 from typing import get_type_hints
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from lipnorm_exp.config import schema
-from lipnorm_exp.constraints import may_be_absent
 from lipnorm_exp.models import MODELS, DepthwiseGNN
+from lipnorm_exp.util.constraints import may_be_absent
 
 __all__ = ["build_model"]
 
@@ -30,3 +31,15 @@ def build_model(
     return MODELS.get(name)(
         in_channels, out_channels, norm=norm_name, norm_options=norm_options, **keywords
     )
+
+
+def member_configs(cfg: DictConfig) -> list[DictConfig]:
+    """The configs of ``cfg``'s runs: one per seed of a seed list, or ``cfg`` itself."""
+    if not isinstance(cfg.seed, ListConfig):
+        return [cfg]
+    members = []
+    for seed in cfg.seed:
+        member = copy.deepcopy(cfg)
+        member.seed = seed
+        members.append(member)
+    return members

@@ -19,7 +19,8 @@ import torch
 from omegaconf import OmegaConf
 
 from lipnorm_exp.config.build import build_model
-from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.util.device import parse_device
+from lipnorm_exp.util.errors import ConfigError
 
 __all__ = [
     "BYTES_PER_EPOCH",
@@ -42,8 +43,9 @@ def device_memory(device: str) -> tuple[int, str]:
     ``auto`` and ``cuda[:i]`` name a GPU's memory where CUDA is available; otherwise (and for
     ``cpu``) the machine's physical memory.
     """
-    if device != "cpu" and torch.cuda.is_available():
-        index = int(device.split(":")[1]) if ":" in device else 0
+    parsed = parse_device(device)
+    if parsed.type == "cuda" and torch.cuda.is_available():
+        index = parsed.index or 0
         if index < torch.cuda.device_count():
             return torch.cuda.get_device_properties(index).total_memory, f"cuda:{index}"
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "cpu"

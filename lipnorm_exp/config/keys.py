@@ -11,7 +11,7 @@ from functools import cache
 from typing import get_type_hints
 
 from lipnorm_exp.config.schema import Config
-from lipnorm_exp.constraints import ByName, split
+from lipnorm_exp.util.constraints import ByName, split
 
 __all__ = ["CUTOFF", "closest_keys", "known_keys"]
 

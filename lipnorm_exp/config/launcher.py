@@ -10,8 +10,8 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from lipnorm_exp.constraints import show
-from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.util.constraints import show
+from lipnorm_exp.util.errors import ConfigError
 
 __all__ = ["JOBLIB", "SUBMITIT", "check_launcher"]
 

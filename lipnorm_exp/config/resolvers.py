@@ -7,7 +7,7 @@ from hydra.core.override_parser.types import Override
 from omegaconf import OmegaConf
 
 from lipnorm_exp.config.help import group_help, preset_help
-from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.util.errors import ConfigError
 
 
 def swept_values(override: Override) -> list:

@@ -2,7 +2,7 @@
 
 Each rule takes the resolved config (plain containers, as
 :func:`lipnorm_exp.config.validate` builds it) and raises a one-line
-:class:`~lipnorm_exp.errors.ConfigError` naming the keys and what is allowed.
+:class:`~lipnorm_exp.util.errors.ConfigError` naming the keys and what is allowed.
 """
 
 from collections.abc import Callable
@@ -11,9 +11,9 @@ from typing import Any
 import torch_geometric.typing
 
 from lipnorm_exp.config.capacity import history_fits, model_fits
-from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.models import MODELS
-from lipnorm_exp.norms import NORMS
+from lipnorm_exp.models.norms import NORMS
+from lipnorm_exp.util.errors import ConfigError
 
 __all__ = ["RULES", "check_rules"]
 

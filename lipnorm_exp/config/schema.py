@@ -7,8 +7,8 @@ key and in field order, so a key whose value another one interpolates (``scale``
 ``train.epochs``, ``dataset.depth`` for the TREES model's depth) is checked first.
 
 Groups whose keys depend on the option (``dataset``, ``model``, ``norm``, ``logger``) map each
-``name`` to its dataclass through :class:`~lipnorm_exp.constraints.ByName`. Keys marked
-:data:`~lipnorm_exp.constraints.MAY_BE_ABSENT` are set by some compositions only (a
+``name`` to its dataclass through :class:`~lipnorm_exp.util.constraints.ByName`. Keys marked
+:data:`~lipnorm_exp.util.constraints.MAY_BE_ABSENT` are set by some compositions only (a
 protocol's tables, a preset's grid, an ablation).
 
 Why these dataclasses are not registered in Hydra's ``ConfigStore`` as structured configs:
@@ -23,7 +23,15 @@ instead; they stay the one description of the keys.
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from lipnorm_exp.constraints import (
+from lipnorm_exp.data import DATASETS as DATASET_LOADERS
+from lipnorm_exp.data import ogb, planetoid, trees
+from lipnorm_exp.data.task import MONITORED
+from lipnorm_exp.models import MODELS as MODEL_CLASSES
+from lipnorm_exp.models import gcnii, gin, gt
+from lipnorm_exp.models.attention import AttentionGNN
+from lipnorm_exp.models.base import ACTIVATIONS, DepthwiseGNN
+from lipnorm_exp.models.norms import NORMS as NORM_CLASSES
+from lipnorm_exp.util.constraints import (
     MAY_BE_ABSENT,
     AtLeast,
     Between,
@@ -38,14 +46,6 @@ from lipnorm_exp.constraints import (
     Positive,
     PositiveNumber,
 )
-from lipnorm_exp.data import DATASETS as DATASET_LOADERS
-from lipnorm_exp.data import ogb, planetoid, trees
-from lipnorm_exp.data.task import MONITORED
-from lipnorm_exp.models import MODELS as MODEL_CLASSES
-from lipnorm_exp.models import gcnii, gin, gt
-from lipnorm_exp.models.attention import AttentionGNN
-from lipnorm_exp.models.base import ACTIVATIONS, DepthwiseGNN
-from lipnorm_exp.norms import NORMS as NORM_CLASSES
 
 __all__ = [
     "DATASETS",
@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 Absent = MAY_BE_ABSENT
-#: a run's seed (a list of them trains those runs together: :mod:`lipnorm_exp.batched`)
+#: a run's seed (a list of them trains those runs together: :mod:`lipnorm_exp.training.together`)
 Seed = Annotated[int, Between(0, 2**32 - 1)]
 #: the monitored columns an early stop may watch (it stops once one reaches 1)
 ACCURACIES = tuple(name for name, higher in MONITORED.items() if higher)

@@ -3,7 +3,7 @@
 Every key is resolved on its own (so an interpolation that fails names its key), checked
 against its field of :mod:`lipnorm_exp.config.schema` without being converted, and refused when
 the group has no such field; then the rules between keys (:mod:`lipnorm_exp.config.rules`) run.
-The first problem raises a :class:`~lipnorm_exp.errors.ConfigError` whose one line names the
+The first problem raises a :class:`~lipnorm_exp.util.errors.ConfigError` whose one line names the
 key, the value and what is allowed.
 """
 
@@ -15,8 +15,8 @@ from omegaconf.errors import OmegaConfBaseException
 
 from lipnorm_exp.config.rules import check_rules
 from lipnorm_exp.config.schema import Config
-from lipnorm_exp.constraints import ByName, describe, fits, may_be_absent, show, split
-from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.util.constraints import ByName, describe, fits, may_be_absent, show, split
+from lipnorm_exp.util.errors import ConfigError
 
 __all__ = ["check_keys", "validate"]
 

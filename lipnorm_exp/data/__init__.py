@@ -5,8 +5,8 @@ from collections.abc import Callable
 from omegaconf import DictConfig
 
 from lipnorm_exp.data.task import MONITORED, SPLITS, Task
-from lipnorm_exp.lock import folder_lock
-from lipnorm_exp.registry import Registry
+from lipnorm_exp.util.lock import folder_lock
+from lipnorm_exp.util.registry import Registry
 
 DATASETS: Registry[Callable[[DictConfig, DictConfig, int], Task]] = Registry("dataset.name")
 
@@ -14,7 +14,7 @@ DATASETS: Registry[Callable[[DictConfig, DictConfig, int], Task]] = Registry("da
 def load_task(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     """Build the task named by ``dataset.name`` (data under ``paths.data_dir``).
 
-    Loading holds a :func:`~lipnorm_exp.lock.folder_lock` named after the dataset, so
+    Loading holds a :func:`~lipnorm_exp.util.lock.folder_lock` named after the dataset, so
     concurrent workers find, copy or process the files one after the other.
     """
     loader = DATASETS.get(dataset.name)

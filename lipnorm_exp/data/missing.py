@@ -4,7 +4,7 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.transforms import BaseTransform
 
-from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.util.errors import ConfigError
 
 __all__ = ["MissingVectors"]
 

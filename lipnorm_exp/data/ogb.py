@@ -5,7 +5,7 @@ Both go through ``ogb``'s own ``PygNodePropPredDataset`` and are scored with ``o
 ``processed/``), OGB's own layout. Offline first: files on disk are used, files found under
 ``<raw_dir>/ogb/<ogbn_name>/`` for a folder of ``paths.raw_dirs`` are copied in, and only then
 is ``ogb`` left to download (``dataset.download``, and only when its host answers within
-seconds); otherwise :class:`~lipnorm_exp.errors.DataNotFoundError` names the folder.
+seconds); otherwise :class:`~lipnorm_exp.util.errors.DataNotFoundError` names the folder.
 
 ``dataset.meta_dict`` (``null`` in the YAML files) points at a dataset of one's own in OGB's
 on-disk CSV format instead: it is ``ogb``'s ``meta_dict`` (``dir_path``, ``version``,
@@ -49,7 +49,7 @@ from lipnorm_exp.data.download import ensure_files
 from lipnorm_exp.data.missing import MissingVectors
 from lipnorm_exp.data.prepare import SourceStamp, load_prepared, read_gzip
 from lipnorm_exp.data.task import Task
-from lipnorm_exp.errors import ConfigError, DataNotFoundError
+from lipnorm_exp.util.errors import ConfigError, DataNotFoundError
 
 __all__ = ["load_ogbn_arxiv", "load_ogbn_proteins"]
 

@@ -28,8 +28,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from lipnorm_exp.atomic import remove_stale_temps, replacing
-from lipnorm_exp.errors import DataError, MissingPackageError, UserError
+from lipnorm_exp.util.atomic import remove_stale_temps, replacing
+from lipnorm_exp.util.errors import DataError, MissingPackageError, UserError
 
 __all__ = [
     "AtomicSave",

@@ -41,7 +41,7 @@ class Task:
         metric_name: what ``*_acc`` in the records holds: ``"accuracy"`` or ``"rocauc"``.
         metric: ``metric(y_true, logits) -> float`` over the rows of one split.
         generators: the generators that ``train_batches`` draws from besides torch's global
-            one, so that a resumed run restores them (:mod:`lipnorm_exp.checkpoint`).
+            one, so that a resumed run restores them (:mod:`lipnorm_exp.training.checkpoint`).
     """
 
     name: str

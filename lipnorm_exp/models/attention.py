@@ -5,7 +5,7 @@ from typing import Any
 from torch import nn
 
 from lipnorm_exp.models.base import DepthwiseGNN
-from lipnorm_exp.norms import normalisation
+from lipnorm_exp.models.norms import normalisation
 
 
 class AttentionGNN(DepthwiseGNN):

@@ -5,9 +5,9 @@ from collections.abc import Mapping
 import torch
 from torch import nn
 
+from lipnorm_exp.models.norms import node_norm
 from lipnorm_exp.nn.copy_dropout import dropout
-from lipnorm_exp.norms import node_norm
-from lipnorm_exp.registry import Registry
+from lipnorm_exp.util.registry import Registry
 
 
 class DepthwiseGNN(nn.Module):
@@ -58,7 +58,7 @@ class DepthwiseGNN(nn.Module):
     """
 
     #: the paper's name of the model, for tables, legends and run names
-    #: (:func:`lipnorm_exp.labels.model_label` adds the normalisation and ``-res``)
+    #: (:func:`lipnorm_exp.records.labels.model_label` adds the normalisation and ``-res``)
     label: str = ""
     #: whether ``norm=lip`` applies (the layers compute attention scores)
     attention: bool = False

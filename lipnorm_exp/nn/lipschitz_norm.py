@@ -265,7 +265,7 @@ def _view_as(values: Tensor, dtype: torch.dtype) -> Tensor:
     """``values.view(dtype)``, or a copy where ``torch.func.vmap`` cannot batch the view.
 
     torch 2.13 batches ``Tensor.view(dtype)``; earlier versions raise under vmap (seeds trained
-    together, :mod:`lipnorm_exp.copies`) and batch ``torch.view_copy`` instead.
+    together, :mod:`lipnorm_exp.training.copies`) and batch ``torch.view_copy`` instead.
     """
     try:
         return values.view(dtype)

@@ -40,10 +40,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from lipnorm_exp.commands import OneLineParser, run_command
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.folders import writable_folder
-from lipnorm_exp.lock import folder_lock
 from lipnorm_exp.records.store import (
     EPOCH_TIME_KEY,
     FINISHED,
@@ -56,6 +52,10 @@ from lipnorm_exp.records.store import (
     set_aside,
     write_record,
 )
+from lipnorm_exp.util.commands import OneLineParser, run_command
+from lipnorm_exp.util.errors import ConfigError
+from lipnorm_exp.util.folders import writable_folder
+from lipnorm_exp.util.lock import folder_lock
 
 NEW, REPLACE, TAGS, SAME, KEEP = "new", "replace", "tags", "same", "keep"
 UNFINISHED, CONFLICT = "unfinished", "conflict"

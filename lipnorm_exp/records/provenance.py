@@ -57,9 +57,11 @@ def machine(device: Any) -> dict[str, Any]:
     """
     import torch
 
+    from lipnorm_exp.util.device import cuda_index
+
     name = str(device)
     if device.type == "cuda":
-        index = torch.cuda.current_device() if device.index is None else device.index
+        index = cuda_index(device)
         name = f"cuda:{index} {torch.cuda.get_device_name(index)}"
     facts = {
         "device": name,

@@ -1,8 +1,8 @@
 """Run records on disk: one JSON file per run, named by its hash, written atomically.
 
 A record is written to a temporary file in the same folder and renamed into place
-(:mod:`lipnorm_exp.atomic`), so parallel workers never collide and a kill never leaves half a
-record; temporary files of killed writers are removed by :func:`~lipnorm_exp.atomic.
+(:mod:`lipnorm_exp.util.atomic`), so parallel workers never collide and a kill never leaves half a
+record; temporary files of killed writers are removed by :func:`~lipnorm_exp.util.atomic.
 remove_stale_temps`. :func:`save_record` never lets an unfinished run replace a finished
 record, :func:`take_record` sets a broken record aside, :func:`iter_records` is the one reader
 of a folder of records and :func:`add_tags` the one change made to a finished record. Every
@@ -21,8 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from lipnorm_exp.atomic import replacing
-from lipnorm_exp.lock import folder_lock
+from lipnorm_exp.util.atomic import replacing
+from lipnorm_exp.util.lock import folder_lock
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ SUMMARY_ACCURACIES = (
 #: summary keys that hold an epoch number or a count of epochs; ``null`` where there is none
 SUMMARY_EPOCHS = ("best_epoch", "epochs_run", "diverged_at_epoch")
 #: every key of a finished record's summary, in the order a run writes them
-#: (:func:`lipnorm_exp.run_state.summarise`) and the report's columns show them
+#: (:func:`lipnorm_exp.training.state.summarise`) and the report's columns show them
 SUMMARY_KEYS = (
     "metric",
     "best_epoch",

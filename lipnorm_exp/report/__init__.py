@@ -10,7 +10,7 @@ published numbers (:mod:`~lipnorm_exp.report.paper`) beside ours, and beside eac
 used and a line saying where they come from (:mod:`~lipnorm_exp.report.provenance`).
 """
 
-from lipnorm_exp.labels import model_label
+from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.report.aggregate import preset_runs, report_groups, select, usable_runs
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.presets import preset_grid

@@ -19,15 +19,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from lipnorm_exp.commands import OneLineParser, run_command
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.folders import writable_folder
 from lipnorm_exp.records import FAILED, INTERRUPTED, RUNS_FOLDER
 from lipnorm_exp.report.aggregate import report_groups, usable_runs
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.report.scorecard import write_scorecard
 from lipnorm_exp.report.tables import write_tables
+from lipnorm_exp.util.commands import OneLineParser, run_command
+from lipnorm_exp.util.errors import ConfigError
+from lipnorm_exp.util.folders import writable_folder
 
 #: the start of the one line a refused command prints
 ERROR_PREFIX = "lipnorm_exp.report: error: "

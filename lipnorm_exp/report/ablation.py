@@ -14,7 +14,7 @@ import math
 
 import pandas as pd
 
-from lipnorm_exp.labels import dataset_label, missing_label
+from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.report.aggregate import MISSING, Selection, cell_numbers, finite, select
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from lipnorm_exp.labels import dataset_label
+from lipnorm_exp.records.labels import dataset_label
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import hyper_settings, select
 from lipnorm_exp.report.presets import preset_grid

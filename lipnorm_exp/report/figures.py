@@ -12,7 +12,7 @@ them is marked ``x`` at the foot of the panel there and its line is broken, neve
 interpolated. Every figure has a footer
 (:func:`~lipnorm_exp.report.provenance.provenance_line`) and ``<name>.runs.csv`` beside it.
 PNG and PDF files carry no time stamp and no software version, so the same records give the
-same bytes; every file is written whole or not at all (:mod:`lipnorm_exp.atomic`).
+same bytes; every file is written whole or not at all (:mod:`lipnorm_exp.util.atomic`).
 
 - ``fig2_gradients`` (Fig. 2, preset ``gradients``): layers × epochs heat maps of the
   attention-gradient norms (log colour scale, one per model label and setting; white where a
@@ -44,9 +44,13 @@ from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from lipnorm_exp.atomic import replacing, write_whole
-from lipnorm_exp.heatmap import BLANK_CELLS, draw_gradient_heatmap, gradient_matrix, log_norm
-from lipnorm_exp.labels import dataset_label, metric_label, missing_label
+from lipnorm_exp.records.heatmap import (
+    BLANK_CELLS,
+    draw_gradient_heatmap,
+    gradient_matrix,
+    log_norm,
+)
+from lipnorm_exp.records.labels import dataset_label, metric_label, missing_label
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import (
     TEST,
@@ -62,6 +66,7 @@ from lipnorm_exp.report.aggregate import (
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
 from lipnorm_exp.report.trees import TRAIN, budgets, departures
+from lipnorm_exp.util.atomic import replacing, write_whole
 
 #: the paper's markers (Fig. 5): circles for none, triangles for PairNorm, squares for Lip
 NORM_MARKERS = {"none": "o", "pairnorm": "^", "lip": "s", "layernorm": "D"}
@@ -242,7 +247,7 @@ def _heatmap_column(
     """Fig. 2's panels of ``label``, one per depth, on one colour scale with its own bar.
 
     Returns:
-        Whether a panel has blank cells (:data:`~lipnorm_exp.heatmap.BLANK_CELLS`).
+        Whether a panel has blank cells (:data:`~lipnorm_exp.records.heatmap.BLANK_CELLS`).
     """
     histories = {
         depth: by_label[label].runs.iloc[0]

@@ -2,13 +2,13 @@
 
 Test accuracies in % (mean ± std over the paper's runs); in Tables 1 and 2 the number of
 layers of the model chosen on validation is kept as ``depth``. Table cells are keyed by
-model label (:func:`~lipnorm_exp.labels.model_label`) and then by
+model label (:func:`~lipnorm_exp.records.labels.model_label`) and then by
 ``(dataset, missing_rate)`` (Tables 1 and 2) or ``(dataset, depth)`` (Table 3).
 """
 
 from dataclasses import dataclass
 
-from lipnorm_exp.labels import model_label
+from lipnorm_exp.records.labels import model_label
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.config import config_dir, register_resolvers
-from lipnorm_exp.labels import model_label
+from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.report.records import config_value
-from lipnorm_exp.sweep import sweep_axes
+from lipnorm_exp.sweeps.progress import sweep_axes
 
 #: the package's configs (``configs/experiment/<preset>.yaml``, ``configs/search/*.yaml``, ...)
 CONFIGS_DIR = config_dir()
@@ -82,7 +82,7 @@ class GridJob:
     Args:
         dataset (str): ``dataset.name``.
         missing_rate (float): ``dataset.missing_rate`` (0 where the dataset has none).
-        label (str): the model label (:func:`~lipnorm_exp.labels.model_label`).
+        label (str): the model label (:func:`~lipnorm_exp.records.labels.model_label`).
         norm (str): ``norm.name``.
         hyper_parameters (tuple): the values of :attr:`PresetGrid.hyper_keys`, in their order.
     """

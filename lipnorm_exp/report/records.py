@@ -9,7 +9,7 @@ Folder names are never read: what a run is comes from its config. Two files with
 
 Columns: ``run_id``, ``status``, ``error``, ``path``; the config keys of
 :data:`CONFIG_COLUMNS`; the summary metrics of :data:`~lipnorm_exp.records.SUMMARY_KEYS`
-(``NaN`` where absent); ``label`` (:func:`~lipnorm_exp.labels.model_label`); ``setting``
+(``NaN`` where absent); ``label`` (:func:`~lipnorm_exp.records.labels.model_label`); ``setting``
 (:func:`lipnorm_exp.records.setting_key`: everything that defines the run except its seed, so
 that records equal in ``setting`` are seeds of one hyper-parameter setting); ``tags`` (the
 presets the run serves); ``machine`` (:func:`machine_label`); and, as object columns,
@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
-from lipnorm_exp.labels import model_label
 from lipnorm_exp.records import SUMMARY_KEYS, iter_records, setting_key
+from lipnorm_exp.records.labels import model_label
 
 #: column → dotted config key
 CONFIG_COLUMNS = {

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lipnorm_exp.atomic import write_whole
-from lipnorm_exp.labels import dataset_label, missing_label
+from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.report import claims, paper
 from lipnorm_exp.report.aggregate import (
     hyper_settings,
@@ -40,6 +39,7 @@ from lipnorm_exp.report.verdicts import (
     number_verdict,
     run_facts,
 )
+from lipnorm_exp.util.atomic import write_whole
 
 SCALE = "paper"
 MARKDOWN, CSV = "SCORECARD.md", "scorecard.csv"

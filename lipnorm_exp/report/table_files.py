@@ -7,7 +7,7 @@
 - ``.runs.csv``: every run behind a number (:func:`~lipnorm_exp.report.provenance.runs_table`).
 
 Every file is a function of the table alone, so the same records give the same bytes, and is
-written whole or not at all (:func:`~lipnorm_exp.atomic.write_whole`): a kill leaves each file
+written whole or not at all (:func:`~lipnorm_exp.util.atomic.write_whole`): a kill leaves each file
 the old one or the new one.
 """
 
@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 from tabulate import tabulate
 
-from lipnorm_exp.atomic import write_whole
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
+from lipnorm_exp.util.atomic import write_whole
 
 LATEX_SYMBOLS = {"±": r"$\pm$", "†": r"$^\dagger$", "–": "--"}
 LATEX_ESCAPES = {"%": r"\%", "&": r"\&", "_": r"\_", "#": r"\#"}

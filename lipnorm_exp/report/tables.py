@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lipnorm_exp.labels import dataset_label, missing_label
 from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, STATUSES
+from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.ablation import ABLATION_PRESET, ablation_table
 from lipnorm_exp.report.aggregate import MISSING, cell_numbers, preset_runs, select

@@ -2,9 +2,9 @@
 
 Inside :func:`stop_requests`, SIGTERM and SIGHUP raise :class:`Stopped` (a
 ``KeyboardInterrupt``) in the main thread as Ctrl-C raises ``KeyboardInterrupt``, so that a run
-ends as ``interrupted`` (:func:`lipnorm_exp.train.run`) instead of vanishing. A run in a worker
-process of a sweep on the sweep's machine (joblib or submitit-local launchers) also watches the
-sweep's own process, named by :data:`SWEEP_PID_ENV`: once that process has ended, however it
+ends as ``interrupted`` (:func:`lipnorm_exp.training.launch.run`) instead of vanishing. A run in a
+worker process of a sweep on the sweep's machine (joblib or submitit-local launchers) also watches
+the sweep's own process, named by :data:`SWEEP_PID_ENV`: once that process has ended, however it
 ended (``kill -9`` included), the worker stops itself the same way, within
 :data:`WATCH_INTERVAL_S` seconds. Jobs on other machines (a SLURM cluster) run on.
 """
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from lipnorm_exp.processes import process_alive
+from lipnorm_exp.util.processes import process_alive
 
 __all__ = [
     "STOP_SIGNALS",

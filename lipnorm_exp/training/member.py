@@ -1,9 +1,9 @@
 """One run of a launch, from its config to its record: :class:`Member`.
 
-A launch (:func:`lipnorm_exp.train.run`) trains the runs of its seeds, one alone or several
-together; each is a member. A member is made exactly as the run would be made alone (seed
+A launch (:func:`lipnorm_exp.training.launch.run`) trains the runs of its seeds, one alone or
+several together; each is a member. A member is made exactly as the run would be made alone (seed
 everything, load the task, build the model), then resumed from the run's checkpoint where one
-is saved (:mod:`lipnorm_exp.checkpoint`). The training loop hands it each epoch's outcome
+is saved (:mod:`lipnorm_exp.training.checkpoint`). The training loop hands it each epoch's outcome
 (:meth:`Member.take`), asks it to keep its state between epochs (:meth:`Member.keep`) and closes
 it when its run ends (:meth:`Member.close`): the record, also of a run stopped or failed, then
 holds every epoch so far, and a final record removes the checkpoint.
@@ -20,10 +20,8 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from torch_geometric import seed_everything
 
-from lipnorm_exp.checkpoint import Checkpoint, restore, snapshot
 from lipnorm_exp.config import build_model
 from lipnorm_exp.data import load_task
-from lipnorm_exp.loop import EpochOutcome
 from lipnorm_exp.nn.copy_dropout import RandomStream
 from lipnorm_exp.records import (
     FAILED,
@@ -35,8 +33,10 @@ from lipnorm_exp.records import (
     save_record,
     versions,
 )
-from lipnorm_exp.run_state import RunState, TrackerFactory, make_optimizer
-from lipnorm_exp.stopping import held_stops
+from lipnorm_exp.training.checkpoint import Checkpoint, restore, snapshot
+from lipnorm_exp.training.epoch import EpochOutcome
+from lipnorm_exp.training.state import RunState, TrackerFactory, make_optimizer
+from lipnorm_exp.util.stopping import held_stops
 
 __all__ = ["STREAM_KEY", "Member"]
 
@@ -148,7 +148,7 @@ class Member:
         ``failed``, saying after which epoch it stopped and from which one its next launch
         resumes. A final record removes the checkpoint. A stop request (Ctrl-C, SIGTERM) while
         the record is written takes effect once it is whole
-        (:func:`~lipnorm_exp.stopping.held_stops`).
+        (:func:`~lipnorm_exp.util.stopping.held_stops`).
         """
         self._end(error)
         self._add_timing(setup_s)

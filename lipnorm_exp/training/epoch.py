@@ -8,7 +8,7 @@ optimiser step that overflows (an update too large for the parameters' dtype, as
 
 import logging
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import torch
@@ -17,7 +17,6 @@ from torch import nn
 from torch_geometric.data import Data
 
 from lipnorm_exp.data import SPLITS, Task
-from lipnorm_exp.lipschitz_estimate import layer_lipschitz
 
 log = logging.getLogger(__name__)
 
@@ -184,34 +183,3 @@ def score(task: Task, outputs: Iterable[tuple[torch.Tensor, Data]]) -> dict[str,
         metrics[f"{split}_loss"] = loss
         metrics[f"{split}_acc"] = task.metric(y, out)
     return metrics
-
-
-class Alone:
-    """The epochs of one run trained by itself: :func:`train_epoch`, then :func:`evaluate`.
-
-    One of the two epoch engines of :func:`lipnorm_exp.train.fit` (the other trains several
-    runs together: :class:`lipnorm_exp.batched.Together`); the members it is given are runs
-    (:class:`~lipnorm_exp.member.Member`): their ``model``, ``task`` and ``state``.
-
-    Args:
-        device: where the run trains.
-    """
-
-    def __init__(self, device: torch.device):
-        self.device = device
-
-    def epoch(self, members: Sequence) -> list[EpochOutcome]:
-        """Train and evaluate the one run of ``members`` for an epoch."""
-        [member] = members
-        model, task = member.model, member.task
-        try:
-            loss, grads = train_epoch(
-                model, member.state.optimizer, task, self.device, member.state.train.track_gradients
-            )
-        except StepOverflowError as overflow:
-            return [EpochOutcome.overflowed(overflow)]
-        return [outcome(loss, grads, lambda: evaluate(model, task, self.device))]
-
-    def lipschitz(self, member) -> list[float]:
-        """Per-layer Lipschitz estimates of the run's model on its first evaluation batch."""
-        return layer_lipschitz(member.model, next(iter(member.task.eval_batches)).to(self.device))

@@ -1,7 +1,7 @@
 """One run's state between epochs: its schedule, early stop, history, best epoch and outcome.
 
-:class:`RunState` is what the training loop (:func:`lipnorm_exp.train.fit`) hands each epoch's
-numbers to, whether its engine trains one run or several together: every run keeps the same
+:class:`RunState` is what the training loop (:func:`lipnorm_exp.training.launch.fit`) hands each
+epoch's numbers to, whether its engine trains one run or several together: every run keeps the same
 rows, selects its best epoch and stops on the same rule.
 """
 
@@ -12,9 +12,9 @@ from typing import Any, Protocol
 import torch
 from omegaconf import DictConfig
 
-from lipnorm_exp.checkpoint import copied
 from lipnorm_exp.data import MONITORED
 from lipnorm_exp.records import COMPLETED, DIVERGED, EPOCH_TIME_KEY
+from lipnorm_exp.training.checkpoint import copied
 
 __all__ = [
     "MIN_IMPROVEMENT",
@@ -50,7 +50,7 @@ class NullTracker:
 
 
 #: makes a run's tracker from its config and run id (the CLI's:
-#: :func:`lipnorm_exp.tracking.make_tracker`, which reads ``logger``)
+#: :func:`lipnorm_exp.cli.tracking.make_tracker`, which reads ``logger``)
 TrackerFactory = Callable[[DictConfig, str], Tracker]
 
 
@@ -172,7 +172,7 @@ class RunState:
     def state_dict(self) -> dict[str, Any]:
         """A copy of what decides the run's next epochs: optimiser, schedule, early stop, rows.
 
-        Only a run that goes on has one worth keeping (:mod:`lipnorm_exp.checkpoint`): its
+        Only a run that goes on has one worth keeping (:mod:`lipnorm_exp.training.checkpoint`): its
         status is ``completed`` so far. Rows are never changed once added, so the history is
         copied as a list of the same rows.
         """
@@ -219,7 +219,7 @@ class RunState:
         Args:
             epoch: 1-based epoch number.
             loss: mean training loss of the epoch.
-            metrics: loss and metric of every split (:func:`~lipnorm_exp.loop.evaluate`).
+            metrics: loss and metric of every split (:func:`~lipnorm_exp.training.epoch.evaluate`).
             grads: mean ``[depth, 2]`` gradient norms of the epoch, when tracked.
             lipschitz: called for the per-layer Lipschitz estimates when they are due.
         """

@@ -3,8 +3,8 @@
 :class:`SweepPlan` is a Hydra callback (``configs/hydra/default.yaml``). At the start of a
 multirun it composes the config of every run the sweep makes, as its jobs will, and looks up
 each run's record: a run whose finished record is in ``paths.results_dir`` is skipped by its job
-(:func:`lipnorm_exp.runs.finished_record`), so a preset whose records are there already trains
-nothing. The callback says how many runs that is, in which folder, and the two ways to train
+(:func:`lipnorm_exp.training.prepare.finished_record`), so a preset whose records are there already
+trains nothing. The callback says how many runs that is, in which folder, and the two ways to train
 them anyway (``force=true``, or another ``paths.results_dir``). At the end of the sweep, also
 when it is stopped, it prints the tally of its runs' outcomes read from the records the sweep
 wrote (:func:`record_outcomes`), so the tally agrees with the records after any stop.
@@ -32,6 +32,7 @@ from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
+from lipnorm_exp.config import member_configs
 from lipnorm_exp.records import (
     FAILED,
     FINISHED,
@@ -41,8 +42,7 @@ from lipnorm_exp.records import (
     record_path,
     run_id,
 )
-from lipnorm_exp.sweep import SKIPPED, grid_jobs, grid_runs, tally, tally_line
-from lipnorm_exp.train import member_configs
+from lipnorm_exp.sweeps.progress import SKIPPED, grid_jobs, grid_runs, tally, tally_line
 
 __all__ = [
     "PlannedRun",
@@ -237,7 +237,7 @@ class SweepPlan(Callback):
         self._report()
 
     def _report(self) -> None:
-        """Log :func:`~lipnorm_exp.sweep.tally_line` of :func:`record_outcomes`."""
+        """Log :func:`~lipnorm_exp.sweeps.progress.tally_line` of :func:`record_outcomes`."""
         noted = tally(self._sweep_dir)[FAILED]
         counts = record_outcomes(self._planned, self._since, noted)
         log.info("%s", tally_line(counts, len(self._planned)))

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from lipnorm_exp.atomic import temp_path
-from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.util.atomic import temp_path
+from lipnorm_exp.util.errors import ConfigError
 
 __all__ = ["writable_folder"]
 

@@ -2,15 +2,15 @@
 
 A checkpoint holds everything that decides what a run does next: the model's parameters and
 buffers, the optimiser's moments and step counts, the learning-rate schedule, the early stop,
-the history and best epoch so far (:meth:`~lipnorm_exp.run_state.RunState.state_dict`), and
+the history and best epoch so far (:meth:`~lipnorm_exp.training.state.RunState.state_dict`), and
 every random state the run draws from (:func:`random_state`: Python's, NumPy's, torch's CPU and
 CUDA generators, the generators a task shuffles its batches with, and the dropout stream of a
 copy trained among others). Restored, a run goes on as if it had never stopped: on a CPU the
 record it writes equals that of an uninterrupted run bit for bit, timings aside.
 
 One file per run, ``<results_dir>/.checkpoints/<run_id>.pt``, written whole or not at all
-(:func:`~lipnorm_exp.atomic.replacing`) every ``train.checkpoint_every`` epochs, and when the run
-stops on a signal (SIGTERM, SIGHUP, Ctrl-C) or an error: then from the state at the end of its
+(:func:`~lipnorm_exp.util.atomic.replacing`) every ``train.checkpoint_every`` epochs, and when the
+run stops on a signal (SIGTERM, SIGHUP, Ctrl-C) or an error: then from the state at the end of its
 last whole epoch, which :class:`Checkpoint` keeps in memory, since the epoch under way is half
 done. The next launch of the same run resumes from it; ``force=true`` starts over. The file is
 removed once the run's final record (``completed`` or ``diverged``) is written. A file that
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from lipnorm_exp.atomic import replacing
 from lipnorm_exp.records import set_aside
+from lipnorm_exp.util.atomic import replacing
 
 __all__ = [
     "CHECKPOINT_DIR",
@@ -110,7 +110,7 @@ def snapshot(
 ) -> dict[str, Any]:
     """A copy of one run's state now: ``model``, ``run``, the random states, ``extra``.
 
-    ``run`` is the run's :class:`~lipnorm_exp.run_state.RunState`.
+    ``run`` is the run's :class:`~lipnorm_exp.training.state.RunState`.
     """
     return {
         "model": model_state(model),
@@ -195,7 +195,7 @@ class Checkpoint:
         Args:
             epoch: the epoch just finished.
             state: returns the run's state now, as copies that training on leaves unchanged
-                (:func:`model_state`, :meth:`~lipnorm_exp.run_state.RunState.state_dict`).
+                (:func:`model_state`, :meth:`~lipnorm_exp.training.state.RunState.state_dict`).
         """
         if not self.every:
             return

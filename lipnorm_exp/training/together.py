@@ -1,18 +1,18 @@
 """``seed=[0,1,2]``: the epoch engine that trains several seeds of one configuration together.
 
 Each seed is the run it would be alone, with the same identity and record
-(:class:`~lipnorm_exp.member.Member`: its data and model made as alone, its own Adam optimiser,
-learning-rate schedule, early stop and best epoch). What is shared is the
+(:class:`~lipnorm_exp.training.member.Member`: its data and model made as alone, its own Adam
+optimiser, learning-rate schedule, early stop and best epoch). What is shared is the
 computation: every epoch runs the forward and backward pass of all copies still training as
-one batch (:class:`~lipnorm_exp.copies.StackedCopies`), so a GPU runs a few large kernels
+one batch (:class:`~lipnorm_exp.training.copies.StackedCopies`), so a GPU runs a few large kernels
 instead of many small ones. The loss minimised is the sum of the copies' losses, whose gradient
 with respect to each copy's parameters is that copy's own; dropout draws each copy's masks from
 its own stream. A run's losses therefore equal those of the same run trained alone, within float
 tolerance (the batched kernels add in another order).
 
 A copy leaves the batch when it ends (early stop, divergence, last epoch) and its record is
-written then (:func:`lipnorm_exp.train.fit`); each keeps its own checkpoint, its dropout stream
-included, and resumes from it. Each record says it was trained in a batch (``batched``: the
+written then (:func:`lipnorm_exp.training.launch.fit`); each keeps its own checkpoint, its dropout
+stream included, and resumes from it. Each record says it was trained in a batch (``batched``: the
 seeds trained together). Only
 full-graph tasks can be batched: every copy trains and evaluates on one graph, the same for all
 (its features may differ, as the missing vectors of each seed do).
@@ -22,10 +22,8 @@ import torch
 from omegaconf import DictConfig
 from torch_geometric.data import Data
 
-from lipnorm_exp.copies import StackedCopies
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.lipschitz_estimate import layer_lipschitz
-from lipnorm_exp.loop import (
+from lipnorm_exp.training.copies import StackedCopies
+from lipnorm_exp.training.epoch import (
     EpochOutcome,
     StepOverflowError,
     gradient_norms,
@@ -34,7 +32,9 @@ from lipnorm_exp.loop import (
     step,
     task_loss,
 )
-from lipnorm_exp.member import Member
+from lipnorm_exp.training.lipschitz_estimate import layer_lipschitz
+from lipnorm_exp.training.member import Member
+from lipnorm_exp.util.errors import ConfigError
 
 __all__ = ["Together", "check_together"]
 
@@ -63,8 +63,8 @@ def _single_graph(member: Member) -> Data:
 class Together:
     """The epochs of several runs trained as one batch of stacked copies.
 
-    One of the two epoch engines of :func:`lipnorm_exp.train.fit` (the other:
-    :class:`lipnorm_exp.loop.Alone`).
+    One of the two epoch engines of :func:`lipnorm_exp.training.launch.fit` (the other:
+    :class:`lipnorm_exp.training.alone.Alone`).
 
     Args:
         members: every run trained together, each with its dropout stream.

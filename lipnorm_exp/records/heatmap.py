@@ -1,7 +1,7 @@
 """One run's attention-gradient norms as a heat map: layers × epochs, log colour scale.
 
 Fig. 2's panel (:mod:`lipnorm_exp.report.figures`) and the W&B image of a run
-(:mod:`lipnorm_exp.tracking`) are both drawn by :func:`draw_gradient_heatmap`.
+(:mod:`lipnorm_exp.cli.tracking`) are both drawn by :func:`draw_gradient_heatmap`.
 """
 
 import numpy as np

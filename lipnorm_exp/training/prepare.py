@@ -1,4 +1,4 @@
-"""What a launch does before it trains (:func:`lipnorm_exp.train.run`).
+"""What a launch does before it trains (:func:`lipnorm_exp.training.launch.run`).
 
 Check the config and the folders, pick the device, hold the runs' locks, find the runs already
 finished.
@@ -12,34 +12,17 @@ from pathlib import Path
 import torch
 from omegaconf import DictConfig
 
-from lipnorm_exp.atomic import remove_stale_temps
-from lipnorm_exp.checkpoint import checkpoint_path
 from lipnorm_exp.config import validate
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.folders import writable_folder
-from lipnorm_exp.lock import folder_lock
 from lipnorm_exp.records import FINISHED, add_tags, take_record
+from lipnorm_exp.training.checkpoint import checkpoint_path
+from lipnorm_exp.util.atomic import remove_stale_temps
+from lipnorm_exp.util.device import pick_device
+from lipnorm_exp.util.folders import writable_folder
+from lipnorm_exp.util.lock import folder_lock
 
-__all__ = ["finished_record", "pick_device", "prepare", "run_locks"]
+__all__ = ["finished_record", "prepare", "run_locks"]
 
 log = logging.getLogger(__name__)
-
-
-def pick_device(name: str) -> torch.device:
-    """``auto`` is CUDA when available, else CPU; ``cpu``, ``cuda`` and ``cuda:<index>`` as said.
-
-    Raises:
-        ConfigError: a CUDA device this machine does not have.
-    """
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(name)
-    if device.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if (device.index or 0) >= count:
-            have = f"cuda:0 to cuda:{count - 1}" if count else "no CUDA device"
-            raise ConfigError(f"device={name} is not on this machine ({have}); allowed: auto, cpu")
-    return device
 
 
 def prepare(cfg: DictConfig) -> tuple[Path, torch.device]:

@@ -3,7 +3,7 @@
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
-from lipnorm_exp.errors import ConfigError
+from lipnorm_exp.util.errors import ConfigError
 
 T = TypeVar("T")
 

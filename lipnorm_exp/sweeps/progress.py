@@ -3,11 +3,11 @@
 :class:`SweepProgress` is a Hydra callback (``configs/hydra/default.yaml``). At the start
 of a multirun it counts the grid the basic sweeper will expand and passes the total, and the
 id of the sweep's process, to the jobs through environment variables (inherited by joblib
-and submitit workers, which stop when that process has ended: :mod:`lipnorm_exp.stopping`);
+and submitit workers, which stop when that process has ended: :mod:`lipnorm_exp.util.stopping`);
 each job appends its outcome to ``<sweep dir>/progress.jsonl`` (read for the jobs that fail
 before writing any record). The tally of the runs' outcomes, printed at the end also when the
 sweep is stopped (Ctrl-C, SIGTERM), is read from the records the sweep wrote
-(:class:`~lipnorm_exp.sweep_plan.SweepPlan`), in the words of :func:`tally_line`.
+(:class:`~lipnorm_exp.sweeps.plan.SweepPlan`), in the words of :func:`tally_line`.
 """
 
 import atexit
@@ -28,9 +28,9 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from lipnorm_exp.config.resolvers import swept_values
-from lipnorm_exp.errors import ConfigError
 from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, INTERRUPTED
-from lipnorm_exp.stopping import SWEEP_PID_ENV, install_stop_handlers, sweep_process
+from lipnorm_exp.util.errors import ConfigError
+from lipnorm_exp.util.stopping import SWEEP_PID_ENV, install_stop_handlers, sweep_process
 
 __all__ = [
     "SweepProgress",
@@ -91,7 +91,7 @@ def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
 
     The cartesian product of :func:`grid_choices` (the first key varies slowest). Hydra has no
     public API for this expansion (``BasicSweeper.split_arguments`` is in its private
-    ``_internal`` package, which only :mod:`lipnorm_exp.hydra_refusals` may use), so it is
+    ``_internal`` package, which only :mod:`lipnorm_exp.cli.hydra_refusals` may use), so it is
     written here, and ``tests/test_presets.py`` checks it against Hydra's own.
     """
     return [list(job) for job in itertools.product(*grid_choices(hydra_cfg).values())]
@@ -214,7 +214,7 @@ class SweepProgress(Callback):
     Hydra skips ``on_multirun_end`` when a job raised (the sweeper re-raises the first
     failure after all jobs ran) or the sweep was stopped; the sweep's environment variables
     and signal handlers are then restored at interpreter exit instead. SIGTERM and SIGHUP stop
-    the sweep as Ctrl-C does (:func:`~lipnorm_exp.stopping.install_stop_handlers`), so that
+    the sweep as Ctrl-C does (:func:`~lipnorm_exp.util.stopping.install_stop_handlers`), so that
     exit comes.
     """
 

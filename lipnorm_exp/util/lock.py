@@ -6,7 +6,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from lipnorm_exp.errors import UserError
+from lipnorm_exp.util.errors import UserError
 
 __all__ = ["folder_lock"]
 

@@ -9,7 +9,7 @@ status 2, an unknown key with the closest known keys
 (:func:`~lipnorm_exp.config.keys.closest_keys`). An error once the task function has started,
 and a job's error in a sweep, are left to Hydra; ``HYDRA_FULL_ERROR=1`` keeps Hydra's stack.
 (A sweep the basic sweeper cannot expand and a launcher argument are refused before Hydra
-meets them, by :class:`~lipnorm_exp.cli.Preflight`.)
+meets them, by :class:`~lipnorm_exp.cli.preflight.Preflight`.)
 
 Hydra prints its errors in ``hydra._internal.utils.run_and_report``, which has no public hook:
 :meth:`HydraRefusals.installed` wraps it while the command runs.
@@ -27,7 +27,7 @@ from hydra.errors import (
     OverrideParseException,
 )
 
-from lipnorm_exp.cli import ERROR_PREFIX, EXIT_USER_ERROR, JobError, full_error_wanted, say
+from lipnorm_exp.cli.errors import ERROR_PREFIX, EXIT_USER_ERROR, JobError, full_error_wanted, say
 from lipnorm_exp.config.keys import closest_keys
 
 __all__ = ["GRAMMAR", "HydraRefusals", "refusal_line"]

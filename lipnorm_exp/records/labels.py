@@ -6,8 +6,9 @@ connections: ``GAT``, ``GAT-Lip``, ``GAT-Lip(pub)`` (the published code's varian
 ``GAT-Lip-res``; a residual inside Alon & Yahav's block (``model.post_layernorm``, every model
 of the TREES protocol has it) is part of the architecture and not marked. Every table row,
 legend entry and summary line uses :func:`model_label`; the layer's name is its model class's
-``label``, the normalisation's suffix its class's ``label_suffix`` (:mod:`lipnorm_exp.norms`), and
-a dataset's spelling the one its loader was registered with (:data:`lipnorm_exp.data.DATASETS`).
+``label``, the normalisation's suffix its class's ``label_suffix``
+(:mod:`lipnorm_exp.models.norms`), and a dataset's spelling the one its loader was registered with
+(:data:`lipnorm_exp.data.DATASETS`).
 """
 
 from collections.abc import Mapping
@@ -15,7 +16,7 @@ from typing import Any
 
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.models import MODELS
-from lipnorm_exp.norms import NORMS
+from lipnorm_exp.models.norms import NORMS
 
 METRIC_NAMES = {"accuracy": "accuracy", "rocauc": "ROC-AUC"}
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from lipnorm_exp.processes import process_alive
+from lipnorm_exp.util.processes import process_alive
 
 __all__ = ["STALE_AFTER_S", "remove_stale_temps", "replacing", "temp_path", "write_whole"]
 

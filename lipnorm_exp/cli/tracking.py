@@ -28,8 +28,9 @@ What a W&B run holds:
 - when gradients were tracked, the heat map of the attention-gradient norms (layers × epochs,
   log colour scale, as the paper's Fig. 2) as an image.
 
-Training knows a tracker only by the :class:`~lipnorm_exp.run_state.Tracker` protocol: the CLI
-hands :func:`make_tracker` to :func:`lipnorm_exp.train.run`, so this module sits above training.
+Training knows a tracker only by the :class:`~lipnorm_exp.training.state.Tracker` protocol: the CLI
+hands :func:`make_tracker` to :func:`lipnorm_exp.training.launch.run`, so this module sits above
+training.
 """
 
 import functools
@@ -44,11 +45,11 @@ from urllib.parse import urlparse
 from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.data import SPLITS
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.labels import dataset_label, missing_label, model_label
 from lipnorm_exp.records import FAILED, INTERRUPTED, portable_paths
-from lipnorm_exp.run_state import NullTracker
-from lipnorm_exp.sweep import grid_choices
+from lipnorm_exp.records.labels import dataset_label, missing_label, model_label
+from lipnorm_exp.sweeps.progress import grid_choices
+from lipnorm_exp.training.state import NullTracker
+from lipnorm_exp.util.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -273,7 +274,7 @@ def gradient_heatmap(history: list[dict[str, Any]], title: str):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from lipnorm_exp.heatmap import draw_gradient_heatmap
+    from lipnorm_exp.records.heatmap import draw_gradient_heatmap
 
     fig = Figure(figsize=(6, 4), layout="constrained")
     ax = fig.add_subplot()

@@ -23,9 +23,9 @@ import torch
 from torch import nn
 from torch_geometric.nn import LayerNorm, PairNorm
 
-from lipnorm_exp.constraints import OneOf, PositiveNumber
 from lipnorm_exp.nn.lipschitz_norm import VARIANTS
-from lipnorm_exp.registry import Registry
+from lipnorm_exp.util.constraints import OneOf, PositiveNumber
+from lipnorm_exp.util.registry import Registry
 
 __all__ = [
     "NORMS",

@@ -1,23 +1,23 @@
 """``run(cfg)``: a configuration's runs, from config to records.
 
 A configuration names one seed or a list of seeds (``seed=[0,1,2]``); each seed is a run, a
-member of the launch (:class:`~lipnorm_exp.member.Member`). The launch is validated, its folders
-checked, the runs' locks taken (a second process given the same run waits for it), the runs with
-a finished record skipped (this config's tags added to it); the others are built, resumed from
-their checkpoints where saved (:mod:`lipnorm_exp.checkpoint`) and trained by one loop,
-:func:`fit`, over one of two epoch engines: one run alone (:class:`~lipnorm_exp.loop.Alone`), or
-the seeds of a list together as stacked copies (:class:`~lipnorm_exp.batched.Together`).
+member of the launch (:class:`~lipnorm_exp.training.member.Member`). The launch is validated, its
+folders checked, the runs' locks taken (a second process given the same run waits for it), the runs
+with a finished record skipped (this config's tags added to it); the others are built, resumed from
+their checkpoints where saved (:mod:`lipnorm_exp.training.checkpoint`) and trained by one loop,
+:func:`fit`, over one of two epoch engines: one run alone
+(:class:`~lipnorm_exp.training.alone.Alone`), or the seeds of a list together as stacked copies
+(:class:`~lipnorm_exp.training.together.Together`).
 
 Each run keeps its best-validation epoch and ends after ``train.epochs``, on its early stop, or
 as ``diverged`` at a non-finite loss or output (a result: deep unnormalised GATs explode),
 keeping the epochs before it. An exception during training writes a ``failed`` record with the
-error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see :mod:`lipnorm_exp.stopping`) an
+error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see :mod:`lipnorm_exp.util.stopping`) an
 ``interrupted`` one, and either is raised again; both keep the epochs so far, in the record and
 in the checkpoint the next launch resumes from. Neither replaces a finished record of the run
 (:func:`~lipnorm_exp.records.save_record`).
 """
 
-import copy
 import time
 from datetime import datetime, timezone
 from typing import Any
@@ -26,27 +26,17 @@ import torch
 from omegaconf import DictConfig, ListConfig
 from tqdm.auto import tqdm
 
-from lipnorm_exp.batched import Together, check_together
-from lipnorm_exp.errors import ConfigError
-from lipnorm_exp.loop import Alone
-from lipnorm_exp.member import Member
+from lipnorm_exp.config import member_configs
 from lipnorm_exp.records import run_id
-from lipnorm_exp.run_state import NullTracker, TrackerFactory
-from lipnorm_exp.runs import finished_record, prepare, run_locks
+from lipnorm_exp.training.alone import Alone
+from lipnorm_exp.training.engine import Engine
+from lipnorm_exp.training.member import Member
+from lipnorm_exp.training.prepare import finished_record, prepare, run_locks
+from lipnorm_exp.training.state import NullTracker, TrackerFactory
+from lipnorm_exp.training.together import Together, check_together
+from lipnorm_exp.util.errors import ConfigError
 
-__all__ = ["fit", "member_configs", "no_tracker", "run"]
-
-
-def member_configs(cfg: DictConfig) -> list[DictConfig]:
-    """The configs of ``cfg``'s runs: one per seed of a seed list, or ``cfg`` itself."""
-    if not isinstance(cfg.seed, ListConfig):
-        return [cfg]
-    members = []
-    for seed in cfg.seed:
-        member = copy.deepcopy(cfg)
-        member.seed = seed
-        members.append(member)
-    return members
+__all__ = ["fit", "no_tracker", "run"]
 
 
 def no_tracker(cfg: DictConfig, rid: str) -> NullTracker:
@@ -63,7 +53,7 @@ def check_tracker(cfg: DictConfig, tracker: TrackerFactory) -> None:
     if tracker is no_tracker and cfg.logger.name != "none":
         raise ConfigError(
             f"logger.name={cfg.logger.name} needs its tracker: call "
-            f"run(cfg, tracker=lipnorm_exp.tracking.make_tracker), as the CLI does; "
+            f"run(cfg, tracker=lipnorm_exp.cli.tracking.make_tracker), as the CLI does; "
             f"or logger=none"
         )
 
@@ -82,7 +72,7 @@ def run(
             (``seed=[0,1,2]``) trains those runs together.
         desc: label of the progress bar and log lines (the sweep position, for instance).
         tracker: makes each run's tracker (the CLI passes
-            :func:`lipnorm_exp.tracking.make_tracker`, which reads ``logger``).
+            :func:`lipnorm_exp.cli.tracking.make_tracker`, which reads ``logger``).
     """
     check_tracker(cfg, tracker)
     results_dir, device = prepare(cfg)
@@ -117,11 +107,11 @@ def train(members: list[Member], device: torch.device, together: bool, desc: str
     """
     for member in members:
         member.resume(desc)
-    engine = Together(members, device) if together else Alone(device)
+    engine: Engine = Together(members, device) if together else Alone(device)
     fit(members, engine, time.perf_counter() - members[0].checkpoint.clock, desc)
 
 
-def fit(members: list[Member], engine, setup_s: float = 0.0, desc: str = "") -> None:
+def fit(members: list[Member], engine: Engine, setup_s: float = 0.0, desc: str = "") -> None:
     """Train ``members`` from the epoch after each one's last until each one's run ends.
 
     Each epoch, ``engine.epoch`` trains and evaluates the runs whose previous epoch is done (a
@@ -131,8 +121,9 @@ def fit(members: list[Member], engine, setup_s: float = 0.0, desc: str = "") -> 
 
     Args:
         members: the runs.
-        engine: :class:`~lipnorm_exp.loop.Alone` (one run) or
-            :class:`~lipnorm_exp.batched.Together`.
+        engine: the epoch engine (:class:`~lipnorm_exp.training.engine.Engine`):
+            :class:`~lipnorm_exp.training.alone.Alone` (one run) or
+            :class:`~lipnorm_exp.training.together.Together`.
         setup_s: seconds spent before training (data, model, resuming), for the records.
         desc: label of the progress bar and log lines.
     """

@@ -1,0 +1,1 @@
+"""Training: one orchestrator, its members (runs), two epoch engines, state and checkpoints."""

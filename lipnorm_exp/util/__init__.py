@@ -1,0 +1,1 @@
+"""Foundations that know nothing of runs: errors, files, locks, processes, devices, limits."""
