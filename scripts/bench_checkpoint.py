@@ -10,6 +10,7 @@ epoch, all measured in the same run. Writes <out>/checkpoint.md and <out>/checkp
 
     python scripts/bench_checkpoint.py                       # about a minute per configuration
     python scripts/bench_checkpoint.py --epochs 5 --every 1,10,50
+    python scripts/bench_checkpoint.py --smoke --out /tmp/bench   # seconds: does it still run?
 """
 
 import argparse
@@ -44,7 +45,15 @@ def parse_args(argv=None):
     parser.add_argument("--data-dir", default="data", help="paths.data_dir (Cora is read here)")
     parser.add_argument("--raw-dir", default="../shared/datasets", help="a paths.raw_dirs entry")
     parser.add_argument("--out", default="results/bench")
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a seconds-long check that the script runs: the default run, 2 epochs, every 1",
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.epochs, args.every = 2, "1"
+    return args
 
 
 def measure(overrides: list[str], args, folder: Path) -> dict:
@@ -86,7 +95,8 @@ def main(argv=None) -> None:
     everies = [int(value) for value in args.every.split(",")]
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        for name, overrides in CONFIGS.items():
+        configs = list(CONFIGS.items())[:1] if args.smoke else CONFIGS.items()
+        for name, overrides in configs:
             row = {"configuration": name, **measure(overrides, args, Path(folder))}
             for every in everies:
                 cost = row["keep_s"] + row["write_s"] / every

@@ -9,6 +9,7 @@ measured configuration) and <out>/layers.md (ratios and fitted slopes).
     python scripts/bench_layers.py                    # CPU defaults: a few minutes
     python scripts/bench_layers.py --device cuda      # arxiv at full size
     python scripts/bench_layers.py --compile          # also torch.compile timings
+    python scripts/bench_layers.py --smoke --out /tmp/bench   # seconds: does it still run?
 """
 
 import argparse
@@ -24,18 +25,18 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
+from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from torch import nn
 from torch_geometric.data import Data
 from torch_geometric.nn import GATConv, TransformerConv
 from torch_geometric.utils import add_self_loops, remove_self_loops
 
-from lipnorm_exp.config import build_model
+from lipnorm_exp.config import build_model, config_dir, register_resolvers
 from lipnorm_exp.data import Task, load_task
 from lipnorm_exp.training.epoch import train_epoch
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIGS = REPO / "configs"
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 ARXIV = {"nodes": 169_343, "edges": 1_166_243, "features": 128, "classes": 40}
 HIDDEN, HEADS, DROPOUT = 64, 8, 0.6
@@ -77,8 +78,16 @@ def parse_args(argv=None):
         "with these multiples of the arxiv-scale graph's nodes and edges (same mean degree); "
         "empty: skip",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a seconds-long check that the script runs: Cora, 2 layers, 2 timed epochs",
+    )
     args = parser.parse_args(argv)
-    if args.repeats < 20:
+    if args.smoke:
+        args.depths, args.graphs, args.edge_factors = "2", "cora", ""
+        args.repeats, args.warmup = 2, 0
+    elif args.repeats < 20:
         parser.error("--repeats must be >= 20")
     cuda = args.device.startswith("cuda")
     if args.arxiv_scale is None:
@@ -164,14 +173,22 @@ def make_model(model: str, norm: str, depth: int, graph: Graph) -> nn.Module:
     in_channels, out_channels = graph.task.num_features, graph.task.num_outputs
     if norm == "pyg":
         return PygStack(model, depth, in_channels, out_channels)
-    model_cfg = OmegaConf.merge(
-        OmegaConf.load(CONFIGS / "model" / f"{model}.yaml"),
-        {"depth": depth, "hidden": HIDDEN, "heads": HEADS, "concat": True, "dropout": DROPOUT},
-        {"attn_dropout": 0.0, "residual": False},
-    )
-    norm_cfg = OmegaConf.load(CONFIGS / "norm" / ("none.yaml" if norm == "none" else "lip.yaml"))
-    if norm != "none":
-        norm_cfg.variant = norm
+    overrides = [
+        f"model={model}",
+        f"norm={'none' if norm == 'none' else 'lip'}",
+        f"model.depth={depth}",
+        f"model.hidden={HIDDEN}",
+        f"model.heads={HEADS}",
+        "model.concat=true",
+        f"model.dropout={DROPOUT}",
+        "model.attn_dropout=0.0",
+        "model.residual=false",
+        *([] if norm == "none" else [f"norm.variant={norm}"]),
+    ]
+    register_resolvers()
+    with initialize_config_dir(str(config_dir()), version_base="1.3"):
+        cfg = compose("config", overrides=overrides)
+    model_cfg, norm_cfg = cfg.model, cfg.norm
     return build_model(model_cfg, norm_cfg, in_channels, out_channels)
 
 

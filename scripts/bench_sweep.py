@@ -12,6 +12,7 @@ of each configuration together in one process (``seed=[...]``, lipnorm_exp/train
 
     python scripts/bench_sweep.py --epochs 2 --datasets cora --depths 2 --seeds 0   # minutes
     python scripts/bench_sweep.py --n-jobs 1 --seeds-per-job 1,5 --seeds 'range(5)'
+    python scripts/bench_sweep.py --smoke --out /tmp/bench    # does it still run?
 """
 
 import argparse
@@ -52,7 +53,16 @@ def parse_args(argv=None):
     )
     parser.add_argument("--timeout", type=float, default=None, help="seconds per sweep")
     parser.add_argument("--out", default="results/bench")
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a check that the script runs: one sweep of one GAT-Lip run, 2 layers, 1 epoch",
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.n_jobs, args.seeds_per_job, args.epochs = "1", "1", 1
+        args.datasets, args.methods, args.depths, args.seeds = "cora", "gat_lip", "2", "0"
+    return args
 
 
 def overrides(args, n_jobs: int | str, seeds_per_job: int | str, folder: Path) -> list[str]:

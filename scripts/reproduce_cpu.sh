@@ -168,21 +168,21 @@ $P +experiment=trees grid.paper.tree_depths=5 grid.paper.seeds=0 $DEEP
 # GAT-Lip also with 1200 passes of 64; at d = 4 with batches of 256, GAT with up to 8000 passes,
 # GAT-Lip at norm.alpha=4 with 5000 and GAT-PN with 2500; GCN-PN and GIN-PN at d = 4 with 1000;
 # GAT-Lip at norm.alpha=4 at d = 5
-LONG="${DEEP/epochs=30/epochs=100}"
+LONG=${DEEP/epochs=30/epochs=100}
 $P +experiment=trees grid.paper.tree_depths=3 "grid.paper.seeds='0,1,2'" "grid.paper.methods='gcn,ggnn,gat,gat_lip'" $LONG
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gat,gat_lip,ggnn,gin,gcn'" $LONG
 $P +experiment=trees grid.paper.tree_depths=5 grid.paper.seeds=0 "grid.paper.methods='gcn,gin,ggnn,gat'" $LONG
-$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 grid.paper.methods=gat_lip "${DEEP/epochs=30/epochs=150}"
-$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 grid.paper.methods=ggnn "${DEEP/epochs=30/epochs=200}"
-LONGER="${DEEP/epochs=30/epochs=300}"
+$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 grid.paper.methods=gat_lip ${DEEP/epochs=30/epochs=150}
+$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 grid.paper.methods=ggnn ${DEEP/epochs=30/epochs=200}
+LONGER=${DEEP/epochs=30/epochs=300}
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gcn,gat'" $LONGER
-$P +experiment=trees grid.paper.tree_depths=3 "grid.paper.seeds='0,1,2'" grid.paper.methods=gat_lip "${DEEP/epochs=30/epochs=200}"
+$P +experiment=trees grid.paper.tree_depths=3 "grid.paper.seeds='0,1,2'" grid.paper.methods=gat_lip ${DEEP/epochs=30/epochs=200}
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gat,gat_lip'" dataset.batch_size=256 $LONGER
-$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 grid.paper.methods=gat_lip dataset.batch_size=64 "${DEEP/epochs=30/epochs=120}"
+$P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 grid.paper.methods=gat_lip dataset.batch_size=64 ${DEEP/epochs=30/epochs=120}
 B256="grid.paper.tree_depths=4 grid.paper.seeds=0 dataset.batch_size=256"
-$P +experiment=trees $B256 grid.paper.methods=gat "${DEEP/epochs=30/epochs=800}"
-$P +experiment=trees $B256 grid.paper.methods=gat_lip norm.alpha=4 "${DEEP/epochs=30/epochs=500}"
-$P +experiment=trees $B256 grid.paper.methods=gat_pn "${DEEP/epochs=30/epochs=250}"
+$P +experiment=trees $B256 grid.paper.methods=gat ${DEEP/epochs=30/epochs=800}
+$P +experiment=trees $B256 grid.paper.methods=gat_lip norm.alpha=4 ${DEEP/epochs=30/epochs=500}
+$P +experiment=trees $B256 grid.paper.methods=gat_pn ${DEEP/epochs=30/epochs=250}
 $P +experiment=trees grid.paper.tree_depths=4 grid.paper.seeds=0 "grid.paper.methods='gcn_pn,gin_pn'" $LONG
 $P +experiment=trees grid.paper.tree_depths=5 grid.paper.seeds=0 grid.paper.methods=gat_lip norm.alpha=4 $DEEP
 # Table 2 on Cora (100% missing vectors): GAT-Lip's rows are Table 1's runs (300 epochs; reused, no

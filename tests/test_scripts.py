@@ -1,0 +1,100 @@
+"""Every script under ``scripts/`` runs at HEAD: each in its smoke mode, as a user would start it.
+
+A benchmark or a reproduction script that no longer runs behind a committed result is found
+here, not by its next reader. The Python scripts run with ``--smoke`` (a few epochs on Cora);
+the reproduction scripts' command lines are checked key by key against the composed config of
+their preset (:func:`test_reproduction_scripts_name_only_existing_keys`).
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from hydra.core.override_parser.overrides_parser import OverridesParser
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "scripts"
+#: the Python scripts that are commands (bench_environment.py is a module they import)
+COMMANDS = sorted(path.name for path in SCRIPTS.glob("*.py") if "__main__" in path.read_text())
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(SCRIPTS)}
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_every_python_script_is_a_known_command():
+    assert COMMANDS == [
+        "bench_checkpoint.py",
+        "bench_layers.py",
+        "bench_sweep.py",
+        "epoch_budget.py",
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["bench_layers.py", "bench_checkpoint.py", "bench_sweep.py"])
+def test_benchmark_runs_in_its_smoke_mode(script, tmp_path):
+    done = _run([str(SCRIPTS / script), "--smoke", "--out", str(tmp_path)], cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    written = sorted(path.suffix for path in tmp_path.iterdir())
+    assert written == [".csv", ".md"], written
+    assert all(path.stat().st_size > 0 for path in tmp_path.iterdir())
+
+
+def test_epoch_budget_runs_on_the_committed_records():
+    done = _run(
+        [str(SCRIPTS / "epoch_budget.py"), "--preset", "gradients", "--budgets", "25,50"],
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    header = next(line for line in done.stdout.splitlines() if line.startswith("| label"))
+    assert "≤ 25 epochs" in header and "≤ 50 epochs" in header and "last epoch" in header
+    assert "| GAT-Lip " in done.stdout
+
+
+def _commands(script: Path, tmp_path: Path) -> list[list[str]]:
+    """The arguments of every ``python -m lipnorm_exp`` call the script makes.
+
+    The script runs as written (its variables, arrays and loops expanded by bash) with a
+    ``python`` on ``PATH`` that only writes down its arguments.
+    """
+    log, stub = tmp_path / "calls", tmp_path / "bin" / "python"
+    stub.parent.mkdir()
+    stub.write_text(f"#!/bin/sh\nprintf '%s\\037' \"$@\" >> {log}\nprintf '\\036' >> {log}\n")
+    stub.chmod(0o755)
+    env = {**os.environ, "PATH": f"{stub.parent}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["bash", str(script)], env=env, check=True, capture_output=True, timeout=60)
+    calls = [call.split("\037")[:-1] for call in log.read_text().split("\036")[:-1]]
+    return [call[2:] for call in calls if call[:2] == ["-m", "lipnorm_exp"]]
+
+
+def _first_job(arguments: list[str]) -> list[str]:
+    """The overrides of a command line's first job: each swept key at its first value."""
+    parser = OverridesParser.create()
+    first = []
+    for override in parser.parse_overrides(arguments):
+        value = next(override.sweep_string_iterator()) if override.is_sweep_override() else None
+        text = override.input_line
+        first.append(text if value is None else f"{text.split('=', 1)[0]}={value}")
+    return first
+
+
+@pytest.mark.parametrize("script", ["reproduce_cpu.sh", "reproduce_gpu.sh"])
+def test_reproduction_scripts_compose(script, tmp_path):
+    """Every command line of a reproduction script composes: a renamed key or group fails here."""
+    commands = _commands(SCRIPTS / script, tmp_path)
+    assert len(commands) >= 5
+    refused = []
+    with initialize_config_dir(str(REPO / "configs"), version_base="1.3"):
+        for arguments in commands:
+            try:
+                compose("config", overrides=_first_job(arguments))
+            except Exception as error:  # noqa: BLE001 - every refusal is reported below
+                refused.append(f"{' '.join(arguments)}: {error}")
+    assert refused == []
