@@ -17,6 +17,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
@@ -25,12 +26,13 @@ from cli_helpers import REPO, SHARED_DATASETS, environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+import lipnorm_exp
 from lipnorm_exp.config.help import preset_summary
 
 pytestmark = pytest.mark.slow
 
 #: what a wheel is built from
-SOURCES = ("pyproject.toml", "README.md", "configs", "hydra_plugins", "lipnorm_exp")
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "configs", "hydra_plugins", "lipnorm_exp")
 #: the one distribution lent to the environment, with what it requires
 LENT = "torch"
 
@@ -95,6 +97,15 @@ def installed(tmp_path_factory) -> Path:
     options = ["-q", "--no-compile", "--constraint", str(pinned)]
     subprocess.run([*install, *options, f"{wheel}[app]"], check=True)
     return env / "bin"
+
+
+def test_the_wheel_ships_the_license_and_the_version(tmp_path):
+    with zipfile.ZipFile(build_wheel(tmp_path)) as wheel:
+        names = wheel.namelist()
+        (license_file,) = [name for name in names if name.endswith(".dist-info/licenses/LICENSE")]
+        assert wheel.read(license_file).decode().startswith("MIT License")
+        (meta,) = [name for name in names if name.endswith(".dist-info/METADATA")]
+        assert f"Version: {lipnorm_exp.__version__}\n" in wheel.read(meta).decode()
 
 
 def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
