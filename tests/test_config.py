@@ -236,6 +236,17 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
             r"Adam's state, against [0-9.]+ GiB of memory on cpu; allowed: a smaller model\.depth",
         ),
         (["model.head_channels=100000000"], r"model\.head_channels=100000000 is more than a run"),
+        (
+            ["model.heads=64", "model.head_channels=100000000"],
+            r"^a model of model\.depth=10, model\.hidden=64, model\.heads=64, "
+            r"model\.head_channels=100000000 is more than a run can hold: one of its weights has "
+            r"more elements than a tensor can index; allowed: a smaller model\.depth",
+        ),
+        (
+            ["paths.raw_dirs=['']"],
+            r"^paths\.raw_dirs must be a list \(each item a folder \(a non-empty path "
+            r".*got \[''\]$",
+        ),
         (["model.depth=100000000"], r"model\.depth=100000000, .* at least 4\.29e\+11 parameters"),
     ],
 )

@@ -239,6 +239,8 @@ def test_sources_merge_in_order_and_a_dry_run_writes_nothing(folders, made, tmp_
         (["source", "--into", "file"], "--into file is a file, not a folder; give a folder"),
         (["source", "--prefer", "mine"], "argument --prefer: invalid choice: 'mine'"),
         ([], "the following arguments are required: sources"),
+        (["source", "--into", ""], "argument --into: '' is not a folder (a non-empty path)"),
+        (["source", ""], "argument sources: '' is not a folder (a non-empty path)"),
     ],
 )
 def test_the_command_refuses_a_bad_argument_in_one_line(tmp_path, arguments, says):

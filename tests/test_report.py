@@ -1053,12 +1053,20 @@ def test_a_stop_while_writing_leaves_every_file_whole_and_says_so_in_one_line(
     assert {path.name: path.read_bytes() for path in figures.iterdir()} == before
 
 
-def test_the_report_command_refuses_a_bad_only_in_one_line(capsys):
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (["--only", "nothing"], "argument --only: invalid choice: 'nothing'"),
+        (["--out", ""], "argument --out: '' is not a folder (a non-empty path)"),
+        (["--runs", " "], "argument --runs: ' ' is not a folder (a non-empty path)"),
+    ],
+)
+def test_the_report_command_refuses_a_bad_argument_in_one_line(capsys, arguments, says):
     with pytest.raises(SystemExit) as stopped:
-        main(["--only", "nothing"])
+        main(arguments)
     assert stopped.value.code == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
-    assert line.startswith("lipnorm_exp.report: error: argument --only: invalid choice: 'nothing'")
+    assert line.startswith(f"lipnorm_exp.report: error: {says}")
 
 
 ABLATION_PRESET = """\

@@ -73,8 +73,13 @@ def _layer_counts(model: str, norm: str) -> tuple[int, int]:
 
     def at_depth(depth: int) -> int:
         model_group = OmegaConf.create({**json.loads(model), "depth": depth})
-        with torch.device("meta"):
-            built = build_model(model_group, norm_group, 1, 1)
+        try:
+            with torch.device("meta"):
+                built = build_model(model_group, norm_group, 1, 1)
+        except RuntimeError as error:  # a weight of more elements than a tensor can index
+            if "overflow" in str(error):
+                raise OverflowError(str(error)) from error
+            raise
         return sum(parameter.numel() for parameter in built.parameters())
 
     first = at_depth(1)
@@ -84,19 +89,25 @@ def _layer_counts(model: str, norm: str) -> tuple[int, int]:
 def model_fits(config: dict[str, Any]) -> None:
     """Refuse a model whose parameters and optimiser state exceed the device's memory."""
     model, memory_of = config["model"], device_memory(config["device"])
-    count = parameter_count(model, config["norm"])
+    sizes = ", ".join(
+        f"model.{key}={model[key]}"
+        for key in ("depth", "hidden", "heads", "head_channels")
+        if model.get(key) is not None
+    )
+    smaller = "allowed: a smaller model.depth, model.hidden, model.heads or model.head_channels"
+    try:
+        count = parameter_count(model, config["norm"])
+    except OverflowError:
+        raise ConfigError(
+            f"a model of {sizes} is more than a run can hold: one of its weights has more "
+            f"elements than a tensor can index; {smaller}"
+        ) from None
     needed = count * BYTES_PER_PARAMETER
     if needed > memory_of[0]:
-        sizes = ", ".join(
-            f"model.{key}={model[key]}"
-            for key in ("depth", "hidden", "heads", "head_channels")
-            if model.get(key) is not None
-        )
         raise ConfigError(
             f"a model of {sizes} is more than a run can hold: at least {count:.3g} parameters, "
             f"{_size(needed)} with their gradients and Adam's state, against "
-            f"{_size(memory_of[0])} of memory on {memory_of[1]}; allowed: a smaller "
-            "model.depth, model.hidden or model.head_channels"
+            f"{_size(memory_of[0])} of memory on {memory_of[1]}; {smaller}"
         )
 
 

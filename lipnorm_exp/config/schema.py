@@ -277,7 +277,7 @@ class Paths:
 
     root_dir: FolderPath
     data_dir: FolderPath
-    raw_dirs: list[str]
+    raw_dirs: list[FolderPath]
     results_dir: FolderPath
     log_dir: FolderPath
 

@@ -52,7 +52,7 @@ from lipnorm_exp.records.store import (
     set_aside,
     write_record,
 )
-from lipnorm_exp.util.commands import OneLineParser, run_command
+from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import ConfigError
 from lipnorm_exp.util.folders import writable_folder
 from lipnorm_exp.util.lock import folder_lock
@@ -215,11 +215,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "and never replacing one silently.",
     )
     parser.add_argument(
-        "sources", nargs="+", type=Path, help="folders of records, searched recursively"
+        "sources", nargs="+", type=folder_path, help="folders of records, searched recursively"
     )
     parser.add_argument(
         "--into",
-        type=Path,
+        type=folder_path,
         default=RUNS_FOLDER,
         help="the folder of records to merge into (default: %(default)s)",
     )

@@ -25,7 +25,7 @@ from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.report.scorecard import write_scorecard
 from lipnorm_exp.report.tables import write_tables
-from lipnorm_exp.util.commands import OneLineParser, run_command
+from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import ConfigError
 from lipnorm_exp.util.folders import writable_folder
 
@@ -42,13 +42,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--runs",
-        type=Path,
+        type=folder_path,
         default=RUNS_FOLDER,
         help="folder of JSON run records, searched recursively (default: %(default)s)",
     )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=folder_path,
         default=Path("results"),
         help="output folder; each scale and protocol gets <out>/<scale>/<protocol>/tables "
         "and figures (default: %(default)s)",

@@ -3,13 +3,27 @@
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_REFUSED", "OneLineParser", "run_command"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_REFUSED", "OneLineParser", "folder_path", "run_command"]
 
 #: exit status of a refused argument (argparse's own)
 EXIT_REFUSED = 2
 #: exit status of a command stopped by Ctrl-C or a stop signal (128 + SIGINT)
 EXIT_INTERRUPTED = 130
+
+
+def folder_path(text: str) -> Path:
+    """An argument that names a folder: a non-empty path.
+
+    An empty path would name the working folder without saying so.
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is empty or blank.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a folder (a non-empty path)")
+    return Path(text)
 
 
 class OneLineParser(argparse.ArgumentParser):
