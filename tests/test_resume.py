@@ -23,6 +23,8 @@ from lipnorm_exp.training.checkpoint import (
     CHECKPOINT_DIR,
     Checkpoint,
     checkpoint_path,
+    decode,
+    encode,
     random_state,
 )
 from lipnorm_exp.training.launch import run
@@ -156,7 +158,9 @@ def interrupted_checkpoint(make_cfg, monkeypatch, *overrides) -> tuple[str, obje
     return rid, checkpoint_path(cfg.paths.results_dir, rid)
 
 
-@pytest.mark.parametrize("damage", ["another_run", "random_bytes", "half_written", "old_layout"])
+@pytest.mark.parametrize(
+    "damage", ["another_run", "random_bytes", "half_written", "old_layout", "flipped_byte"]
+)
 def test_a_checkpoint_of_another_run_or_unreadable_is_set_aside_and_never_loaded(
     make_cfg, tmp_path, monkeypatch, caplog, damage
 ):
@@ -169,9 +173,12 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_set_aside_and_never_loaded
         path.write_bytes(torch.randint(0, 256, (5000,), dtype=torch.uint8).numpy().tobytes())
     elif damage == "half_written":
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    elif damage == "flipped_byte":  # a weight changed on disk: a different run would follow
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        path.write_bytes(bytes(data))
     else:
-        saved = torch.load(path, weights_only=True)
-        torch.save({**saved, "format": 0}, path)
+        path.write_bytes(encode({**decode(path.read_bytes()), "format": 0}))
 
     with caplog.at_level(logging.WARNING, logger="lipnorm_exp.training.checkpoint"):
         [again] = run(make_cfg(*STATEFUL))
@@ -181,6 +188,8 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_set_aside_and_never_loaded
     assert warning.startswith(f"{path}: ") and "the run starts over" in warning
     if damage == "another_run":
         assert f"the checkpoint of run {other}, not of {rid}" in warning
+    if damage == "flipped_byte":
+        assert "do not match their SHA-256 checksum" in warning
     (aside,) = path.parent.glob(f"{path.name}{SET_ASIDE}*")
     assert aside.stat().st_size > 0 and not path.exists()
 

@@ -15,9 +15,13 @@ last whole epoch, which :class:`Checkpoint` keeps in memory, since the epoch und
 done. The next launch of the same run resumes from it; ``force=true`` starts over. The file is
 removed once the run's final record (``completed`` or ``diverged``) is written. A file that
 cannot be read, or that another run wrote, is set aside (``<name>.broken-<UTC time>``) with a
-warning and never loaded. ``checkpoint_every=0`` keeps no checkpoint at all.
+warning and never loaded. The file carries the SHA-256 of its contents (:func:`encode`), so a
+file changed after it was written (one flipped byte) is set aside too, never resumed from.
+``checkpoint_every=0`` keeps no checkpoint at all.
 """
 
+import hashlib
+import io
 import logging
 import random
 import time
@@ -37,6 +41,8 @@ __all__ = [
     "Checkpoint",
     "checkpoint_path",
     "copied",
+    "decode",
+    "encode",
     "model_state",
     "random_state",
     "restore",
@@ -49,7 +55,31 @@ log = logging.getLogger(__name__)
 #: the folder of a results folder that holds its runs' checkpoints
 CHECKPOINT_DIR = ".checkpoints"
 #: the layout of a checkpoint's dictionary; a checkpoint of another layout is set aside
-FORMAT = 1
+FORMAT = 2
+#: what a checkpoint file starts with, before the SHA-256 of the rest (:func:`encode`)
+MAGIC = b"lipnorm_exp checkpoint\n"
+
+
+def encode(state: dict[str, Any]) -> bytes:
+    """A checkpoint file's bytes: :data:`MAGIC`, the SHA-256 of the saved state, the state."""
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    payload = buffer.getvalue()
+    return MAGIC + hashlib.sha256(payload).digest() + payload
+
+
+def decode(data: bytes) -> Any:
+    """What :func:`encode` encoded.
+
+    Raises:
+        ValueError: ``data`` lacks the header, or its contents do not match their checksum.
+    """
+    if not data.startswith(MAGIC):
+        raise ValueError("no checksum header (an older layout, or not a checkpoint)")
+    digest, payload = data[len(MAGIC) : len(MAGIC) + 32], data[len(MAGIC) + 32 :]
+    if hashlib.sha256(payload).digest() != digest:
+        raise ValueError("its contents do not match their SHA-256 checksum (changed on disk)")
+    return torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
 
 
 def checkpoint_path(results_dir: str | Path, rid: str) -> Path:
@@ -166,7 +196,7 @@ class Checkpoint:
         if not self.every or not self.path.exists():
             return None
         try:
-            state = torch.load(self.path, map_location="cpu", weights_only=True)
+            state = decode(self.path.read_bytes())
             problem = self._problem(state)
         except Exception as error:  # noqa: BLE001 - whatever a damaged file raises
             problem = f"not readable ({type(error).__name__}: {error})"
@@ -215,7 +245,7 @@ class Checkpoint:
         if self.kept is None or self.kept["epoch"] == self.written_epoch:
             return
         with replacing(self.path) as temporary:
-            torch.save(self.kept, temporary)
+            temporary.write_bytes(encode(self.kept))
         self.written_epoch = self.kept["epoch"]
 
     def remove(self) -> None:
