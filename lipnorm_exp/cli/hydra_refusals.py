@@ -8,8 +8,9 @@ refusals end: ``lipnorm_exp: error: <override> ...; <what is allowed>`` on one l
 status 2, an unknown key with the closest known keys
 (:func:`~lipnorm_exp.config.keys.closest_keys`). An error once the task function has started,
 and a job's error in a sweep, are left to Hydra; ``HYDRA_FULL_ERROR=1`` keeps Hydra's stack.
-(A sweep that cannot be expanded and a launcher argument are refused by the project's sweeper,
-before Hydra meets them: :func:`~lipnorm_exp.cli.preflight.check_sweep`.)
+(A launcher argument is refused before Hydra meets it, by
+:class:`~lipnorm_exp.cli.preflight.Preflight`; a sweep that cannot be expanded by the project's
+sweeper: :func:`~lipnorm_exp.cli.preflight.expand_sweep`.)
 
 Why Hydra's private API, in this one module: the refusals above happen before any plugin or
 callback runs (parsing the command line, composing the config), and Hydra prints them in

@@ -1,10 +1,10 @@
-"""Check a command line before Hydra writes anything: :class:`Preflight`, :func:`check_sweep`.
+"""Check a command line before Hydra writes anything: :class:`Preflight`, :func:`expand_sweep`.
 
-A single run is checked by :class:`Preflight`, a Hydra callback (``configs/hydra/default.yaml``),
-before Hydra makes its output folder; a sweep by :func:`check_sweep`, which the project's sweeper
-(``hydra_plugins/lipnorm_exp_sweeper``) calls before it makes the sweep's folder. So nothing is
-written for a command line that cannot run. What they refuse ends the process in one line
-(:func:`lipnorm_exp.cli.errors.stop`).
+:class:`Preflight` is a Hydra callback (``configs/hydra/default.yaml``): it checks the config
+and the folders before Hydra makes its output folder or its sweeper. The project's sweeper
+(``hydra_plugins/lipnorm_exp_sweeper``) expands the sweep (:func:`expand_sweep`) before it makes
+the sweep's folder. So nothing is written for a command line that cannot run. What they refuse
+ends the process in one line (:func:`lipnorm_exp.cli.errors.stop`).
 """
 
 import copy
@@ -20,7 +20,7 @@ from lipnorm_exp.sweeps.progress import check_grid_overrides, grid_jobs
 from lipnorm_exp.util.errors import UserError
 from lipnorm_exp.util.folders import writable_folder
 
-__all__ = ["FOLDERS", "Preflight", "check_sweep"]
+__all__ = ["FOLDERS", "Preflight", "expand_sweep"]
 
 #: the folders a run writes to: made and checked writable before anything runs
 FOLDERS = ("results_dir", "data_dir", "log_dir")
@@ -40,7 +40,7 @@ def _check_folders(config: DictConfig) -> None:
 
 
 class Preflight(Callback):
-    """Check a single run before Hydra writes anything (see the module docstring)."""
+    """Check what can be checked before Hydra writes anything (see the module docstring)."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         """A single run: its whole config, then its folders."""
@@ -50,26 +50,34 @@ class Preflight(Callback):
         except UserError as error:
             stop(error)
 
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """A sweep: every key on its own, then the folders its jobs share.
 
-def check_sweep(config: DictConfig) -> list[list[str]]:
-    """Check the sweep ``config``: every key on its own, then the folders its jobs share.
+        This runs before Hydra makes the sweeper, which resolves ``hydra.sweeper`` (a preset's
+        grid, read from ``grid.${scale}``). The config here is the sweep's, in which every swept
+        key still holds its default: a key that is wrong in it is wrong in every job. Rules
+        between keys wait for each job's own config (``model=gcn`` with ``norm`` swept over
+        ``none,pairnorm`` holds the default ``norm=lip`` here). A sweep over a preset's grid key
+        and a launcher argument the launcher cannot take
+        (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused; a sweep that cannot
+        be expanded is refused by the sweeper (:func:`expand_sweep`).
+        """
+        try:
+            check_grid_overrides(config.hydra)
+            check_keys(_without_hydra(config))
+            check_launcher(config.hydra.launcher)
+            _check_folders(config)
+        except UserError as error:
+            stop(error)
 
-    The config here is the sweep's, in which every swept key still holds its default: a key
-    that is wrong in it is wrong in every job. Rules between keys wait for each job's own config
-    (``model=gcn`` with ``norm`` swept over ``none,pairnorm`` holds the default ``norm=lip``
-    here). A sweep over a preset's grid key, a sweep that cannot be expanded
-    (:func:`~lipnorm_exp.sweeps.progress.grid_jobs`) and a launcher argument the launcher cannot
-    take (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused, in one line.
 
-    Returns:
-        The override lists of the sweep's jobs, in launch order (its one expansion).
+def expand_sweep(config: DictConfig) -> list[list[str]]:
+    """The override lists of the jobs of the sweep ``config``, in launch order.
+
+    The sweeper's one expansion of the grid (:func:`~lipnorm_exp.sweeps.progress.grid_jobs`); a
+    sweep that cannot be expanded (an interval, a shuffled list) ends the process in one line.
     """
     try:
-        check_grid_overrides(config.hydra)
-        check_keys(_without_hydra(config))
-        jobs = grid_jobs(config.hydra)
-        check_launcher(config.hydra.launcher)
-        _check_folders(config)
+        return grid_jobs(config.hydra)
     except UserError as error:
         stop(error)
-    return jobs
