@@ -19,6 +19,7 @@ from cli_helpers import (
     TINY,
     cli,
     command,
+    environment,
     records,
     start,
     tally_line,
@@ -64,6 +65,32 @@ def test_submitit_local_launcher_runs_each_job_in_its_own_process(tmp_path, data
     found = records(tmp_path)
     assert len(found) == 2
     assert_completed(found, {0, 1})
+
+
+def test_a_sweep_run_outside_the_checkout_finds_the_projects_sweeper_and_launcher(
+    tmp_path, data_dir
+):
+    """The installed package, run from another folder: there Hydra's scan of ``hydra_plugins``
+    does not list the project's plugins, which the CLI registers itself."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {key: value for key, value in environment().items() if key != "PYTHONPATH"}
+    args = command(tmp_path, data_dir, "--multirun", "seed=0,1", *TINY)
+
+    def sweep(*extra: str) -> str:
+        out = subprocess.run(
+            [*args, *extra], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout + out.stderr
+
+    log = sweep()
+    assert re.search(r"\[2/2\] run [0-9a-f]{16} completed", log)
+    assert tally_line(completed=2) in log
+    assert_completed(records(tmp_path), {0, 1})
+    log = sweep("hydra/launcher=submitit_slurm")  # every run finished: nothing to submit
+    assert "no SLURM job submitted: every run of the sweep has a finished record" in log
+    assert tally_line(skipped=2) in log
 
 
 def test_relaunch_after_a_kill_skips_the_finished_runs(tmp_path, data_dir):

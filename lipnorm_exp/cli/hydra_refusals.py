@@ -8,11 +8,15 @@ refusals end: ``lipnorm_exp: error: <override> ...; <what is allowed>`` on one l
 status 2, an unknown key with the closest known keys
 (:func:`~lipnorm_exp.config.keys.closest_keys`). An error once the task function has started,
 and a job's error in a sweep, are left to Hydra; ``HYDRA_FULL_ERROR=1`` keeps Hydra's stack.
-(A sweep the basic sweeper cannot expand and a launcher argument are refused before Hydra
-meets them, by :class:`~lipnorm_exp.cli.preflight.Preflight`.)
+(A launcher argument is refused before Hydra meets it, by
+:class:`~lipnorm_exp.cli.preflight.Preflight`; a sweep that cannot be expanded by the project's
+sweeper: :func:`~lipnorm_exp.cli.preflight.expand_sweep`.)
 
-Hydra prints its errors in ``hydra._internal.utils.run_and_report``, which has no public hook:
-:meth:`HydraRefusals.installed` wraps it while the command runs.
+Why Hydra's private API, in this one module: the refusals above happen before any plugin or
+callback runs (parsing the command line, composing the config), and Hydra prints them in
+``hydra._internal.utils.run_and_report``, for which Hydra 1.3 offers no public hook.
+:meth:`HydraRefusals.installed` wraps it while the command runs; nothing else of the project
+touches ``hydra._internal`` (``tests/test_imports.py``).
 """
 
 import re

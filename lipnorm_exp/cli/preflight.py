@@ -1,9 +1,10 @@
-"""Check a command line before Hydra writes anything: :class:`Preflight`.
+"""Check a command line before Hydra writes anything: :class:`Preflight`, :func:`expand_sweep`.
 
 :class:`Preflight` is a Hydra callback (``configs/hydra/default.yaml``): it checks the config
-and the folders before Hydra makes its output folder or expands a sweep, so that nothing is
-written for a command line that cannot run. What it refuses ends the process in one line
-(:func:`lipnorm_exp.cli.errors.stop`).
+and the folders before Hydra makes its output folder or its sweeper. The project's sweeper
+(``hydra_plugins/lipnorm_exp_sweeper``) expands the sweep (:func:`expand_sweep`) before it makes
+the sweep's folder. So nothing is written for a command line that cannot run. What they refuse
+ends the process in one line (:func:`lipnorm_exp.cli.errors.stop`).
 """
 
 import copy
@@ -19,7 +20,7 @@ from lipnorm_exp.sweeps.progress import check_grid_overrides, grid_jobs
 from lipnorm_exp.util.errors import UserError
 from lipnorm_exp.util.folders import writable_folder
 
-__all__ = ["FOLDERS", "Preflight"]
+__all__ = ["FOLDERS", "Preflight", "expand_sweep"]
 
 #: the folders a run writes to: made and checked writable before anything runs
 FOLDERS = ("results_dir", "data_dir", "log_dir")
@@ -52,18 +53,31 @@ class Preflight(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """A sweep: every key on its own, then the folders its jobs share.
 
-        The config here is the sweep's, in which every swept key still holds its default: a
-        key that is wrong in it is wrong in every job. Rules between keys wait for each job's
-        own config (``model=gcn`` with ``norm`` swept over ``none,pairnorm`` holds the default
-        ``norm=lip`` here). A sweep over a preset's grid key, a sweep the basic sweeper
-        cannot expand (:func:`~lipnorm_exp.sweeps.progress.grid_jobs`) and a launcher argument the
-        launcher cannot take (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused.
+        This runs before Hydra makes the sweeper, which resolves ``hydra.sweeper`` (a preset's
+        grid, read from ``grid.${scale}``). The config here is the sweep's, in which every swept
+        key still holds its default: a key that is wrong in it is wrong in every job. Rules
+        between keys wait for each job's own config (``model=gcn`` with ``norm`` swept over
+        ``none,pairnorm`` holds the default ``norm=lip`` here). A sweep over a preset's grid key
+        and a launcher argument the launcher cannot take
+        (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused; a sweep that cannot
+        be expanded is refused by the sweeper (:func:`expand_sweep`).
         """
         try:
             check_grid_overrides(config.hydra)
             check_keys(_without_hydra(config))
-            grid_jobs(config.hydra)
             check_launcher(config.hydra.launcher)
             _check_folders(config)
         except UserError as error:
             stop(error)
+
+
+def expand_sweep(config: DictConfig) -> list[list[str]]:
+    """The override lists of the jobs of the sweep ``config``, in launch order.
+
+    The sweeper's one expansion of the grid (:func:`~lipnorm_exp.sweeps.progress.grid_jobs`); a
+    sweep that cannot be expanded (an interval, a shuffled list) ends the process in one line.
+    """
+    try:
+        return grid_jobs(config.hydra)
+    except UserError as error:
+        stop(error)

@@ -2,6 +2,8 @@
 
 - :mod:`~lipnorm_exp.config.location`: where the YAML files are (package or checkout).
 - :mod:`~lipnorm_exp.config.resolvers`: ``${lipnorm_cwd:}`` and ``${lipnorm_add:a,b}``.
+- :mod:`~lipnorm_exp.config.plugins`: the project's Hydra plugins (sweeper, SLURM launcher),
+  found wherever the config is composed.
 - :mod:`~lipnorm_exp.util.constraints`: types and limits of values, checked unconverted.
 - :mod:`~lipnorm_exp.config.schema`: the keys of every group option, typed.
 - :mod:`~lipnorm_exp.config.rules`: rules between keys.
@@ -18,6 +20,7 @@ What defines a run, and the hash that names it, are in :mod:`lipnorm_exp.records
 
 from lipnorm_exp.config.build import build_model, member_configs
 from lipnorm_exp.config.location import config_dir, search_path
+from lipnorm_exp.config.plugins import register_plugins
 from lipnorm_exp.config.resolvers import register_resolvers
 from lipnorm_exp.config.validate import check_keys, validate
 
@@ -26,6 +29,7 @@ __all__ = [
     "check_keys",
     "config_dir",
     "member_configs",
+    "register_plugins",
     "register_resolvers",
     "search_path",
     "validate",

@@ -23,7 +23,7 @@ import pandas as pd
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
-from lipnorm_exp.config import config_dir, register_resolvers
+from lipnorm_exp.config import config_dir, register_plugins, register_resolvers
 from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.report.records import config_value
 from lipnorm_exp.sweeps.progress import sweep_axes
@@ -62,6 +62,7 @@ def compose_config(
 ) -> DictConfig:
     """The config ``python -m lipnorm_exp <overrides>`` composes (Hydra's keys too if asked)."""
     register_resolvers()
+    register_plugins()
     with initialize_config_dir(str(configs_dir), version_base="1.3"):
         return compose("config", overrides=list(overrides), return_hydra_config=with_hydra)
 

@@ -1,12 +1,12 @@
 """What a sweep will do, said before its first job, and what it did, from the records it left.
 
-:class:`SweepPlan` is a Hydra callback (``configs/hydra/default.yaml``). At the start of a
-multirun it composes the config of every run the sweep makes, as its jobs will, and looks up
-each run's record: a run whose finished record is in ``paths.results_dir`` is skipped by its job
-(:func:`lipnorm_exp.training.prepare.finished_record`), so a preset whose records are there already
-trains nothing. The callback says how many runs that is, in which folder, and the two ways to train
-them anyway (``force=true``, or another ``paths.results_dir``). At the end of the sweep, also
-when it is stopped, it prints the tally of its runs' outcomes read from the records the sweep
+Before a sweep's first job, the project's sweeper (``hydra_plugins/lipnorm_exp_sweeper``) composes
+the config of every run the sweep makes, as its jobs will, and looks up each run's record
+(:func:`planned_runs`): a run whose finished record is in ``paths.results_dir`` is skipped by its
+job (:func:`lipnorm_exp.training.prepare.finished_record`), so a preset whose records are there
+already trains nothing. :func:`plan_line` says how many runs that is, in which folder, and the two
+ways to train them anyway (``force=true``, or another ``paths.results_dir``). At the end of the
+sweep, also when it is stopped, the tally of its runs' outcomes is read from the records the sweep
 wrote (:func:`record_outcomes`), so the tally agrees with the records after any stop.
 
 Composing every job through Hydra takes a fifth of a second each, minutes for a paper-scale
@@ -16,9 +16,6 @@ step of composing it; so each such choice is composed once and the values of eac
 are set on it as Hydra sets them (:func:`job_configs`).
 """
 
-import atexit
-import logging
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,8 +25,6 @@ from typing import Any
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
-from hydra.errors import HydraException
-from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from lipnorm_exp.config import member_configs
@@ -42,19 +37,16 @@ from lipnorm_exp.records import (
     record_path,
     run_id,
 )
-from lipnorm_exp.sweeps.progress import SKIPPED, grid_jobs, grid_runs, tally, tally_line
+from lipnorm_exp.sweeps.progress import SKIPPED, grid_jobs
 
 __all__ = [
     "PlannedRun",
-    "SweepPlan",
     "finished_runs",
     "job_configs",
     "plan_line",
     "planned_runs",
     "record_outcomes",
 ]
-
-log = logging.getLogger(__name__)
 
 
 def _sets_a_value(override: Override, is_group: Callable[[str], bool]) -> bool:
@@ -69,12 +61,14 @@ def _sets_a_value(override: Override, is_group: Callable[[str], bool]) -> bool:
     return isinstance(override.value(), dict) or not is_group(override.key_or_group)
 
 
-def job_configs(config: DictConfig) -> Iterator[DictConfig]:
+def job_configs(config: DictConfig, jobs: list[list[str]] | None = None) -> Iterator[DictConfig]:
     """The config of each job of the sweep ``config`` (Hydra's keys included).
 
-    Each yielded config is the job's, without its ``hydra`` node. The jobs of one choice of
-    config-group options come together (not in launch order) and share one config, their
-    values set in turn: a config is only valid until the next one is yielded.
+    ``jobs`` are the override lists of its jobs, as the sweeper expanded them (default: its
+    :func:`~lipnorm_exp.sweeps.progress.grid_jobs`). Each yielded config is the job's, without
+    its ``hydra`` node. The jobs of one choice of config-group options come together (not in
+    launch order) and share one config, their values set in turn: a config is only valid until
+    the next one is yielded.
     """
     loader = GlobalHydra.instance().config_loader()
     sources = loader.get_sources()
@@ -94,7 +88,7 @@ def job_configs(config: DictConfig) -> Iterator[DictConfig]:
         return parsed[line]
 
     by_choice: dict[tuple[str, ...], list[tuple[list[str], list[Override]]]] = {}
-    for job in grid_jobs(config.hydra):
+    for job in grid_jobs(config.hydra) if jobs is None else jobs:
         overrides = [parse(line) for line in job]
         values = [override for override in overrides if _sets_a_value(override, is_group)]
         choice = tuple(override.input_line for override in overrides if override not in values)
@@ -142,10 +136,13 @@ class PlannedRun:
         return self.finished and not self.force
 
 
-def planned_runs(config: DictConfig) -> list[PlannedRun]:
-    """Every run of the sweep ``config``, its record looked up (:class:`PlannedRun`)."""
+def planned_runs(config: DictConfig, jobs: list[list[str]] | None = None) -> list[PlannedRun]:
+    """Every run of the sweep ``config``, its record looked up (:class:`PlannedRun`).
+
+    ``jobs``: as for :func:`job_configs`.
+    """
     planned = []
-    for job in job_configs(config):
+    for job in job_configs(config, jobs):
         results_dir = Path(job.paths.results_dir)
         for run in member_configs(job):
             rid = run_id(run)
@@ -202,42 +199,3 @@ def plan_line(finished: int, total: int, results_dir: Path, force: bool) -> str:
         f"{where} and will be skipped; to train them anyway: force=true, or another folder "
         "(paths.results_dir=<folder>)"
     )
-
-
-class SweepPlan(Callback):
-    """Hydra callback: the sweep's finished runs before its first job, its tally at its end.
-
-    The tally of the runs' outcomes comes from the records (module docstring), also when the
-    sweep is stopped.
-    Hydra skips ``on_multirun_end`` when a job raised or the sweep was stopped; the tally is
-    then printed at interpreter exit instead.
-    """
-
-    def __init__(self) -> None:
-        self._planned: list[PlannedRun] = []
-        self._since = 0.0
-        self._sweep_dir = ""
-
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Log :func:`plan_line` for each folder (and ``force``) with finished runs."""
-        self._since = time.time()
-        self._sweep_dir = str(config.hydra.sweep.dir)
-        try:
-            self._planned = planned_runs(config)
-        except HydraException:  # a job Hydra cannot compose: its launch refuses it in one line
-            return
-        total = grid_runs(config.hydra)
-        for (results_dir, force), finished in finished_runs(self._planned).items():
-            log.info("%s", plan_line(finished, total, results_dir, force))
-        atexit.register(self._report)
-
-    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        """Print the tally (every job returned)."""
-        atexit.unregister(self._report)
-        self._report()
-
-    def _report(self) -> None:
-        """Log :func:`~lipnorm_exp.sweeps.progress.tally_line` of :func:`record_outcomes`."""
-        noted = tally(self._sweep_dir)[FAILED]
-        counts = record_outcomes(self._planned, self._since, noted)
-        log.info("%s", tally_line(counts, len(self._planned)))

@@ -1,21 +1,16 @@
-"""Sweep progress: "job k of n" for each job and a tally of the runs' outcomes at the end.
+"""Sweep progress: "job k of n" for each job and the words of a sweep's tally.
 
-:class:`SweepProgress` is a Hydra callback (``configs/hydra/default.yaml``). At the start
-of a multirun it counts the grid the basic sweeper will expand and passes the total, and the
-id of the sweep's process, to the jobs through environment variables (inherited by joblib
-and submitit workers, which stop when that process has ended: :mod:`lipnorm_exp.util.stopping`);
-each job appends its outcome to ``<sweep dir>/progress.jsonl`` (read for the jobs that fail
+The project's sweeper (``hydra_plugins/lipnorm_exp_sweeper``) expands a sweep's grid once
+(:func:`grid_jobs`) and tells each job the number of jobs in ``hydra.sweeper.jobs``; with the
+job's own ``hydra.job.num`` that is its position (:func:`sweep_position`). Each job appends its
+outcome to ``<sweep dir>/progress.jsonl`` (:func:`note_outcome`; read for the jobs that fail
 before writing any record). The tally of the runs' outcomes, printed at the end also when the
 sweep is stopped (Ctrl-C, SIGTERM), is read from the records the sweep wrote
-(:class:`~lipnorm_exp.sweeps.plan.SweepPlan`), in the words of :func:`tally_line`.
+(:func:`~lipnorm_exp.sweeps.plan.record_outcomes`), in the words of :func:`tally_line`.
 """
 
-import atexit
 import itertools
 import json
-import logging
-import os
-import signal
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -23,22 +18,20 @@ from typing import Any
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
-from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from lipnorm_exp.config.resolvers import swept_values
 from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, INTERRUPTED
 from lipnorm_exp.util.errors import ConfigError
-from lipnorm_exp.util.stopping import SWEEP_PID_ENV, install_stop_handlers, sweep_process
 
 __all__ = [
-    "SweepProgress",
     "check_grid_overrides",
     "grid_choices",
     "grid_jobs",
     "grid_runs",
     "grid_size",
+    "jobs_runs",
     "note_outcome",
     "outcome_of",
     "runs_of_job",
@@ -48,9 +41,6 @@ __all__ = [
     "tally_line",
 ]
 
-log = logging.getLogger(__name__)
-
-TOTAL_ENV = "LIPNORM_SWEEP_TOTAL"
 PROGRESS_FILE = "progress.jsonl"
 SKIPPED = "skipped"
 OUTCOMES = (COMPLETED, DIVERGED, SKIPPED, FAILED, INTERRUPTED)
@@ -143,19 +133,28 @@ def runs_of_job(job: list[str]) -> int:
     return 1
 
 
+def jobs_runs(jobs: list[list[str]]) -> int:
+    """Number of runs the ``jobs`` (override lists) train, each counted by :func:`runs_of_job`."""
+    return sum(runs_of_job(job) for job in jobs)
+
+
 def grid_runs(hydra_cfg: DictConfig) -> int:
-    """Number of runs a sweep trains: its jobs, each counted by :func:`runs_of_job`."""
-    return sum(runs_of_job(job) for job in grid_jobs(hydra_cfg))
+    """Number of runs a sweep trains: :func:`jobs_runs` of its :func:`grid_jobs`."""
+    return jobs_runs(grid_jobs(hydra_cfg))
 
 
 def sweep_position() -> str:
-    """``"[k/n]"`` inside a multirun job (``"[k]"`` when n is unknown), ``""`` otherwise."""
+    """``"[k/n]"`` inside a multirun job (``"[k]"`` when n is unknown), ``""`` otherwise.
+
+    k is the job's ``hydra.job.num`` + 1, n the sweeper's ``hydra.sweeper.jobs`` (absent under
+    a sweeper other than the project's).
+    """
     if not HydraConfig.initialized():
         return ""
     hydra_cfg = HydraConfig.get()
     if hydra_cfg.mode != RunMode.MULTIRUN:
         return ""
-    total = os.environ.get(TOTAL_ENV)
+    total = hydra_cfg.sweeper.get("jobs")
     index = hydra_cfg.job.num + 1
     return f"[{index}/{total}]" if total else f"[{index}]"
 
@@ -206,38 +205,3 @@ def tally_line(counts: Counter, total: int) -> str:
         return f"sweep finished: {summary} (of {total})"
     tail = f"; {missing} without an outcome" if missing > 0 else ""
     return f"sweep stopped: {summary} (of {total}){tail}"
-
-
-class SweepProgress(Callback):
-    """Hydra callback announcing the grid size of a multirun to its jobs.
-
-    Hydra skips ``on_multirun_end`` when a job raised (the sweeper re-raises the first
-    failure after all jobs ran) or the sweep was stopped; the sweep's environment variables
-    and signal handlers are then restored at interpreter exit instead. SIGTERM and SIGHUP stop
-    the sweep as Ctrl-C does (:func:`~lipnorm_exp.util.stopping.install_stop_handlers`), so that
-    exit comes.
-    """
-
-    def __init__(self) -> None:
-        self._handlers: dict[int, Any] = {}
-
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Count the grid, hand the total and this process's id to the jobs."""
-        os.environ[TOTAL_ENV] = str(grid_size(config.hydra))
-        os.environ[SWEEP_PID_ENV] = sweep_process()
-        self._handlers = install_stop_handlers()
-        atexit.register(self._restore)
-        runs, results_dir = grid_runs(config.hydra), config.paths.results_dir
-        log.info("sweep of %d runs; records in %s", runs, results_dir)
-
-    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        """Restore the environment and signal handlers (every job returned)."""
-        atexit.unregister(self._restore)
-        self._restore()
-
-    def _restore(self) -> None:
-        """Forget the sweep's environment variables and signal handlers."""
-        os.environ.pop(TOTAL_ENV, None)
-        os.environ.pop(SWEEP_PID_ENV, None)
-        for number, handler in self._handlers.items():
-            signal.signal(number, handler)

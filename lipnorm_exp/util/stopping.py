@@ -4,9 +4,9 @@ Inside :func:`stop_requests`, SIGTERM and SIGHUP raise :class:`Stopped` (a
 ``KeyboardInterrupt``) in the main thread as Ctrl-C raises ``KeyboardInterrupt``, so that a run
 ends as ``interrupted`` (:func:`lipnorm_exp.training.launch.run`) instead of vanishing. A run in a
 worker process of a sweep on the sweep's machine (joblib or submitit-local launchers) also watches
-the sweep's own process, named by :data:`SWEEP_PID_ENV`: once that process has ended, however it
-ended (``kill -9`` included), the worker stops itself the same way, within
-:data:`WATCH_INTERVAL_S` seconds. Jobs on other machines (a SLURM cluster) run on.
+the sweep's own process, named by :data:`SWEEP_PID_ENV` (set while :func:`running_sweep`): once
+that process has ended, however it ended (``kill -9`` included), the worker stops itself the same
+way, within :data:`WATCH_INTERVAL_S` seconds. Jobs on other machines (a SLURM cluster) run on.
 """
 
 import os
@@ -27,6 +27,7 @@ __all__ = [
     "Stopped",
     "in_sweep_worker",
     "install_stop_handlers",
+    "running_sweep",
     "stop_requests",
     "sweep_process",
 ]
@@ -138,5 +139,23 @@ def stop_requests() -> Iterator[None]:
     finally:
         if watch is not None:
             watch.done.set()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+@contextmanager
+def running_sweep() -> Iterator[None]:
+    """Within the block, this process runs a sweep.
+
+    Its workers know it by :data:`SWEEP_PID_ENV` (:func:`sweep_process`), inherited by joblib
+    and submitit workers, and stop requests raise (:func:`install_stop_handlers`) so that the
+    sweep ends as Ctrl-C ends it. Both are restored as the block ends. Call from the main thread.
+    """
+    previous = install_stop_handlers()
+    os.environ[SWEEP_PID_ENV] = sweep_process()
+    try:
+        yield
+    finally:
+        os.environ.pop(SWEEP_PID_ENV, None)
         for number, handler in previous.items():
             signal.signal(number, handler)

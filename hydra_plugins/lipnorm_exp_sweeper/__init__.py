@@ -1,0 +1,1 @@
+"""lipnorm_exp's Hydra sweeper plugin (Hydra finds sweepers in the ``hydra_plugins`` package)."""
