@@ -161,6 +161,25 @@ def test_a_cache_of_other_trees_in_the_folder_is_prepared_again(paths, caplog):
     assert caplog.text == ""
 
 
+def test_a_cache_of_another_seed_in_the_folder_is_prepared_again(paths, caplog):
+    """Seed 1's trees placed in seed 0's folder never train a run of dataset.seed=0."""
+    seed1 = TreeNeighborsMatch(paths.data_dir, depth=3, num_trees=200, seed=1)
+    seed0 = Path(TreeNeighborsMatch.folder(paths.data_dir, 3, 200, 0)) / "processed"
+    seed0.mkdir(parents=True)
+    (seed0 / "trees.pt").write_bytes(Path(seed1.processed_paths[0]).read_bytes())
+    with caplog.at_level("WARNING", logger="lipnorm_exp.data.prepare"):
+        load_task(trees_cfg(3, num_trees=200, seed=0), paths, 0)
+    why = (
+        "it holds the draw of dataset.seed=1 (200 trees of depth 3), not of dataset.seed=0 "
+        "(200 of depth 3); preparing it again"
+    )
+    assert why in caplog.text
+    fresh = TreeNeighborsMatch(str(Path(paths.data_dir) / "fresh"), depth=3, num_trees=200, seed=0)
+    rebuilt = TreeNeighborsMatch(paths.data_dir, depth=3, num_trees=200, seed=0)
+    assert torch.equal(rebuilt._data.node_value, fresh._data.node_value)
+    assert not torch.equal(rebuilt._data.node_value, seed1._data.node_value)
+
+
 def test_trees_follow_dataset_seed_not_run_seed(tmp_path):
     def labels(folder: str, run_seed: int, data_seed: int) -> torch.Tensor:
         cfg = trees_cfg(3, num_trees=300, seed=data_seed)

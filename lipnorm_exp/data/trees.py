@@ -44,7 +44,7 @@ __all__ = [
     "MAX_DEPTH",
     "TreeBatches",
     "TreeNeighborsMatch",
-    "TreesShape",
+    "TreesStamp",
     "compact_tree",
     "expand_batch",
     "draw_trees",
@@ -167,33 +167,50 @@ class TreeNeighborsMatch(AtomicSave, InMemoryDataset):
         return "trees.pt"
 
     def process(self) -> None:
-        """Draw the trees and save them compactly."""
+        """Draw the trees and save them compactly, stamped with its draw: :class:`TreesStamp`."""
         pairs = draw_trees(self.depth, self.count, self.seed)
         trees = [compact_tree(self.depth, key, values) for key, values in pairs]
+        for tree in trees:
+            tree[TreesStamp.KEY] = torch.tensor([[self.depth, self.count, self.seed]])
         self.save(trees, self.processed_paths[0])
 
 
 @dataclass(frozen=True)
-class TreesShape:
-    """What a TREES cache must hold: ``count`` trees of depth ``depth``, as its folder says.
+class TreesStamp:
+    """What a TREES cache must hold: the draw of ``count`` trees of depth ``depth`` with ``seed``.
 
-    A cache copied into another folder, or made by other code, is prepared again
+    Every tree of a cache carries the arguments of the draw that made it (:attr:`KEY`); a cache
+    made by another draw (another ``dataset.seed`` placed in this folder), of another shape, or
+    made before the stamp is prepared again with a warning
     (:func:`~lipnorm_exp.data.prepare.load_prepared`, a :class:`~lipnorm_exp.data.prepare.Stamp`).
     """
 
+    #: the attribute of each tree holding ``[[depth, count, seed]]``
+    KEY = "draw"
+
     depth: int
     count: int
+    seed: int
 
     def mismatch(self, dataset: Sequence[Data]) -> str | None:
-        """How ``dataset`` differs from ``count`` trees of ``2^(depth+1) - 1`` nodes, or None."""
+        """How ``dataset`` differs from this draw's trees, or None."""
         nodes = 2 ** (self.depth + 1) - 1
         held = dataset[0].num_nodes if len(dataset) else 0
-        if len(dataset) == self.count and held == nodes:
-            return None
-        return (
-            f"it holds {len(dataset)} trees of {held} nodes, not {self.count} of {nodes} "
-            f"(depth {self.depth})"
-        )
+        if len(dataset) != self.count or held != nodes:
+            return (
+                f"it holds {len(dataset)} trees of {held} nodes, not {self.count} of {nodes} "
+                f"(depth {self.depth})"
+            )
+        draw = dataset[0].get(self.KEY)
+        if draw is None:
+            return "its trees do not say which draw made them (depth, count, seed)"
+        depth, count, seed = (int(value) for value in draw.view(-1))
+        if (depth, count, seed) != (self.depth, self.count, self.seed):
+            return (
+                f"it holds the draw of dataset.seed={seed} ({count} trees of depth {depth}), "
+                f"not of dataset.seed={self.seed} ({self.count} of depth {self.depth})"
+            )
+        return None
 
 
 def split_codes(count: int, train_fraction: float) -> torch.Tensor:
@@ -322,8 +339,9 @@ def load_trees(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     depth, batch_size = dataset.depth, dataset.batch_size
     arguments = (paths.data_dir, depth, dataset.num_trees, dataset.seed)
     processed = Path(TreeNeighborsMatch.folder(*arguments)) / "processed"
-    shape = TreesShape(depth, min(dataset.num_trees, num_distinct_trees(depth)))
-    trees = load_prepared(partial(TreeNeighborsMatch, *arguments), processed, stamp=shape)
+    count = min(dataset.num_trees, num_distinct_trees(depth))
+    stamp = TreesStamp(depth, count, dataset.seed)
+    trees = load_prepared(partial(TreeNeighborsMatch, *arguments), processed, stamp=stamp)
     split = split_codes(len(trees), dataset.train_fraction)
     train = (split == 0).nonzero().view(-1)
     passes = dataset.passes_per_epoch
