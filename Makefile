@@ -4,14 +4,25 @@ RUNS ?= results/runs
 # your own runs' records (`make run`), apart from the committed ones in results/runs
 OWN_RUNS ?= runs
 
+# install is a name for the stamp's target, not a file
 .PHONY: help install run test test-fast test-slurm lint format tables figures scorecard report reproduce reproduce-cpu bench clean
 
 help: ## this list
-	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) \
+		| sed -e 's|$$(OWN_RUNS)|$(OWN_RUNS)|g' -e 's|$$(RUNS)|$(RUNS)|g' \
+			-e 's|$$(SLURM_PACKAGES)|$(SLURM_PACKAGES)|g' \
+		| awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
-install: ## install the package with all extras (torch 2.13 first where no torch is installed; an installed one, CUDA or not, is kept)
+# The environment's install stamp: `make install` runs again only when pyproject.toml changed
+# since (the install is editable: changes to the code need none) or the environment is new.
+INSTALLED := $(shell $(PYTHON) -c "import sys; print(sys.prefix)")/.lipnorm_exp-installed
+
+install: $(INSTALLED) ## install the package with all extras, where pyproject.toml changed since the last install (torch 2.13 first where no torch is installed; an installed one, CUDA or not, is kept)
+
+$(INSTALLED): pyproject.toml
 	$(PYTHON) -c "import torch" 2>/dev/null || $(PYTHON) -m pip install -q "torch==2.13.0"
 	$(PYTHON) -m pip install -q -e ".[all]"
+	touch $@
 
 run: install ## train the default config (GAT-Lip, Cora) and write its record to $(OWN_RUNS)
 	$(PYTHON) -m lipnorm_exp paths.results_dir=$(OWN_RUNS)
