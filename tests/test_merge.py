@@ -98,6 +98,15 @@ def test_records_new_to_the_folder_are_copied_and_the_source_is_left_as_it_was(
     assert contents(source) == before
 
 
+def test_a_merge_removes_what_a_killed_writer_left_in_the_folder(made, tmp_path):
+    into = tmp_path / "into"
+    into.mkdir()
+    dead = into / f".{made['x']}.json.999999999.0a1b2c3d.tmp"  # its writer is gone
+    dead.write_text("{")
+    assert main([str(made["there"]), "--into", str(into)]) == 0
+    assert list(into.glob(".*.tmp")) == []
+
+
 def test_the_same_run_made_elsewhere_only_adds_its_tags_and_a_second_merge_does_nothing(
     folders, made, capsys
 ):

@@ -38,6 +38,7 @@ from lipnorm_exp.records import (
     write_record,
 )
 from lipnorm_exp.records.store import SUMMARY_ACCURACIES, SUMMARY_EPOCHS
+from lipnorm_exp.training.checkpoint import CHECKPOINT_DIR
 from lipnorm_exp.training.epoch import NonFiniteError, evaluate
 from lipnorm_exp.training.launch import run
 from lipnorm_exp.util.atomic import STALE_AFTER_S, temp_path
@@ -425,8 +426,12 @@ def test_temporary_files_of_writers_that_are_gone_are_removed(make_cfg, tmp_path
         path.write_text("{")
     stale = time.time() - STALE_AFTER_S - 60
     os.utime(old, (stale, stale))
+    checkpoints = runs / CHECKPOINT_DIR
+    checkpoints.mkdir()
+    (checkpoints / ".abc.pt.999999999.0a1b2c3d.tmp").write_bytes(b"half a checkpoint")
     run(cfg)
     assert sorted(p.name for p in runs.glob(".*.tmp")) == sorted([ours.name, new.name])
+    assert list(checkpoints.glob(".*.tmp")) == []
 
 
 def test_an_unwritable_results_folder_stops_the_run_before_any_data_is_read(make_cfg, monkeypatch):

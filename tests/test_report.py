@@ -1053,6 +1053,14 @@ def test_a_stop_while_writing_leaves_every_file_whole_and_says_so_in_one_line(
     assert {path.name: path.read_bytes() for path in figures.iterdir()} == before
 
 
+def test_the_report_removes_what_a_killed_report_left_in_its_folders(runs_dir, tmp_path):
+    left = tmp_path / "out" / "quick" / "standard" / "tables"
+    left.mkdir(parents=True)
+    (left / ".table1.csv.999999999.0a1b2c3d.tmp").write_text("half")  # its writer is gone
+    assert main(["--runs", str(runs_dir), "--out", str(tmp_path / "out"), "--only", "tables"]) == 0
+    assert list((tmp_path / "out").rglob(".*.tmp")) == []
+
+
 @pytest.mark.parametrize(
     ("arguments", "says"),
     [

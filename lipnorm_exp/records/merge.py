@@ -52,6 +52,7 @@ from lipnorm_exp.records.store import (
     set_aside,
     write_record,
 )
+from lipnorm_exp.util.atomic import remove_stale_temps
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import ConfigError
 from lipnorm_exp.util.folders import writable_folder
@@ -196,6 +197,7 @@ def apply_merge(steps: Sequence[Step], into: Path) -> None:
     set aside (``.broken-<time>``) before the new one is written.
     """
     final = {step.run_id: step.record for step in steps if step.action in WRITES}
+    remove_stale_temps(into)  # what a killed merge (or run) left there
     with folder_lock(into, TAGS_LOCK):
         for run_id, record in final.items():
             try:

@@ -25,6 +25,7 @@ from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.report.scorecard import write_scorecard
 from lipnorm_exp.report.tables import write_tables
+from lipnorm_exp.util.atomic import remove_stale_temps
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import ConfigError
 from lipnorm_exp.util.folders import writable_folder
@@ -125,6 +126,7 @@ def write_report(args: argparse.Namespace, frame: pd.DataFrame) -> None:
         + (f", {interrupted} interrupted ignored" if interrupted else "")
         + (f", {set_aside} broken set aside (their runs are done again)" if set_aside else "")
     )
+    remove_stale_temps(args.out, recursive=True)  # what a killed report left there
     groups = [] if args.only == "scorecard" else report_groups(frame, args.scale)
     for scale, protocol in groups:
         records = frame[(frame["scale"] == scale) & (frame["protocol"] == protocol)]

@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 
 from lipnorm_exp.config import validate
 from lipnorm_exp.records import FINISHED, add_tags, take_record
-from lipnorm_exp.training.checkpoint import checkpoint_path
+from lipnorm_exp.training.checkpoint import CHECKPOINT_DIR, checkpoint_path
 from lipnorm_exp.util.atomic import remove_stale_temps
 from lipnorm_exp.util.device import pick_device
 from lipnorm_exp.util.folders import writable_folder
@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 def prepare(cfg: DictConfig) -> tuple[Path, torch.device]:
     """Validate ``cfg``, check the folders it writes to, clear stale temporary files.
 
+    Stale temporary files are those of killed writers of records and of checkpoints.
+
     Returns:
         the results folder and the device to train on.
     """
@@ -35,6 +37,7 @@ def prepare(cfg: DictConfig) -> tuple[Path, torch.device]:
     results_dir = writable_folder(cfg.paths.results_dir, "paths.results_dir")
     writable_folder(cfg.paths.data_dir, "paths.data_dir")
     remove_stale_temps(results_dir)
+    remove_stale_temps(results_dir / CHECKPOINT_DIR)
     return results_dir, pick_device(cfg.device)
 
 

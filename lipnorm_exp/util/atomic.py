@@ -62,14 +62,16 @@ def _writer_gone(path: Path, now: float) -> bool:
         return False
 
 
-def remove_stale_temps(folder: str | Path) -> list[Path]:
+def remove_stale_temps(folder: str | Path, recursive: bool = False) -> list[Path]:
     """Remove the temporary files (``.*.tmp``) of ``folder`` whose writers are gone.
 
     A name carrying a process id is stale once that process has ended; any other is stale once
-    untouched for :data:`STALE_AFTER_S` seconds. Returns the files removed.
+    untouched for :data:`STALE_AFTER_S` seconds. ``recursive``: also in the folders below.
+    Returns the files removed.
     """
     now, removed = time.time(), []
-    for path in sorted(Path(folder).glob(".*.tmp")):
+    found = Path(folder).rglob(".*.tmp") if recursive else Path(folder).glob(".*.tmp")
+    for path in sorted(found):
         if path.is_file() and _writer_gone(path, now):
             path.unlink(missing_ok=True)
             removed.append(path)
