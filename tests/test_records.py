@@ -195,6 +195,22 @@ def test_a_copy_whose_step_overflows_diverges_and_the_others_train_on(
     assert first["history"][-1]["train_loss"] == pytest.approx(alone["history"][-1]["train_loss"])
 
 
+def test_an_epoch_with_a_non_finite_validation_loss_is_never_the_best(make_cfg, monkeypatch):
+    real = alone_module.evaluate
+    calls = []
+
+    def overflow_second(*args, **kwargs):
+        calls.append(1)
+        metrics = real(*args, **kwargs)
+        return {**metrics, "val_loss": math.inf, "val_acc": 0.99} if len(calls) == 2 else metrics
+
+    monkeypatch.setattr(alone_module, "evaluate", overflow_second)
+    [record] = run(make_cfg(*SMALL, "train.epochs=4"))
+    assert record["status"] == COMPLETED and record["history"][1]["val_acc"] == 0.99
+    assert record["summary"]["best_epoch"] != 2
+    assert record["summary"]["best_val_acc"] < 0.99
+
+
 def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, monkeypatch):
     """The step of epoch 3 leaves NaN weights while its loss was finite: no accuracy of NaN."""
     real = alone_module.train_epoch

@@ -5,6 +5,7 @@ epoch's numbers to, whether its engine trains one run or several together: every
 rows, selects its best epoch and stops on the same rule.
 """
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -127,6 +128,15 @@ class EarlyStopping:
         return value >= 1.0 or row["epoch"] - self.best_epoch >= self.patience
 
 
+def may_be_best(row: dict[str, Any]) -> bool:
+    """Whether an epoch may be a run's best: its training and validation losses are finite.
+
+    An epoch whose validation loss overflowed scored nothing trustworthy, whatever its
+    accuracy says.
+    """
+    return math.isfinite(row["train_step_loss"]) and math.isfinite(row["val_loss"])
+
+
 def summarise(history: list[dict], best: dict | None, metric: str, diverged_at: int | None) -> dict:
     """Summary metrics of a run from its history and best-validation epoch."""
     train_accs = [row["train_acc"] for row in history]
@@ -236,7 +246,7 @@ class RunState:
         self.history.append(row)
         self.epoch = epoch
         self.tracker.log_epoch(row)
-        if self.best is None or row["val_acc"] > self.best["val_acc"]:
+        if may_be_best(row) and (self.best is None or row["val_acc"] > self.best["val_acc"]):
             self.best = row
         self.done = self.stopping.stop(row) or epoch >= self.train.epochs
         return row
