@@ -1,0 +1,299 @@
+"""``lipnorm-exp-verify``: train committed records again with today's code and say what holds.
+
+A record names the code that made it (its commit) and the machine (device, processor, threads).
+This command takes records from a folder (by run id, or a preset's, a few per setting), trains
+each run again from its own config with the code installed now, on this machine, and classifies
+the new history against the stored one:
+
+- ``identical``: every row of the history is equal, number for number, the epoch times aside;
+- ``within spread``: not identical, and the test accuracy at the best validation epoch is
+  within :func:`spread` of the stored one: the sample standard deviation of that accuracy over
+  the stored seeds of the run's setting (where it has two or more), and at least
+  :data:`MIN_SPREAD` points;
+- ``different``: otherwise.
+
+Where the processor or the thread count differ from the record's, a difference may be rounding
+(floating-point sums in another order), not a change of code: each finding names both machines.
+Findings go to a CSV file (``results/verification.csv`` by default), one row per run, replacing
+an earlier finding of the same run; the scorecard reads it.
+
+    lipnorm-exp-verify --run-id 7a221658c0ffee00                # one run
+    lipnorm-exp-verify --preset residual --per-setting 1 --dry-run   # what it would cost
+    python -m lipnorm_exp.cli.verify --preset missing_vector --per-setting 1
+"""
+
+import argparse
+import math
+import platform
+import statistics
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from omegaconf import OmegaConf
+
+from lipnorm_exp.config import config_dir
+from lipnorm_exp.records import (
+    EPOCH_TIME_KEY,
+    FINISHED,
+    RUNS_FOLDER,
+    SEED_KEY,
+    git_commit,
+    iter_records,
+    setting_key,
+)
+from lipnorm_exp.records.identity import ADDED_KEYS, run_id
+from lipnorm_exp.report.presets import compose_config
+from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
+from lipnorm_exp.util.errors import UserError
+
+__all__ = ["Finding", "classify", "main", "spread", "verify_record"]
+
+ERROR_PREFIX = "lipnorm_exp.verify: error: "
+IDENTICAL, WITHIN, DIFFERENT = "identical", "within spread", "different"
+#: the smallest spread (points of test accuracy) a finding is judged within
+MIN_SPREAD = 0.5
+#: where findings go by default, beside the scorecard
+FINDINGS = Path("results", "verification.csv")
+
+
+class VerifyError(UserError):
+    """An argument the command cannot work with; the message names it and the fix."""
+
+
+@dataclass
+class Finding:
+    """What training one record's run again gave."""
+
+    run_id: str
+    verdict: str
+    first_different_epoch: int | None
+    stored_test: float | None
+    ours_test: float | None
+    spread: float
+    stored_commit: str | None
+    verified_at: str | None
+    stored_processor: str | None
+    ours_processor: str
+    threads: int
+    epochs: int
+    seconds: float
+
+
+def _rows(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if k != EPOCH_TIME_KEY} for row in history]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, NaN equal to NaN (a record writes a non-finite number as ``null``)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+def first_difference(stored: Sequence[dict], ours: Sequence[dict]) -> int | None:
+    """The first epoch whose row differs (timings aside), or ``None`` for equal histories."""
+    for k, (a, b) in enumerate(zip(_rows(stored), _rows(ours), strict=False)):
+        if a.keys() != b.keys() or not all(_same(a[key], b[key]) for key in a):
+            return k + 1
+    if len(stored) != len(ours):
+        return min(len(stored), len(ours)) + 1
+    return None
+
+
+def spread(setting_tests: Sequence[float]) -> float:
+    """Points of test accuracy within which a finding counts as ``within spread``."""
+    finite = [value for value in setting_tests if value is not None and math.isfinite(value)]
+    std = statistics.stdev(finite) if len(finite) >= 2 else 0.0
+    return max(std, MIN_SPREAD)
+
+
+def classify(stored: dict, ours: dict, allowed: float) -> tuple[str, int | None]:
+    """The verdict on ``ours`` against ``stored`` (records), and the first epoch they differ."""
+    where = first_difference(stored.get("history") or [], ours.get("history") or [])
+    if where is None and stored["status"] == ours["status"]:
+        return IDENTICAL, None
+    a, b = _test(stored), _test(ours)
+    if a is not None and b is not None and abs(a - b) <= allowed:
+        return WITHIN, where
+    return DIFFERENT, where
+
+
+def _test(record: dict) -> float | None:
+    value = (record.get("summary") or {}).get("test_acc_at_best_val")
+    return None if value is None else 100 * value
+
+
+def processor() -> str:
+    """This machine's processor model (``model name`` of /proc/cpuinfo where there is one)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def verify_record(record: dict, allowed: float, device: str, threads: int) -> Finding:
+    """Train ``record``'s run again from its config, here and now, and judge the result."""
+    import torch
+
+    from lipnorm_exp.training.launch import run
+
+    here = compose_config(config_dir(), ())
+    config = OmegaConf.create(record["config"])
+    for (group, key), before in ADDED_KEYS.items():  # made before the key existed
+        if key not in config[group]:
+            config[group][key] = before
+    if run_id(config) != record["run_id"]:
+        raise VerifyError(f"{record['run_id']}: its config no longer names its run; not verified")
+    with tempfile.TemporaryDirectory(prefix="lipnorm-verify-") as folder:
+        config.paths = {**OmegaConf.to_container(here.paths, resolve=True), "results_dir": folder}
+        config.force, config.device, config.train.progress = True, device, False
+        config.logger = {"name": "none"}
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            [ours] = run(config)
+        finally:
+            torch.set_num_threads(before)
+    verdict, where = classify(record, ours, allowed)
+    machine = record.get("machine") or {}
+    return Finding(
+        run_id=record["run_id"],
+        verdict=verdict,
+        first_different_epoch=where,
+        stored_test=_test(record),
+        ours_test=_test(ours),
+        spread=round(allowed, 2),
+        stored_commit=record.get("git_commit"),
+        verified_at=git_commit(),
+        stored_processor=machine.get("processor"),
+        ours_processor=processor(),
+        threads=threads,
+        epochs=len(ours.get("history") or []),
+        seconds=round((ours.get("timing") or {}).get("total_s", math.nan), 1),
+    )
+
+
+def select(records: list[dict], args: argparse.Namespace) -> list[dict]:
+    """The finished records ``args`` name: run ids, or a preset's, ``per_setting`` per setting."""
+    finished = [record for record in records if record["status"] in FINISHED]
+    if args.run_id:
+        by_id = {record["run_id"]: record for record in finished}
+        missing = [rid for rid in args.run_id if rid not in by_id]
+        if missing:
+            raise VerifyError(f"--run-id {' '.join(missing)}: no finished record in {args.runs}")
+        return [by_id[rid] for rid in args.run_id]
+    chosen = [r for r in finished if args.preset in (r["config"].get("tags") or [])]
+    if not chosen:
+        raise VerifyError(f"--preset {args.preset}: no finished record of it in {args.runs}")
+    settings: dict[str, list[dict]] = defaultdict(list)
+    for record in sorted(chosen, key=lambda r: (r["config"][SEED_KEY], r["run_id"])):
+        settings[setting_key(record["config"])].append(record)
+    return [record for runs in settings.values() for record in runs[: args.per_setting]]
+
+
+def setting_spreads(records: list[dict]) -> dict[str, float]:
+    """The :func:`spread` of each finished record's setting, by run id."""
+    tests: dict[str, list[float]] = defaultdict(list)
+    keys = {}
+    for record in records:
+        if record["status"] in FINISHED:
+            keys[record["run_id"]] = key = setting_key(record["config"])
+            tests[key].append(_test(record))
+    return {rid: spread(tests[key]) for rid, key in keys.items()}
+
+
+def write_findings(findings: list[Finding], path: Path) -> pd.DataFrame:
+    """Add ``findings`` to the CSV at ``path``, each replacing an earlier one of its run."""
+    new = pd.DataFrame([asdict(finding) for finding in findings])
+    if path.exists():
+        old = pd.read_csv(path, dtype={"run_id": str})
+        new = pd.concat([old[~old["run_id"].isin(new["run_id"])], new], ignore_index=True)
+    new = new.sort_values("run_id")[[field.name for field in fields(Finding)]]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new.to_csv(path, index=False)
+    return new
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line of ``lipnorm-exp-verify``."""
+    parser = OneLineParser(
+        prog="lipnorm-exp-verify",
+        error_prefix=ERROR_PREFIX,
+        description="Train committed records again with today's code and classify each.",
+    )
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--run-id", nargs="+", help="the runs to verify")
+    which.add_argument("--preset", help="the runs of a preset (its tag)")
+    parser.add_argument(
+        "--per-setting",
+        type=int,
+        default=1,
+        help="with --preset: the lowest seeds of each setting to verify (default: %(default)s)",
+    )
+    parser.add_argument("--runs", type=folder_path, default=RUNS_FOLDER, help="folder of records")
+    parser.add_argument("--out", type=Path, default=FINDINGS, help="the findings' CSV file")
+    parser.add_argument("--device", default="cpu", help="where to train (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="list the runs and what they took; train nothing"
+    )
+    args = parser.parse_args(argv)
+    if args.per_setting < 1 or args.threads < 1:
+        parser.error("--per-setting and --threads must be >= 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Verify what the arguments name; exit 0 (1 where a run is ``different``, 2 refused)."""
+    args = parse_args(argv)
+
+    def body() -> int:
+        records = [record for _, record in iter_records(args.runs, set_aside_broken=False)]
+        chosen = select(records, args)
+        hours = sum((r.get("timing") or {}).get("total_s", 0.0) for r in chosen) / 3600
+        print(f"{len(chosen)} runs to verify; they took {hours:.1f} h of training when made")
+        if args.dry_run:
+            return 0
+        spreads = setting_spreads(records)
+        findings = []
+        for k, record in enumerate(chosen, 1):
+            finding = verify_record(record, spreads[record["run_id"]], args.device, args.threads)
+            findings.append(finding)
+            print(
+                f"[{k}/{len(chosen)}] {finding.run_id}: {finding.verdict}"
+                + (
+                    f" (from epoch {finding.first_different_epoch})"
+                    if finding.verdict != IDENTICAL
+                    else ""
+                )
+                + f"; test {finding.stored_test} -> {finding.ours_test}",
+                flush=True,
+            )
+            write_findings([finding], args.out)
+        different = sum(finding.verdict == DIFFERENT for finding in findings)
+        print(f"wrote {args.out}: {len(findings)} runs, {different} different")
+        return 1 if different else 0
+
+    return run_command(
+        body,
+        UserError,
+        ERROR_PREFIX,
+        "lipnorm_exp.verify: interrupted (Ctrl-C); findings so far are written",
+    )
+
+
+def console() -> None:
+    """The ``lipnorm-exp-verify`` entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    console()
