@@ -62,7 +62,8 @@ scorecard: ## the reproduction scorecard (results/SCORECARD.md, results/scorecar
 
 report: tables figures scorecard ## tables, figures and the scorecard
 
-PRESETS ?= gradients residual missing_vector depth pubmed_depth gcnii trees ablation
+# every preset: the files configs/experiment/*.yaml, by name
+PRESETS ?= $(sort $(basename $(notdir $(wildcard configs/experiment/*.yaml))))
 ARGS ?=
 reproduce: install ## every preset's full paper grid, then the report (ARGS='hydra/launcher=joblib ...')
 	for preset in $(PRESETS); do \

@@ -14,13 +14,13 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from lipnorm_exp.config import check_keys, member_configs, validate
+from lipnorm_exp.config import check_keys, member_configs, preset_names, validate
 from lipnorm_exp.records import run_id
 from lipnorm_exp.sweeps.plan import job_configs
 from lipnorm_exp.sweeps.progress import grid_jobs, grid_runs, grid_size, sweep_axes
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-PRESETS = sorted(path.stem for path in (CONFIGS / "experiment").glob("*.yaml"))
+PRESETS = preset_names()
 SCALES = ("quick", "paper")
 #: config groups: a swept key naming one selects a YAML file, the others set a value
 GROUPS = {path.name for path in CONFIGS.iterdir() if path.is_dir()}

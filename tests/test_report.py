@@ -29,15 +29,17 @@ from lipnorm_exp.report.aggregate import (
     select,
     usable_runs,
 )
-from lipnorm_exp.report.figures import FIGURES
-from lipnorm_exp.report.presets import preset_grid
+from lipnorm_exp.report.paper_presets import PRESETS, owned_figures, owned_tables
+from lipnorm_exp.report.presets import paper_budget, preset_grid
 from lipnorm_exp.report.provenance import provenance_line
 from lipnorm_exp.report.records import load_records, record_row, records_frame
-from lipnorm_exp.report.tables import TABLES, build_table, compact
+from lipnorm_exp.report.tables import build_table, compact
 from lipnorm_exp.report.trees import batch_sizes_text, departures, notes, trees_table
 
-TABLE1, TABLE2, TABLE3 = TABLES
-DRAW = {spec.name: spec.draw for spec in FIGURES}
+TABLE1, TABLE2, TABLE3 = (spec for preset in PRESETS for spec in preset.paper_tables)
+DRAW = {spec.name: spec.draw for _, spec in owned_figures()}
+#: the paper's budget of Table 1's preset (its YAML's ``grid.paper``)
+BUDGET = paper_budget("missing_vector")
 ATTENTION = ("gat", "gt", "gatv2")
 MODEL_DEFAULTS = {"gcn": {"hidden": 64, "dropout": 0.5}}
 
@@ -369,16 +371,20 @@ def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_
     runs = usable_runs(records_frame([record_row(r) for r in records]), "paper", "standard")
     chosen = select(runs)
     assert int(chosen.setting["depth"]) == 8
-    assert "at the paper's depth 2: 59.0 ± 1.4 n=2" in verdicts.departures(chosen.runs, runs, 2)
-    assert "the paper's depth 5 not run (ran 2, 8)" in verdicts.departures(chosen.runs, runs, 5)
-    assert "paper's depth" not in verdicts.departures(chosen.runs, runs, 8)
+    assert "at the paper's depth 2: 59.0 ± 1.4 n=2" in verdicts.departures(
+        chosen.runs, runs, 2, BUDGET
+    )
+    assert "the paper's depth 5 not run (ran 2, 8)" in verdicts.departures(
+        chosen.runs, runs, 5, BUDGET
+    )
+    assert "paper's depth" not in verdicts.departures(chosen.runs, runs, 8, BUDGET)
     # epochs short of the paper's: whether a seed was still improving (best epoch 5 of 10: no)
     expected = "10 of the paper's 1000 epochs (none improved in the second half of its run: best"
-    assert expected in verdicts.departures(chosen.runs, runs, 2)
+    assert expected in verdicts.departures(chosen.runs, runs, 2, BUDGET)
     records[-1]["summary"]["best_epoch"] = 8
     runs = usable_runs(records_frame([record_row(r) for r in records]), "paper", "standard")
     rising = "10 of the paper's 1000 epochs (still improving: best epochs 5, 8)"
-    assert rising in verdicts.departures(select(runs).runs, runs, 2)
+    assert rising in verdicts.departures(select(runs).runs, runs, 2, BUDGET)
     searched = [make_record(lr=lr, seed=k, val=v, test=v) for lr, k, v in (
         (0.005, 0, 0.30), (0.005, 1, 0.34), (0.001, 0, 0.70), (0.001, 1, 0.72)
     )]  # fmt: skip
@@ -388,8 +394,8 @@ def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_
     chosen = select(runs)
     assert chosen.setting["lr"] == 0.001
     expected = "at the preset's values (lr 0.005; 10 epochs): 32.0 ± 2.8 n=2"
-    assert expected in verdicts.departures(chosen.runs, runs, None, [own, other])
-    at_own = verdicts.departures(select(own.runs).runs, runs, None, [own, other])
+    assert expected in verdicts.departures(chosen.runs, runs, None, BUDGET, [own, other])
+    at_own = verdicts.departures(select(own.runs).runs, runs, None, BUDGET, [own, other])
     assert "preset's values" not in at_own and "other settings" not in at_own
     # at the paper's depth, the setting chosen there is named where it is not the preset's
     deeper = [make_record(depth=8, seed=k, val=0.9, test=0.8) for k in (0, 1)]
@@ -401,8 +407,8 @@ def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_
     chosen = select(runs)
     assert (int(chosen.setting["depth"]), chosen.setting["lr"]) == (8, 0.005)
     named = "at the paper's depth 2: 71.0 ± 1.4 n=2 at lr 0.001"
-    assert named in verdicts.departures(chosen.runs, runs, 2, [own, other])
-    unnamed = verdicts.departures(chosen.runs, runs[runs["lr"] == 0.005], 2, [own])
+    assert named in verdicts.departures(chosen.runs, runs, 2, BUDGET, [own, other])
+    unnamed = verdicts.departures(chosen.runs, runs[runs["lr"] == 0.005], 2, BUDGET, [own])
     assert "at the paper's depth 2: 32.0 ± 2.8 n=2" in unnamed and " at lr" not in unnamed
     # a screen on fewer seeds is counted, never compared
     screens = [make_record(lr=lr, dropout=0.0, seed=0, val=0.9, test=0.9) for lr in (0.01, 0.1)]
@@ -414,7 +420,7 @@ def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_
     chosen = select(runs)
     assert chosen.setting["lr"] == 0.001 and chosen.n == 2
     expected = "2 other settings of dropout, lr run on seed 0: fewer than the 2 seeds reported"
-    assert expected in verdicts.departures(chosen.runs, runs, None, settings)
+    assert expected in verdicts.departures(chosen.runs, runs, None, BUDGET, settings)
 
 
 def test_groups_and_usable_runs(frame, usable):
@@ -565,10 +571,10 @@ def test_runs_csv_lists_exactly_the_records_behind_each_cell(report_dir):
 
 def test_every_run_listed_is_a_record_tagged_with_the_tables_preset(report_dir, frame):
     tags = dict(zip(frame["run_id"], frame["tags"], strict=True))
-    for spec in TABLES:
+    for preset, spec in owned_tables():
         for path in report_dir.glob(f"*/*/tables/{spec.name}.runs.csv"):
             listed = pd.read_csv(path)["run_id"]
-            assert len(listed) and all(spec.preset in tags[rid] for rid in listed), path
+            assert len(listed) and all(preset in tags[rid] for rid in listed), path
 
 
 def test_every_table_names_its_protocol_and_provenance(report_dir):
@@ -752,7 +758,7 @@ def test_fig2_draws_each_setting_apart_with_a_colour_scale_per_model_and_blank_c
 
 
 def test_the_footer_of_a_figure_of_settings_drawn_apart_says_so(two_settings):
-    spec = next(spec for spec in FIGURES if spec.name == "fig3_train_acc")
+    spec = next(spec for _, spec in owned_figures() if spec.name == "fig3_train_acc")
     cells = spec.draw(*two_settings).cells
     runs, grid = two_settings
     footer = provenance_line(grid, runs, cells, spec.unit, spec.settings_apart)

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from conftest import REPO
 
-from lipnorm_exp.report import paper
+from lipnorm_exp.report import claims, paper
 from lipnorm_exp.report.__main__ import main
+from lipnorm_exp.report.paper_presets import PRESETS
 from lipnorm_exp.report.records import load_records, record_row, records_frame
-from lipnorm_exp.report.scorecard import CSV, MARKDOWN, counts, markdown, scorecard
-from lipnorm_exp.report.tables import TABLES
+from lipnorm_exp.report.scorecard import CSV, MARKDOWN, claim_lines, counts, markdown, scorecard
 from lipnorm_exp.report.verdicts import (
     DIFFERS,
     FAILS,
@@ -55,7 +55,7 @@ def test_a_number_is_reproduced_within_the_larger_of_its_std_and_two_points(
 
 
 def test_every_published_number_has_one_line_and_every_line_a_verdict(lines):
-    for spec in TABLES:
+    for spec in (spec for preset in PRESETS for spec in preset.paper_tables):
         item = spec.caption.split(":")[0]
         published = sum(len(values) for values in spec.paper.values())
         assert sum(line.item == item for line in lines) == published, item
@@ -74,6 +74,14 @@ def test_every_line_rests_on_committed_records_of_its_protocol(lines):
             record = json.loads((RUNS / f"{rid}.json").read_text())
             assert record["config"]["protocol"]["name"] == line.protocol
             assert record["config"]["scale"] == "paper"
+
+
+def test_a_claim_of_a_model_without_runs_is_not_run_beside_one_with_runs(committed):
+    [gradients] = [preset for preset in PRESETS if preset.name == "gradients"]
+    without = committed[committed["label"] != claims.GAT_LIP.label]
+    found = claim_lines(without, gradients)  # Figs. 2 and 3: GAT, GAT-Lip; GAT, GAT-Lip × 2
+    assert [line.verdict == NOT_RUN for line in found] == [False, True, False, True, True]
+    assert found[1].why == "compute: no run of it yet" and found[0].runs
 
 
 def test_the_committed_scorecard_is_the_one_the_committed_records_make(lines):

@@ -27,6 +27,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import lipnorm_exp
+from lipnorm_exp.config import preset_names, preset_path
 from lipnorm_exp.config.help import preset_summary
 
 pytestmark = pytest.mark.slow
@@ -144,9 +145,9 @@ def test_help_names_the_presets_the_config_groups_and_the_readme(installed, tmp_
     shown = run([str(installed / "lipnorm-exp"), "--help"], tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "powered by Hydra" not in shown.stdout
-    for preset in sorted((REPO / "configs" / "experiment").glob("*.yaml")):
-        line = rf"^  {preset.stem} +{re.escape(preset_summary(preset))}$"
-        assert re.search(line, shown.stdout, re.MULTILINE), preset.stem
+    for preset in preset_names():
+        line = rf"^  {preset} +{re.escape(preset_summary(preset_path(preset)))}$"
+        assert re.search(line, shown.stdout, re.MULTILINE), preset
     for group in ("dataset", "model", "norm", "protocol", "experiment", "ablation", "method"):
         assert f"\n{group}: " in shown.stdout
     assert "\nmodel: gat, gatv2, gcn, gcnii, ggnn, gin, gt\n" in shown.stdout

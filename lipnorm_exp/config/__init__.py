@@ -1,6 +1,7 @@
 """The config: its resolvers, its schema and the check of a composed config before a run.
 
-- :mod:`~lipnorm_exp.config.location`: where the YAML files are (package or checkout).
+- :mod:`~lipnorm_exp.config.location`: where the YAML files are (package or checkout), and
+  the presets (``experiment/*.yaml``).
 - :mod:`~lipnorm_exp.config.resolvers`: ``${lipnorm_cwd:}`` and ``${lipnorm_add:a,b}``.
 - :mod:`~lipnorm_exp.config.plugins`: the project's Hydra plugins (sweeper, SLURM launcher),
   found wherever the config is composed.
@@ -19,7 +20,7 @@ What defines a run, and the hash that names it, are in :mod:`lipnorm_exp.records
 """
 
 from lipnorm_exp.config.build import build_model, member_configs
-from lipnorm_exp.config.location import config_dir, search_path
+from lipnorm_exp.config.location import config_dir, preset_names, preset_path, search_path
 from lipnorm_exp.config.plugins import register_plugins
 from lipnorm_exp.config.resolvers import register_resolvers
 from lipnorm_exp.config.validate import check_keys, validate
@@ -29,6 +30,8 @@ __all__ = [
     "check_keys",
     "config_dir",
     "member_configs",
+    "preset_names",
+    "preset_path",
     "register_plugins",
     "register_resolvers",
     "search_path",

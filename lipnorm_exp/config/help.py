@@ -9,7 +9,7 @@ vectors.``); the help shows that sentence beside the preset's name.
 import re
 from pathlib import Path
 
-from lipnorm_exp.config.location import config_dir
+from lipnorm_exp.config.location import config_dir, preset_names, preset_path
 
 __all__ = ["BASE_SUFFIX", "group_help", "preset_help", "preset_summary"]
 
@@ -40,9 +40,9 @@ def preset_summary(path: Path) -> str:
 
 def preset_help() -> str:
     """One line per preset: ``  <name>  <summary>``, names aligned, in name order."""
-    paths = sorted((config_dir() / "experiment").glob("*.yaml"))
-    width = max(len(path.stem) for path in paths)
-    return "\n".join(f"  {path.stem:<{width}}  {preset_summary(path)}" for path in paths)
+    names = preset_names()
+    width = max(len(name) for name in names)
+    return "\n".join(f"  {name:<{width}}  {preset_summary(preset_path(name))}" for name in names)
 
 
 def group_help() -> str:

@@ -5,12 +5,15 @@ package ``lipnorm_exp.configs`` (``pyproject.toml`` maps it), which Hydra finds 
 ``pkg://`` search path wherever the command runs. A source checkout (the package folder beside
 ``pyproject.toml`` and ``configs/``: an editable install, or the tree on ``PYTHONPATH``) uses
 its own folder, so edits there take effect at once.
+
+The presets are the files of ``experiment/``: a preset's name is its file's, and nothing else
+lists them (``--help``, ``make reproduce``, the report and the tests read them here).
 """
 
 from importlib.resources import files
 from pathlib import Path
 
-__all__ = ["CONFIG_PACKAGE", "config_dir", "search_path"]
+__all__ = ["CONFIG_PACKAGE", "config_dir", "preset_names", "preset_path", "search_path"]
 
 #: the package a wheel ships the configs as
 CONFIG_PACKAGE = "lipnorm_exp.configs"
@@ -34,3 +37,13 @@ def search_path() -> str:
 def config_dir() -> Path:
     """The configs as a folder on disk (the report reads the presets' files from it)."""
     return _checkout_configs() or Path(str(files(CONFIG_PACKAGE)))
+
+
+def preset_path(name: str) -> Path:
+    """The YAML file of the preset ``name``: ``experiment/<name>.yaml`` of :func:`config_dir`."""
+    return config_dir() / "experiment" / f"{name}.yaml"
+
+
+def preset_names() -> tuple[str, ...]:
+    """The presets: every ``experiment/<name>.yaml`` of :func:`config_dir`, by name, sorted."""
+    return tuple(sorted(path.stem for path in (config_dir() / "experiment").glob("*.yaml")))

@@ -12,6 +12,7 @@ legend entry and summary line uses :func:`model_label`; the layer's name is its 
 """
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from lipnorm_exp.data import DATASETS
@@ -42,6 +43,35 @@ def model_label(config: Mapping[str, Any]) -> str:
     return label + "-res" if marked else label
 
 
+@dataclass(frozen=True)
+class ModelConfig:
+    """A model configuration named in code (a claim, a published number), labelled here.
+
+    Args:
+        name (str): ``model.name``, a registered model.
+        norm (str, optional): ``norm.name``, a registered normalisation. (default: ``"none"``)
+        residual (bool, optional): ``model.residual``. (default: :obj:`False`)
+    """
+
+    name: str
+    norm: str = "none"
+    residual: bool = False
+
+    @property
+    def label(self) -> str:
+        """Its :func:`model_label`, which the runs of this configuration carry.
+
+        Raises:
+            ConfigError: ``name`` is no registered model or ``norm`` no registered
+                normalisation (one line naming the key, the value and the allowed values).
+        """
+        MODELS.get(self.name)
+        NORMS.get(self.norm)
+        return model_label(
+            {"model": {"name": self.name, "residual": self.residual}, "norm": {"name": self.norm}}
+        )
+
+
 def dataset_label(name: str) -> str:
     """The paper's spelling of a dataset name (``pubmed`` → ``PubMed``)."""
     return DATASETS.label(name)
@@ -57,4 +87,4 @@ def metric_label(metric: str) -> str:
     return METRIC_NAMES.get(metric, metric)
 
 
-__all__ = ["dataset_label", "metric_label", "missing_label", "model_label"]
+__all__ = ["ModelConfig", "dataset_label", "metric_label", "missing_label", "model_label"]

@@ -2,7 +2,8 @@
 
 ``python -m lipnorm_exp.report --runs results/runs --out results`` loads every record
 (:mod:`~lipnorm_exp.report.records`), splits them by scale and protocol, and gives each table
-or figure the runs of its own preset only (tag and grid, :mod:`~lipnorm_exp.report.presets`),
+or figure the runs of its own preset only (tag and grid, :mod:`~lipnorm_exp.report.presets`;
+each preset's tables, figures and claims: :mod:`~lipnorm_exp.report.paper_presets`),
 where the selection rule of :mod:`~lipnorm_exp.report.aggregate` picks the setting of each
 cell. It writes the tables (:mod:`~lipnorm_exp.report.tables`,
 :mod:`~lipnorm_exp.report.ablation`) and figures (:mod:`~lipnorm_exp.report.figures`) with the

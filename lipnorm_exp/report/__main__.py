@@ -4,7 +4,8 @@ Reads records only (never trains). ``--runs`` is searched recursively for ``*.js
 records. Scales and protocols are never mixed: the tables of each scale and protocol go to
 ``<out>/<scale>/<protocol>/tables/``, its figures to ``<out>/<scale>/<protocol>/figures/``
 (every pair with records, or those of the one scale ``--scale`` names). Each table or figure
-takes only its preset's runs; the selection rule is in :mod:`lipnorm_exp.report.aggregate`.
+is its preset's (:data:`~lipnorm_exp.report.paper_presets.PRESETS`) and takes only its runs;
+the selection rule is in :mod:`lipnorm_exp.report.aggregate`.
 The reproduction scorecard (:mod:`lipnorm_exp.report.scorecard`) goes to
 ``<out>/SCORECARD.md`` and ``<out>/scorecard.csv``.
 
@@ -22,6 +23,7 @@ import pandas as pd
 from lipnorm_exp.records import FAILED, INTERRUPTED, RUNS_FOLDER
 from lipnorm_exp.report.aggregate import report_groups, usable_runs
 from lipnorm_exp.report.figures import write_figures
+from lipnorm_exp.report.paper_presets import owned_figures, owned_tables
 from lipnorm_exp.report.records import load_records
 from lipnorm_exp.report.scorecard import write_scorecard
 from lipnorm_exp.report.tables import write_tables
@@ -134,9 +136,9 @@ def write_report(args: argparse.Namespace, frame: pd.DataFrame) -> None:
         out = args.out / scale / protocol
         print(f"scale {scale}, protocol {protocol}: {len(runs)} runs -> {out}")
         if args.only in (None, "tables"):
-            write_tables(records, runs, out / "tables", scale, protocol)
+            write_tables(records, runs, out / "tables", scale, protocol, owned_tables())
         if args.only in (None, "figures"):
-            write_figures(runs, out / "figures", scale, protocol)
+            write_figures(runs, out / "figures", scale, protocol, owned_figures())
     if args.only in (None, "scorecard"):
         for path in write_scorecard(frame, args.out):
             print(f"wrote {path}")

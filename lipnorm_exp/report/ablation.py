@@ -20,7 +20,8 @@ from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell
 from lipnorm_exp.report.table_files import Table
 
-ABLATION_PRESET = "ablation"
+#: the table's file stem
+NAME = "ablation"
 #: the frame columns that make a row
 ROW_KEYS = ("dataset", "missing_rate", "depth", "ablation")
 CAPTION = (
@@ -84,7 +85,7 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
             if chosen:
                 used.append(UsedCell(f"{where}, {name}", label, chosen))
         display.append(line)
-    return Table.of_runs("ablation", CAPTION, display, cells, NOTES, grid, runs, used)
+    return Table.of_runs(NAME, CAPTION, display, cells, NOTES, grid, runs, used)
 
 
-__all__ = ["ABLATION_PRESET", "ablation_table", "max_attention_gradient"]
+__all__ = ["NAME", "ablation_table", "max_attention_gradient"]

@@ -13,8 +13,13 @@ Each is checked by a rule its scorecard line states:
 - Fig. 6 (§7.3, preset ``depth``): with LipschitzNorm GAT and GT keep learning beyond 15
   layers where they fail without it, and LipschitzNorm beats PairNorm and LayerNorm.
 
-Each function takes the usable runs of its preset (or ``None``: no run), their protocol, and
-``why(dataset)``, the reason a line about that dataset was not run, and returns lines.
+Each function takes the usable runs of its preset (or ``None``: no run), the preset's grid (or
+``None``), their protocol, and ``why(dataset)``, the reason a line about that dataset was not
+run, and returns lines. A claim names a model by its configuration (:class:`~lipnorm_exp.
+records.labels.ModelConfig`) and takes the label, which the runs carry, from it when its lines
+are made: a renamed label changes a line's text, never its verdict, and a configuration that no
+label maps to raises a :class:`~lipnorm_exp.util.errors.ConfigError` rather than reading as
+not run.
 """
 
 from collections.abc import Callable
@@ -22,10 +27,10 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from lipnorm_exp.records.labels import dataset_label
+from lipnorm_exp.records.labels import ModelConfig, dataset_label
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import hyper_settings, select
-from lipnorm_exp.report.presets import preset_grid
+from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.verdicts import (
     FAILS,
     HOLDS,
@@ -35,8 +40,13 @@ from lipnorm_exp.report.verdicts import (
     run_facts,
 )
 
-#: labels of the models the claims name
-GAT, GAT_LIP, GAT_PN = "GAT", "GAT-Lip", "GAT-PN"
+#: the models the claims name, by configuration
+GAT, GAT_LIP, GAT_PN = (
+    ModelConfig("gat"),
+    ModelConfig("gat", "lip"),
+    ModelConfig("gat", "pairnorm"),
+)
+GGNN, GCN, GIN = ModelConfig("ggnn"), ModelConfig("gcn"), ModelConfig("gin")
 #: Fig. 2: the depth and epochs the paper shows
 GRADIENT_DEPTH, GRADIENT_EPOCHS = 20, 100
 #: Fig. 2: "the order of 1e8": a peak at least one order of magnitude below it still counts
@@ -54,12 +64,9 @@ FAILS_BY_POINTS = 10.0
 DEEP = 15
 
 
-#: the preset whose runs Figs. 2 and 3's claims are checked on
-GRADIENTS = "gradients"
-
-
 def _at_other_settings(
     runs: pd.DataFrame,
+    grid: PresetGrid,
     protocol: str,
     chosen: pd.DataFrame,
     label: str,
@@ -74,7 +81,6 @@ def _at_other_settings(
     hyper_settings`); empty, with no runs, where ``label`` ran at one setting only.
     """
     same = runs[(runs["label"] == label) & (runs["depth"] == depth)]
-    grid = preset_grid(GRADIENTS, same["scale"].iloc[0], protocol)
     settings = hyper_settings(same, grid)
     if len(settings) < 2:
         return "", ()
@@ -117,23 +123,26 @@ def _with_gradients(runs: pd.DataFrame | None) -> pd.DataFrame | None:
 Why = Callable[[str], str]
 
 
-def fig2_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[ScoreLine]:
+def fig2_lines(
+    runs: pd.DataFrame | None, grid: PresetGrid | None, protocol: str, why: Why
+) -> list[ScoreLine]:
     """Fig. 2's two claims, on the ``gradients`` preset's runs at 20 layers."""
     runs = _with_gradients(runs)
     item, depth, epochs = "Fig. 2", GRADIENT_DEPTH, GRADIENT_EPOCHS
     floor = paper.GAT_GRADIENT_PEAK / ORDER_OF
+    gat, gat_lip = GAT.label, GAT_LIP.label
     checks = (
         (
-            GAT,
-            f"{GAT}, {depth} layers, Cora: attention gradients reach the order of "
+            gat,
+            f"{gat}, {depth} layers, Cora: attention gradients reach the order of "
             f"{paper.GAT_GRADIENT_PEAK:.0e} within {epochs} epochs (rule: every seed's largest "
             f"attention-gradient norm ≥ {floor:.0e})",
             f"~{paper.GAT_GRADIENT_PEAK:.0e}",
             lambda peak: peak >= floor,
         ),
         (
-            GAT_LIP,
-            f"{GAT_LIP}, {depth} layers, Cora: attention gradients stay bounded (rule: every "
+            gat_lip,
+            f"{gat_lip}, {depth} layers, Cora: attention gradients stay bounded (rule: every "
             f"seed's largest attention-gradient norm within {epochs} epochs < {BOUNDED:g})",
             "stable",
             lambda peak: peak < BOUNDED,
@@ -151,10 +160,11 @@ def fig2_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[Score
             return ", ".join(f"{peak:.2g}" for peak in peaks), all(rule(p) for p in peaks)
 
         ours, holds = check(list(chosen["history"]))
-        why, others = _at_other_settings(runs, protocol, chosen, label, depth, check)
+        where, others = _at_other_settings(runs, grid, protocol, chosen, label, depth, check)
         facts = run_facts(chosen, protocol)
         facts["runs"] += others
-        lines.append(ScoreLine(item, subject, claim, ours, HOLDS if holds else FAILS, why, **facts))
+        verdict = HOLDS if holds else FAILS
+        lines.append(ScoreLine(item, subject, claim, ours, verdict, where, **facts))
     return lines
 
 
@@ -164,24 +174,27 @@ def _train_accuracy(history: list) -> tuple[float, float]:
     return accuracies[0], max(accuracies)
 
 
-def fig3_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[ScoreLine]:
+def fig3_lines(
+    runs: pd.DataFrame | None, grid: PresetGrid | None, protocol: str, why: Why
+) -> list[ScoreLine]:
     """Fig. 3's claims: no progress for GAT at 30 layers; GAT-Lip trains at 20 and 30."""
     runs = _with_gradients(runs)
     item = "Fig. 3"
+    gat, gat_lip = GAT.label, GAT_LIP.label
     checks = [
         (
-            GAT,
+            gat,
             30,
-            f"{GAT}, 30 layers, Cora: no improvement of the training accuracy (rule: every "
+            f"{gat}, 30 layers, Cora: no improvement of the training accuracy (rule: every "
             f"seed's best within {NO_IMPROVEMENT_POINTS:g} points of its first epoch's)",
             "no improvement",
             lambda first, best: best - first <= NO_IMPROVEMENT_POINTS,
         ),
         *(
             (
-                GAT_LIP,
+                gat_lip,
                 depth,
-                f"{GAT_LIP}, {depth} layers, Cora: trains properly (rule: every seed's best "
+                f"{gat_lip}, {depth} layers, Cora: trains properly (rule: every seed's best "
                 f"training accuracy ≥ {TRAINS_PERCENT:g}%)",
                 "trains",
                 lambda first, best: best >= TRAINS_PERCENT,
@@ -202,10 +215,11 @@ def fig3_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[Score
             return values, all(rule(first, best) for first, best in pairs)
 
         ours, holds = check(list(chosen["history"]))
-        why, others = _at_other_settings(runs, protocol, chosen, label, depth, check)
+        where, others = _at_other_settings(runs, grid, protocol, chosen, label, depth, check)
         facts = run_facts(chosen, protocol)
         facts["runs"] += others
-        lines.append(ScoreLine(item, subject, claim, ours, HOLDS if holds else FAILS, why, **facts))
+        verdict = HOLDS if holds else FAILS
+        lines.append(ScoreLine(item, subject, claim, ours, verdict, where, **facts))
     return lines
 
 
@@ -242,7 +256,9 @@ def _trees_facts(runs: pd.DataFrame, protocol: str) -> dict:
     return run_facts(passes, protocol, epochs_column="passes")
 
 
-def fig5_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[ScoreLine]:
+def fig5_lines(
+    runs: pd.DataFrame | None, grid: PresetGrid | None, protocol: str, why: Why
+) -> list[ScoreLine]:
     """Fig. 5's values at depth 10 and its two claims about models and depth."""
     item, depth, train = "Fig. 5", paper.TREES_DEPTH, "best_train_acc"
     why = why("trees")
@@ -275,30 +291,32 @@ def _best_per_label(runs: pd.DataFrame) -> dict[str, tuple[float, pd.DataFrame]]
 
 def _best_at_depth_10(at_depth: pd.DataFrame | None, protocol: str, why: str) -> ScoreLine:
     others = paper.TREES_OTHERS_BELOW
+    gat_lip, gat_pn = GAT_LIP.label, GAT_PN.label
     subject = (
-        f"tree depth {paper.TREES_DEPTH}: {GAT_LIP} above every other model, all models but "
-        f"{GAT_LIP} and {GAT_PN} < {others:g}% (rule: as stated, on mean training accuracy)"
+        f"tree depth {paper.TREES_DEPTH}: {gat_lip} above every other model, all models but "
+        f"{gat_lip} and {gat_pn} < {others:g}% (rule: as stated, on mean training accuracy)"
     )
-    claim = f"{GAT_LIP} best; others < {others:g}"
+    claim = f"{gat_lip} best; others < {others:g}"
     if at_depth is None or at_depth.empty:
         return ScoreLine("Fig. 5", subject, claim, "–", NOT_RUN, why)
     best = _best_per_label(at_depth)
     ours = ", ".join(f"{label} {mean:.1f}" for label, (mean, _) in sorted(best.items()))
-    lip = best.get(GAT_LIP, (np.nan, None))[0]
-    rest = [mean for label, (mean, _) in best.items() if label != GAT_LIP]
-    below = [mean for label, (mean, _) in best.items() if label not in (GAT_LIP, GAT_PN)]
+    lip = best.get(gat_lip, (np.nan, None))[0]
+    rest = [mean for label, (mean, _) in best.items() if label != gat_lip]
+    below = [mean for label, (mean, _) in best.items() if label not in (gat_lip, gat_pn)]
     holds = lip > max(rest, default=-np.inf) and max(below, default=-np.inf) < others
     facts = _trees_facts(pd.concat([runs for _, runs in best.values()]), protocol)
     return ScoreLine("Fig. 5", subject, claim, ours, HOLDS if holds else FAILS, **facts)
 
 
 def _gat_ggnn_beat_gcn_gin(runs: pd.DataFrame | None, protocol: str, why: str) -> ScoreLine:
-    strong, weak = ("GAT", "GGNN"), ("GCN", "GIN")
+    strong, weak = (GAT.label, GGNN.label), (GCN.label, GIN.label)
+    both, either = " and ".join(strong), " and ".join(weak)
     subject = (
-        "GAT and GGNN behave better with depth than GCN and GIN (rule: at every tree depth ≥ 4 "
-        "with records of all four, the lower of GAT and GGNN above the higher of GCN and GIN)"
+        f"{both} behave better with depth than {either} (rule: at every tree depth ≥ 4 "
+        f"with records of all four, the lower of {both} above the higher of {either})"
     )
-    claim = "GAT, GGNN > GCN, GIN"
+    claim = f"{', '.join(strong)} > {', '.join(weak)}"
     depths = [] if runs is None else sorted(int(d) for d in runs["tree_depth"].dropna().unique())
     shown, failures, used = [], [], []
     for depth in (d for d in depths if d >= 4):
@@ -315,21 +333,28 @@ def _gat_ggnn_beat_gcn_gin(runs: pd.DataFrame | None, protocol: str, why: str) -
 
 
 FIG6_DATASETS = ("cora", "pubmed", "ogbn_arxiv", "ogbn_proteins")
-FAMILIES = (("GAT", "GAT-Lip", "GAT-PN", "GAT-LN"), ("GT", "GT-Lip", "GT-PN", "GT-LN"))
+#: Fig. 6's model families: the plain model, then with LipschitzNorm, PairNorm and LayerNorm
+FAMILIES = tuple(
+    tuple(ModelConfig(model, norm) for norm in ("none", "lip", "pairnorm", "layernorm"))
+    for model in ("gat", "gt")
+)
 
 
-def fig6_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[ScoreLine]:
+def fig6_lines(
+    runs: pd.DataFrame | None, grid: PresetGrid | None, protocol: str, why: Why
+) -> list[ScoreLine]:
     """Fig. 6's claims per dataset: -Lip learns where the plain model fails; Lip beats PN, LN.
 
     -Lip learns beyond 15 layers where the plain model fails; LipschitzNorm beats PairNorm and
     LayerNorm.
     """
+    families = [tuple(model.label for model in family) for family in FAMILIES]
     lines = []
     for dataset in FIG6_DATASETS:
         rows = None if runs is None else runs[runs["dataset"] == dataset]
         name = dataset_label(dataset)
-        lines.append(_deep_lines(rows, name, protocol, why(dataset)))
-        lines.append(_beats_other_norms(rows, name, protocol, why(dataset)))
+        lines.append(_deep_lines(rows, families, name, protocol, why(dataset)))
+        lines.append(_beats_other_norms(rows, families, name, protocol, why(dataset)))
     return lines
 
 
@@ -341,15 +366,22 @@ def _depth_means(rows: pd.DataFrame, label: str) -> dict[int, tuple[float, pd.Da
     return means
 
 
-def _deep_lines(rows, name: str, protocol: str, why: str) -> ScoreLine:
+def _plain_models(families: list[tuple]) -> str:
+    """The families' plain models: ``GAT and GT``."""
+    return " and ".join(family[0] for family in families)
+
+
+def _deep_lines(rows, families: list[tuple], name: str, protocol: str, why: str) -> ScoreLine:
+    plain_models = _plain_models(families)
+    lip_models = " and ".join(family[1] for family in families)
     subject = (
-        f"{name}: beyond {DEEP} layers GAT-Lip and GT-Lip learn where GAT and GT fail (rule: at "
+        f"{name}: beyond {DEEP} layers {lip_models} learn where {plain_models} fail (rule: at "
         f"the deepest depth > {DEEP} with records of both, -Lip ≥ plain + {FAILS_BY_POINTS:g} "
-        "points of test accuracy, for GAT and GT)"
+        f"points of test accuracy, for {plain_models})"
     )
     claim = "-Lip learns, plain fails"
     shown, failures, used = [], [], []
-    for plain, lip, *_ in FAMILIES:
+    for plain, lip, *_ in families:
         if rows is None or rows.empty:
             break
         ours, theirs = _depth_means(rows, lip), _depth_means(rows, plain)
@@ -365,14 +397,16 @@ def _deep_lines(rows, name: str, protocol: str, why: str) -> ScoreLine:
     return _checked("Fig. 6", subject, claim, found, why, lambda r: run_facts(r, protocol))
 
 
-def _beats_other_norms(rows, name: str, protocol: str, why: str) -> ScoreLine:
+def _beats_other_norms(
+    rows, families: list[tuple], name: str, protocol: str, why: str
+) -> ScoreLine:
     subject = (
         f"{name}: LipschitzNorm outperforms PairNorm and LayerNorm (rule: mean test accuracy "
-        "over the depths with records of all three, for GAT and GT)"
+        f"over the depths with records of all three, for {_plain_models(families)})"
     )
     claim = "Lip > PN, LN"
     shown, failures, used = [], [], []
-    for _, lip, pn, ln in FAMILIES:
+    for _, lip, pn, ln in families:
         if rows is None or rows.empty:
             break
         means = {label: _depth_means(rows, label) for label in (lip, pn, ln)}

@@ -1,6 +1,7 @@
 """The paper's figures from run records (matplotlib, Agg canvas, PNG and PDF).
 
-Each figure belongs to a preset and is drawn from that preset's runs only (tag and grid:
+Each figure belongs to a preset (its entry in :data:`~lipnorm_exp.report.paper_presets.PRESETS`
+lists it) and is drawn from that preset's runs only (tag and grid:
 :func:`~lipnorm_exp.report.aggregate.preset_runs`). A point of a curve follows the selection
 rule of :mod:`lipnorm_exp.report.aggregate` at that x value (the setting with the best mean
 validation accuracy, its mean over the seeds that did not diverge as the line and ± one std
@@ -32,7 +33,7 @@ same bytes; every file is written whole or not at all (:mod:`lipnorm_exp.util.at
 """
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -578,11 +579,10 @@ def fig6_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """One figure: its file stem, its preset, how it is drawn and what a cell of it is.
+    """One figure: its file stem, how it is drawn and what a cell of it is.
 
     Args:
         name (str): file stem.
-        preset (str): the preset whose runs (tag and grid) make the figure.
         draw (Callable): ``draw(runs, grid)`` → :class:`Drawn`, or ``None`` without runs to draw.
         unit (str): what one cell is called in the footer (``point``, ``panel``).
         settings_apart (bool): whether it draws each setting of the search keys on its own
@@ -590,19 +590,9 @@ class FigureSpec:
     """
 
     name: str
-    preset: str
     draw: Callable[[pd.DataFrame, PresetGrid], Drawn | None]
     unit: str = "point"
     settings_apart: bool = False
-
-
-FIGURES = (
-    FigureSpec("fig2_gradients", "gradients", fig2_gradients, "panel", settings_apart=True),
-    FigureSpec("fig3_train_acc", "gradients", fig3_train_acc, "panel", settings_apart=True),
-    FigureSpec("fig4_pubmed_depth", "pubmed_depth", fig4_pubmed_depth),
-    FigureSpec("fig5_trees", "trees", fig5_trees),
-    FigureSpec("fig6_depth", "depth", fig6_depth),
-)
 
 
 def add_footer(fig: Figure, text: str) -> None:
@@ -611,23 +601,31 @@ def add_footer(fig: Figure, text: str) -> None:
     fig.supxlabel(textwrap.fill(text, width), fontsize="small")
 
 
-def write_figures(runs: pd.DataFrame, out_dir: Path, scale: str, protocol: str) -> list[Path]:
-    """Draw every figure of :data:`FIGURES` with runs as ``<name>.png``, ``.pdf``, ``.runs.csv``.
+def write_figures(
+    runs: pd.DataFrame,
+    out_dir: Path,
+    scale: str,
+    protocol: str,
+    figures: Sequence[tuple[str, FigureSpec]],
+) -> list[Path]:
+    """Draw every figure of ``figures`` with runs as ``<name>.png``, ``.pdf``, ``.runs.csv``.
 
     Args:
         runs (pandas.DataFrame): the usable runs of ``scale`` and ``protocol``.
         out_dir (Path): the figures folder.
         scale (str): the scale shown.
         protocol (str): the protocol shown.
+        figures (Sequence): ``(preset, figure)`` pairs, each figure drawn from its preset's
+            runs (:func:`~lipnorm_exp.report.paper_presets.owned_figures`).
 
     Prints one line per file written, and one per figure skipped for want of runs.
     """
     written = []
-    for spec in FIGURES:
-        found = preset_runs(runs, spec.preset, scale, protocol)
+    for preset, spec in figures:
+        found = preset_runs(runs, preset, scale, protocol)
         drawn = spec.draw(*found) if found else None
         if drawn is None:
-            print(f"{spec.name}: no runs of preset {spec.preset}, skipped")
+            print(f"{spec.name}: no runs of preset {preset}, skipped")
             continue
         drawn_from, grid = found
         footer = provenance_line(grid, drawn_from, drawn.cells, spec.unit, spec.settings_apart)
@@ -644,4 +642,4 @@ def write_figures(runs: pd.DataFrame, out_dir: Path, scale: str, protocol: str) 
     return written
 
 
-__all__ = ["FIGURES", "Drawn", "FigureSpec", "add_footer", "write_figures"]
+__all__ = ["Drawn", "FigureSpec", "add_footer", "write_figures"]

@@ -2,13 +2,16 @@
 
 Test accuracies in % (mean ± std over the paper's runs); in Tables 1 and 2 the number of
 layers of the model chosen on validation is kept as ``depth``. Table cells are keyed by
-model label (:func:`~lipnorm_exp.records.labels.model_label`) and then by
-``(dataset, missing_rate)`` (Tables 1 and 2) or ``(dataset, depth)`` (Table 3).
+model label (:class:`~lipnorm_exp.records.labels.ModelConfig`'s, so a model no label maps to
+fails on import) and then by ``(dataset, missing_rate)`` (Tables 1 and 2) or
+``(dataset, depth)`` (Table 3). The paper's training budget (up to 1000 epochs, 5 seeds per
+setting, 10 for TREES; §7, supplementary §7.2) is each preset's ``grid.paper``
+(:func:`~lipnorm_exp.report.presets.paper_budget`).
 """
 
 from dataclasses import dataclass
 
-from lipnorm_exp.records.labels import model_label
+from lipnorm_exp.records.labels import ModelConfig
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,7 @@ class PaperValue:
 
 
 def _label(model: str, norm: str = "none", residual: bool = False) -> str:
-    return model_label({"model": {"name": model, "residual": residual}, "norm": {"name": norm}})
+    return ModelConfig(model, norm, residual).label
 
 
 def _row(columns: tuple, values: tuple) -> dict:
@@ -145,12 +148,6 @@ TABLE3 = {
     ),
 }
 
-#: the paper's training budget and repetitions (§7, supplementary §7.2): up to 1000 epochs,
-#: 5 seeds per setting (10 for TREES)
-EPOCHS = 1000
-SEEDS = 5
-TREES_SEEDS = 10
-
 #: LipschitzNorm's scale of the normalised scores in every experiment of the paper (§4).
 LIP_ALPHA = 1.0
 
@@ -175,15 +172,12 @@ GAT_GRADIENT_PEAK = 1e8
 
 __all__ = [
     "ALON_YAHAV_TRAIN_ACC",
-    "EPOCHS",
     "GAT_GRADIENT_PEAK",
     "PaperValue",
-    "SEEDS",
     "TABLE1",
     "TABLE2",
     "TABLE3",
     "TREES_DEPTH",
     "TREES_OTHERS_BELOW",
-    "TREES_SEEDS",
     "TREES_TRAIN_ACC",
 ]

@@ -8,7 +8,8 @@ which name ``grid.<scale>``). Each choice of the swept config groups (``dataset`
 model label and hyper-parameters; the other swept keys (``model.depth``,
 ``dataset.missing_rate``, ``dataset.depth``, ...) keep their lists of values. The seed and the
 protocol are left free: a preset's runs may have more seeds than its grid names, and the
-report shows each protocol on its own.
+report shows each protocol on its own. :func:`paper_budget` reads a preset's budget at
+``scale=paper`` (``grid.paper``: its epochs and seeds) the same way.
 """
 
 import math
@@ -35,11 +36,6 @@ FREE_KEYS = ("seed", "protocol")
 #: keys no search config sweeps that a run may still set apart from its preset (a model's own
 #: setup, the input features): compared and named beside the searched keys
 SET_BY_HAND = ("dataset.normalize_features", "model.activation", "train.conv_weight_decay")
-
-
-def preset_names() -> tuple[str, ...]:
-    """The presets: every ``experiment/<name>.yaml`` of :data:`CONFIGS_DIR`, by name."""
-    return tuple(sorted(path.stem for path in (CONFIGS_DIR / "experiment").glob("*.yaml")))
 
 
 def search_keys(configs_dir: Path) -> tuple[str, ...]:
@@ -208,12 +204,36 @@ def _composed_grid(preset: str, scale: str, protocol: str, configs_dir: Path) ->
     return PresetGrid(preset, scale, protocol, tuple(jobs), values, searched)
 
 
+def _paper_sweep(preset: str) -> DictConfig:
+    """``preset`` composed at ``scale=paper``, Hydra's keys included."""
+    return compose_config(CONFIGS_DIR, (f"+experiment={preset}", "scale=paper"), True)
+
+
 @cache
 def paper_protocol(preset: str) -> str:
     """The protocol ``preset``'s paper-scale sweep runs under: its grid's, else its config's."""
-    composed = compose_config(CONFIGS_DIR, (f"+experiment={preset}", "scale=paper"), True)
+    composed = _paper_sweep(preset)
     swept = sweep_axes(composed.hydra).get("protocol")
     return str(swept[0]) if swept else composed.protocol.name
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a preset's paper-scale grid gives each of its settings: the paper's budget.
+
+    Args:
+        epochs (int): ``grid.paper.epochs``, each run's epochs at most.
+        seeds (int): how many seeds ``grid.paper.seeds`` sweeps.
+    """
+
+    epochs: int
+    seeds: int
+
+
+def paper_budget(preset: str) -> Budget:
+    """The budget of ``preset``'s paper-scale grid, read from its YAML (:class:`Budget`)."""
+    composed = _paper_sweep(preset)
+    return Budget(int(composed.grid.paper.epochs), len(sweep_axes(composed.hydra)["seed"]))
 
 
 def preset_grid(preset: str, scale: str, protocol: str) -> PresetGrid:
@@ -227,12 +247,13 @@ def preset_grid(preset: str, scale: str, protocol: str) -> PresetGrid:
 __all__ = [
     "CONFIGS_DIR",
     "SET_BY_HAND",
+    "Budget",
     "GridJob",
     "PresetGrid",
     "compose_config",
     "hyper_keys",
+    "paper_budget",
     "paper_protocol",
     "preset_grid",
-    "preset_names",
     "search_keys",
 ]

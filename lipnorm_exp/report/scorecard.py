@@ -3,7 +3,9 @@
 Every number of Tables 1–3 and every claim the paper's text makes about Figs. 2, 3, 5 and 6,
 with a verdict by one rule.
 
-Made from records only: the runs of each preset at ``scale=paper`` under the protocol its paper
+Made from records only, preset by preset (:data:`~lipnorm_exp.report.paper_presets.PRESETS`:
+each one's paper tables and claims): the runs of each preset at ``scale=paper`` under the
+protocol its paper
 grid runs (:func:`~lipnorm_exp.report.presets.paper_protocol`: ``published`` for Tables 1–3 and
 Figs. 2, 3 and 6, ``alon_yahav`` for Fig. 5), each number selected as its table selects it
 (:mod:`lipnorm_exp.report.aggregate`). The verdicts and their rule are those of
@@ -13,21 +15,20 @@ Written as ``SCORECARD.md`` (counts first, then one line per number or claim) an
 """
 
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from lipnorm_exp.records.labels import dataset_label, missing_label
-from lipnorm_exp.report import claims, paper
 from lipnorm_exp.report.aggregate import (
     hyper_settings,
     preset_runs,
     select,
     usable_runs,
 )
+from lipnorm_exp.report.paper_presets import PRESETS, Preset
 from lipnorm_exp.report.presets import PresetGrid, paper_protocol
-from lipnorm_exp.report.tables import TABLES, Column, TableSpec
+from lipnorm_exp.report.tables import Column, TableSpec
 from lipnorm_exp.report.verdicts import (
     DIFFERS,
     NOT_RUN,
@@ -45,13 +46,6 @@ SCALE = "paper"
 MARKDOWN, CSV = "SCORECARD.md", "scorecard.csv"
 #: the columns of the CSV file, in order
 FIELDS = ("item", "subject", "paper", "ours", "verdict", "why", "protocol", "epochs", "seeds")
-#: the paper's tables and the figure claims, with the preset whose runs check them
-FIGURES: tuple[tuple[str, Callable], ...] = (
-    ("gradients", claims.fig2_lines),
-    ("gradients", claims.fig3_lines),
-    ("trees", claims.fig5_lines),
-    ("depth", claims.fig6_lines),
-)
 
 
 def _preset_runs(
@@ -78,10 +72,10 @@ def _title(item: str, label: str, column: Column) -> str:
     return f"{label}, {dataset_label(column.dataset)} {missing_label(column.missing_rate)} missing"
 
 
-def table_lines(frame: pd.DataFrame, spec: TableSpec) -> list[ScoreLine]:
-    """One line per published number of ``spec``'s table."""
-    runs, grid, protocol = _preset_runs(frame, spec.preset)
-    item = spec.caption.split(":")[0]
+def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[ScoreLine]:
+    """One line per published number of ``spec``, a table of ``preset``."""
+    runs, grid, protocol = _preset_runs(frame, preset.name)
+    item = spec.item
     lines = []
     for label, values in spec.paper.items():
         for key, published in values.items():
@@ -96,25 +90,57 @@ def table_lines(frame: pd.DataFrame, spec: TableSpec) -> list[ScoreLine]:
             verdict = number_verdict(chosen.mean, published)
             why = ""
             if verdict == DIFFERS:
-                why = departures(chosen.runs, cell, published.depth, hyper_settings(cell, grid))
+                settings = hyper_settings(cell, grid)
+                why = departures(chosen.runs, cell, published.depth, preset.budget, settings)
             ours = chosen.text(show_depth=column.depth is None)
             facts = run_facts(chosen.runs, protocol)
             lines.append(ScoreLine(item, subject, str(published), ours, verdict, why, **facts))
     return lines
 
 
-def figure_lines(frame: pd.DataFrame) -> list[ScoreLine]:
-    """The lines of every figure claim (:data:`FIGURES`)."""
+def claim_lines(frame: pd.DataFrame, preset: Preset) -> list[ScoreLine]:
+    """The lines of every claim ``preset`` checks."""
+    runs, grid, protocol = _preset_runs(frame, preset.name)
     lines = []
-    for preset, make in FIGURES:
-        runs, _, protocol = _preset_runs(frame, preset)
-        lines += make(runs, protocol, lambda dataset: not_run_reason(frame, dataset))
+    for claim in preset.claims:
+        lines += claim(runs, grid, protocol, lambda dataset: not_run_reason(frame, dataset))
     return lines
 
 
 def scorecard(frame: pd.DataFrame) -> list[ScoreLine]:
-    """Every line of the scorecard, from the records of ``frame`` (``load_records``)."""
-    return [line for spec in TABLES for line in table_lines(frame, spec)] + figure_lines(frame)
+    """Every line of the scorecard, from the records of ``frame`` (``load_records``).
+
+    Every preset's published numbers first, then every preset's claims (:data:`PRESETS` order).
+    """
+    numbers = [
+        line
+        for preset in PRESETS
+        for spec in preset.paper_tables
+        for line in table_lines(frame, preset, spec)
+    ]
+    return numbers + [line for preset in PRESETS for line in claim_lines(frame, preset)]
+
+
+def budget_text() -> str:
+    """The paper's budget, as the scorecard's header says it: ``1000 epochs and 5 seeds, ...``.
+
+    The epochs and seeds of the first preset with published numbers, then, for each other such
+    preset (:attr:`~lipnorm_exp.report.paper_presets.Preset.title`), those that differ: its
+    seeds, and its epochs where it has paper tables (whose numbers are checked against them;
+    ``, 10 for TREES``: a TREES run counts passes over its trees, not epochs).
+    """
+    scored = [preset for preset in PRESETS if preset.published]
+    first = scored[0].budget
+    parts = [f"{first.epochs} epochs and {first.seeds} seeds"]
+    for preset in scored[1:]:
+        budget = preset.budget
+        epochs = f"{budget.epochs} epochs" if preset.paper_tables else ""
+        epochs = epochs if budget.epochs != first.epochs else ""
+        seeds = f"{budget.seeds}" if budget.seeds != first.seeds else ""
+        if epochs or seeds:
+            seeds = f"{seeds} seeds" if epochs and seeds else seeds
+            parts.append(f"{' and '.join(filter(None, (epochs, seeds)))} for {preset.title}")
+    return ", ".join(parts)
 
 
 def counts(lines: list[ScoreLine]) -> dict[str, int]:
@@ -141,8 +167,7 @@ def markdown(lines: list[ScoreLine]) -> str:
         "mean ± std over the n seeds).\n\n"
         "Verdicts: **reproduced**: within ± max(the paper's std, "
         f"{TOLERANCE_POINTS:g} points) of the paper's number; **differs**: outside it, with "
-        "where the runs depart from the paper's setup (its "
-        f"{paper.EPOCHS} epochs and {paper.SEEDS} seeds, {paper.TREES_SEEDS} for TREES, and "
+        f"where the runs depart from the paper's setup (its {budget_text()}, and "
         "whether a seed was still improving; its depth; its hyper-parameter search) and ours at "
         "the paper's depth (naming its setting where that is not the preset's) and at the "
         "preset's own values where the number was chosen elsewhere, "
@@ -186,4 +211,15 @@ def write_scorecard(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
     return [write_whole(out_dir / name, text) for name, text in texts.items()]
 
 
-__all__ = ["CSV", "MARKDOWN", "counts", "markdown", "scorecard", "table", "write_scorecard"]
+__all__ = [
+    "CSV",
+    "MARKDOWN",
+    "budget_text",
+    "claim_lines",
+    "counts",
+    "markdown",
+    "scorecard",
+    "table",
+    "table_lines",
+    "write_scorecard",
+]

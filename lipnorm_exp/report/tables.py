@@ -1,6 +1,7 @@
 """The paper's tables from run records, ours beside the published numbers.
 
-Each table belongs to a preset and is built from that preset's runs only
+Each table belongs to a preset (its entry in :data:`~lipnorm_exp.report.paper_presets.PRESETS`
+lists it) and is built from that preset's runs only
 (:func:`~lipnorm_exp.report.aggregate.preset_runs`); its columns come from the preset's grid as
 Hydra composes it (:mod:`~lipnorm_exp.report.presets`), its rows are the paper's model labels
 then the grid's. It is written by :func:`~lipnorm_exp.report.table_files.write_table` under
@@ -23,23 +24,21 @@ runs among those seeds; a cell without records reads ``–``.
 - ``summary``: the records of the presets, counted by status per preset, dataset and model.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from lipnorm_exp.config import preset_names
 from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, STATUSES
 from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.report import paper
-from lipnorm_exp.report.ablation import ABLATION_PRESET, ablation_table
 from lipnorm_exp.report.aggregate import MISSING, cell_numbers, preset_runs, select
-from lipnorm_exp.report.presets import PresetGrid, preset_names
+from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell
 from lipnorm_exp.report.table_files import Table, write_table
-from lipnorm_exp.report.trees import TREES_PRESET, trees_table
 
 #: hyper-parameters of the chosen setting written to the CSV files
 SETTING_COLUMNS = ("depth", "lr", "hidden", "heads", "dropout", "concat", "epochs")
@@ -83,11 +82,10 @@ class Column:
 
 @dataclass(frozen=True)
 class TableSpec:
-    """What one table shows.
+    """What one of the paper's tables shows (its preset's runs, tag and grid, make it).
 
     Args:
         name (str): file stem.
-        preset (str): the preset whose runs (tag and grid) make the table.
         caption (str): one line naming the paper's table.
         paper (Mapping): published values, ``{label: {column.paper_key: PaperValue}}``.
         depth_columns (bool, optional): one column per depth of the grid; otherwise the depth
@@ -95,10 +93,18 @@ class TableSpec:
     """
 
     name: str
-    preset: str
     caption: str
     paper: Mapping[str, Mapping[tuple, paper.PaperValue]]
     depth_columns: bool = False
+
+    @property
+    def item(self) -> str:
+        """The paper's name of the table, the caption's start: ``Table 1``."""
+        return self.caption.split(":")[0]
+
+    def build(self, runs: pd.DataFrame, grid: PresetGrid) -> Table | None:
+        """The table over ``runs``, its preset's (:func:`build_table`)."""
+        return build_table(runs, grid, self)
 
     def columns(self, grid: PresetGrid) -> tuple[Column, ...]:
         """The columns: every dataset × missing rate (× depth) of ``grid``, in its order."""
@@ -142,29 +148,17 @@ def compact(values: tuple[int, ...]) -> str:
     return ", ".join(part for group in parts for part in group)
 
 
-TABLES = (
-    TableSpec(
-        "table1_missing_vector",
-        "missing_vector",
-        "Table 1: test accuracy (%) in the missing-vector setting (depth chosen on validation)",
-        paper.TABLE1,
-    ),
-    TableSpec(
-        "table2_gcnii",
-        "gcnii",
-        "Table 2: GAT-Lip against GCNII, test accuracy (%) (depth chosen on validation; "
-        "* OGB leaderboard)",
-        paper.TABLE2,
-    ),
-    TableSpec(
-        "table3_residual",
-        "residual",
-        "Table 3: test accuracy (%) of deep GAT with/without residual connections and "
-        "LipschitzNorm",
-        paper.TABLE3,
-        depth_columns=True,
-    ),
-)
+@dataclass(frozen=True)
+class TableOfRuns:
+    """A table with no published numbers of its own to score: its file stem and its builder.
+
+    Args:
+        name (str): file stem.
+        build (Callable): ``build(runs, grid)`` → :class:`Table`, or ``None`` without runs.
+    """
+
+    name: str
+    build: Callable[[pd.DataFrame, PresetGrid], Table | None]
 
 
 def _cell(label: str, column: Column, chosen, published) -> dict:
@@ -231,18 +225,15 @@ def summary_table(records: pd.DataFrame, presets: tuple[str, ...]) -> pd.DataFra
     return counts.reset_index()
 
 
-#: every table of runs: ``(name, preset, build(runs, grid) -> Table | None)``
-BUILDERS: tuple[tuple[str, str, Callable[[pd.DataFrame, PresetGrid], Table | None]], ...] = (
-    *((spec.name, spec.preset, partial(build_table, spec=spec)) for spec in TABLES),
-    ("ablation", ABLATION_PRESET, ablation_table),
-    ("fig5_trees", TREES_PRESET, trees_table),
-)
-
-
 def write_tables(
-    records: pd.DataFrame, runs: pd.DataFrame, out_dir: Path, scale: str, protocol: str
+    records: pd.DataFrame,
+    runs: pd.DataFrame,
+    out_dir: Path,
+    scale: str,
+    protocol: str,
+    tables: Sequence[tuple[str, TableSpec | TableOfRuns]],
 ) -> list[Path]:
-    """Write every table with runs (:data:`BUILDERS`) and the summary; print each file.
+    """Write every table of ``tables`` with runs, and the summary; print each file.
 
     Args:
         records (pandas.DataFrame): every record of the scale and protocol shown, failed ones
@@ -252,31 +243,32 @@ def write_tables(
         out_dir (Path): the tables folder.
         scale (str): the scale shown.
         protocol (str): the protocol shown.
+        tables (Sequence): ``(preset, table)`` pairs, each table built from its preset's runs
+            (:func:`~lipnorm_exp.report.paper_presets.owned_tables`).
     """
-    tables = []
-    for name, preset, build in BUILDERS:
+    built = []
+    for preset, spec in tables:
         found = preset_runs(runs, preset, scale, protocol)
-        table = build(*found) if found else None
+        table = spec.build(*found) if found else None
         if table is None:
-            print(f"{name}: no runs of preset {preset}, skipped")
+            print(f"{spec.name}: no runs of preset {preset}, skipped")
         else:
-            tables.append(table)
+            built.append(table)
     summary = summary_table(records, preset_names())
     if summary.empty:
         print("summary: no records of a preset, skipped")
     else:
         caption = f"Run records of the presets by status (scale {scale}, protocol {protocol})"
-        tables.append(Table("summary", caption, summary, summary))
-    written = [path for table in tables for path in write_table(table, out_dir)]
+        built.append(Table("summary", caption, summary, summary))
+    written = [path for table in built for path in write_table(table, out_dir)]
     for path in written:
         print(f"wrote {path}")
     return written
 
 
 __all__ = [
-    "BUILDERS",
-    "TABLES",
     "Column",
+    "TableOfRuns",
     "TableSpec",
     "build_table",
     "summary_table",

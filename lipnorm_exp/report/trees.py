@@ -19,7 +19,8 @@ from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell
 from lipnorm_exp.report.table_files import Table
 
-TREES_PRESET = "trees"
+#: the table's file stem
+NAME = "fig5_trees"
 #: the metric of every cell, and the one its seeds are pooled by
 TRAIN = "best_train_acc"
 CAPTION = "Fig. 5 as a table: TREES training accuracy (%) by tree depth"
@@ -141,7 +142,7 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
                 used.append(UsedCell(label, f"tree depth {depth}", chosen))
         line[f"paper d = {paper.TREES_DEPTH}"] = _published(paper.TREES_TRAIN_ACC, label)
         display.append(line)
-    return Table.of_runs("fig5_trees", CAPTION, display, cells, notes(runs), grid, runs, used)
+    return Table.of_runs(NAME, CAPTION, display, cells, notes(runs), grid, runs, used)
 
 
-__all__ = ["TREES_PRESET", "budgets", "departures", "passes_made", "trees_table"]
+__all__ = ["NAME", "budgets", "departures", "passes_made", "trees_table"]

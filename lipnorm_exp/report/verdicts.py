@@ -22,6 +22,7 @@ import pandas as pd
 from lipnorm_exp.records import DIVERGED
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import HyperSetting, Selection, select
+from lipnorm_exp.report.presets import Budget
 from lipnorm_exp.report.provenance import early_stop
 from lipnorm_exp.report.tables import compact
 
@@ -107,6 +108,7 @@ def departures(
     chosen: pd.DataFrame,
     candidates: pd.DataFrame,
     depth: int | None,
+    budget: Budget,
     settings: Sequence[HyperSetting] = (),
 ) -> str:
     """Where the runs behind a number depart from the paper's setup, as the records say.
@@ -115,6 +117,8 @@ def departures(
         chosen (pandas.DataFrame): the seeds of the setting reported.
         candidates (pandas.DataFrame): every run of the cell (for the depths tried).
         depth (int or None): the paper's chosen depth, where the cell chooses one.
+        budget (Budget): the paper's epochs and seeds, those of the number's preset
+            (:func:`~lipnorm_exp.report.presets.paper_budget`).
         settings (Sequence[HyperSetting]): the cell's runs per setting of the preset's search
             keys (:func:`~lipnorm_exp.report.aggregate.hyper_settings`), the preset's own first.
             Where another setting was chosen, ours at the preset's own values is named; the
@@ -123,13 +127,13 @@ def departures(
     """
     found = []
     epochs = int(chosen["epochs"].max())
-    if epochs < paper.EPOCHS:
-        found.append(f"{epochs} of the paper's {paper.EPOCHS} epochs ({_still_improving(chosen)})")
+    if epochs < budget.epochs:
+        found.append(f"{epochs} of the paper's {budget.epochs} epochs ({_still_improving(chosen)})")
     stop = early_stop(chosen)
     if stop:
         found.append(stop)
-    if len(chosen) < paper.SEEDS:
-        found.append(f"{len(chosen)} of the paper's {paper.SEEDS} seeds")
+    if len(chosen) < budget.seeds:
+        found.append(f"{len(chosen)} of the paper's {budget.seeds} seeds")
     diverged = int((chosen["status"] == DIVERGED).sum())
     if diverged:
         found.append(f"{diverged} seeds diverged")
