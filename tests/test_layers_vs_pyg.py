@@ -16,6 +16,7 @@ from torch_geometric.utils import (
 )
 
 from lipnorm_exp.nn import (
+    DenseLipschitzNorm,
     GATLayer,
     GATLipschitzNorm,
     GATv2Layer,
@@ -264,21 +265,28 @@ def test_reset_parameters_draws_new_weights(cls, options):
     assert_reset_parameters_redraws(layer)
 
 
+@pytest.mark.parametrize(("cls", "wrong"), [(GATLayer, "lipschitz"), (GATv2Layer, "pairnorm")])
+def test_an_unknown_norm_name_is_a_clear_error(cls, wrong):
+    allowed = f"allowed: none, lip, or a {cls.score_contract.__name__}$"
+    with pytest.raises(ValueError, match=f"^{cls.__name__}: unknown norm '{wrong}'; {allowed}"):
+        cls(F_IN, C, norm=wrong)
+
+
 @pytest.mark.parametrize(
-    ("cls", "wrong"),
+    ("cls", "wrong", "breach"),
     [
-        (GATLayer, "lipschitz"),
-        (GATLayer, GTLipschitzNorm()),
-        (GTLayer, GATLipschitzNorm()),
-        (GATv2Layer, "pairnorm"),
-        (GATv2Layer, torch.nn.LayerNorm(4)),
+        (GATLayer, GTLipschitzNorm(), "denominator does not take (x, att, edge_index, "),
+        (GTLayer, GATLipschitzNorm(), "denominator does not take (query, key, value, "),
+        (GTLayer, DenseLipschitzNorm(), "denominator does not take (query, key, value, "),
+        (GATv2Layer, torch.nn.LayerNorm(4), "has no alpha; has no denominator"),
     ],
 )
-def test_invalid_norm_is_a_clear_error(cls, wrong):
-    allowed = f"allowed: none, lip, or a {cls.default_norm.__name__} instance"
-    with pytest.raises(ValueError, match=allowed) as info:
+def test_a_norm_of_another_kind_is_refused_naming_what_it_lacks(cls, wrong, breach):
+    with pytest.raises(TypeError) as info:
         cls(F_IN, C, norm=wrong)
-    assert type(info.value) is ValueError and "\n" not in str(info.value)
+    message = str(info.value)
+    expected = f"{cls.__name__}: norm {type(wrong).__name__} is not a {cls.score_contract.__name__}"
+    assert message.startswith(f"{expected}: ") and breach in message and "\n" not in message
 
 
 @pytest.mark.parametrize("cls", LAYERS)

@@ -20,7 +20,7 @@ from torch_geometric.utils.sparse import set_sparse_value
 
 from lipnorm_exp.nn.arguments import check_channels, check_count, check_edge_index
 from lipnorm_exp.nn.copy_dropout import dropout
-from lipnorm_exp.nn.lipschitz_norm import norm_label, resolve_norm
+from lipnorm_exp.nn.score_norm import ScoreNorm, norm_label, resolve_norm
 
 __all__ = ["AttentionLayer"]
 
@@ -77,19 +77,22 @@ class AttentionLayer(MessagePassing):
         edge_dim (int or None): size of the edge features, if any.
         fill_value (float, Tensor or str): edge features of the added self-loops, as in
             ``torch_geometric.utils.add_self_loops`` (``"mean"``: the mean of the node's in-edges).
-        norm (str, nn.Module or None): ``None``/``"none"``, ``"lip"`` (``default_norm()``) or
-            an instance of ``default_norm``.
+        norm (str, ScoreNorm or None): ``None``/``"none"``, ``"lip"`` (the LipschitzNorm of
+            ``score_contract``) or any object that keeps ``score_contract``
+            (:mod:`~lipnorm_exp.nn.score_norm`).
         **kwargs: ``MessagePassing``'s options, as PyG's layers take them (``aggr``, ``"add"``
             by default; ``flow``).
 
     Raises:
         ValueError: for a channel count or ``heads`` that is not a positive integer
             (``in_channels`` may be -1, inferred), a dropout outside ``[0, 1)`` or an unknown
-            ``norm``; in ``forward``, for an ``edge_index`` naming a node outside the graph
+            ``norm`` string; in ``forward``, for an ``edge_index`` naming a node outside the graph
             (:class:`~lipnorm_exp.nn.arguments.EdgeIndexError`).
+        TypeError: for a ``norm`` object that does not keep ``score_contract``.
     """
 
-    default_norm: type[nn.Module]
+    #: the protocol a score normalisation of this layer keeps (set by each layer)
+    score_contract: type[ScoreNorm]
 
     def __init__(
         self,
@@ -101,7 +104,7 @@ class AttentionLayer(MessagePassing):
         add_self_loops: bool,
         edge_dim: int | None,
         fill_value: float | Tensor | str,
-        norm: str | nn.Module | None,
+        norm: str | ScoreNorm | None,
         **kwargs,
     ):
         kwargs.setdefault("aggr", "add")
@@ -123,7 +126,7 @@ class AttentionLayer(MessagePassing):
         self.add_self_loops = add_self_loops
         self.edge_dim = edge_dim
         self.fill_value = fill_value
-        self.norm = resolve_norm(norm, self.default_norm)
+        self.norm = resolve_norm(name, norm, self.score_contract)
         # messages summed per target (see appended_loops)
         self.sums_per_target = (
             isinstance(self.aggr_module, SumAggregation) and self.flow == "source_to_target"
@@ -321,5 +324,5 @@ class AttentionLayer(MessagePassing):
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}({self.in_channels}, {self.out_channels}, "
-            f"heads={self.heads}, norm={norm_label(self.norm, self.default_norm)})"
+            f"heads={self.heads}, norm={norm_label(self.norm, self.score_contract)})"
         )
