@@ -3,6 +3,9 @@ and with ``norm=None`` they compute what PyG computes for every input PyG takes 
 features, bipartite pairs, torch.sparse adjacencies, ``size``); plus repr, reset_parameters,
 argument validation and the returned weights."""
 
+import copy
+import weakref
+
 import pytest
 import torch
 from conftest import assert_reset_parameters_redraws
@@ -24,6 +27,7 @@ from lipnorm_exp.nn import (
     GTLipschitzNorm,
     ScoreLipschitzNorm,
 )
+from lipnorm_exp.nn.arguments import EdgeIndexError
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning"),
@@ -357,3 +361,21 @@ def test_layers_reuse_the_self_loops_of_the_same_edge_index_and_only_of_it():
     assert torch.equal(changed, add_self_loops(remove_self_loops(edge_index)[0], num_nodes=6)[0])
     other = edge_index.clone()
     assert layer(x, other, return_attention_weights=True)[1][0] is not changed
+
+
+def test_a_layer_keeps_no_edge_index_alive_and_checks_a_changed_one_again():
+    """The reuse lives in the layer and holds its input weakly; copies start without it."""
+    x = torch.randn(6, 4)
+    layer = GTLayer(4, 2, add_self_loops=True)
+    edge_index = torch.tensor([[0, 1, 2], [1, 2, 3]])
+    layer(x, edge_index)
+    dropped = weakref.ref(edge_index)
+    del edge_index
+    assert dropped() is None
+    edge_index = torch.tensor([[0, 1, 2], [1, 2, 3]])
+    replaced = layer(x, edge_index, return_attention_weights=True)[1][0]
+    assert layer(x, edge_index, return_attention_weights=True)[1][0] is replaced
+    assert copy.deepcopy(layer)(x, edge_index, return_attention_weights=True)[1][0] is not replaced
+    edge_index[0, 0] = 6  # the same tensor changed in place: node 6 is outside the graph
+    with pytest.raises(EdgeIndexError, match="edge_index holds node 6"):
+        layer(x, edge_index)
