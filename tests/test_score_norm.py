@@ -119,7 +119,7 @@ def test_every_lipschitz_norm_keeps_its_layers_contract_and_lip_builds_it(layer)
     norm = lipschitz_norm(contract, alpha=0.5)
     assert isinstance(norm, ScoreNorm) and isinstance(norm, contract)
     assert type(norm) is LIPSCHITZ_NORMS[contract] and norm.alpha == 0.5
-    assert breaches(norm, contract) == []
+    assert breaches(norm, contract) == [] and breaches(norm, ScoreNorm) == []
     assert type(layer(4, 2, norm="lip").norm) is LIPSCHITZ_NORMS[contract]
     others = [other for other in LIPSCHITZ_NORMS if other is not contract]
     assert all(breaches(LIPSCHITZ_NORMS[other](), contract) for other in others)
