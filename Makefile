@@ -3,6 +3,10 @@ PYTHON ?= python
 RUNS ?= results/runs
 # your own runs' records (`make run`), apart from the committed ones in results/runs
 OWN_RUNS ?= runs
+# raw dataset files beside the checkout, where they are, for offline runs (paths.raw_dirs)
+ifneq ($(wildcard ../shared/datasets),)
+export LIPNORM_RAW_DIRS ?= $(CURDIR)/../shared/datasets
+endif
 
 # install is a name for the stamp's target, not a file
 .PHONY: help install run test test-fast test-slurm lint format tables figures scorecard report reproduce reproduce-cpu bench clean

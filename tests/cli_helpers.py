@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO, SHARED_DATASETS
+from conftest import REPO
 
 TINY = ("model.depth=1", "model.hidden=8", "model.heads=1", "train.epochs=2")
 ERROR_PREFIX = "lipnorm_exp: error: "
@@ -29,14 +29,20 @@ def command(tmp_path: Path, data_dir: Path, *arguments: str, script: tuple = ())
         f"paths.results_dir={tmp_path / 'runs'}",
         f"paths.log_dir={tmp_path / 'logs'}",
         f"paths.data_dir={data_dir}",
-        f"paths.raw_dirs=[{SHARED_DATASETS}]",
         *overrides,
     ]
 
 
 def environment(**extra: str) -> dict[str, str]:
-    """The test process's environment for a CLI subprocess: this checkout first on the path."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LIPNORM_", "HYDRA_"))}
+    """The test process's environment for a CLI subprocess: this checkout first on the path.
+
+    Of the ``LIPNORM_`` variables only ``LIPNORM_RAW_DIRS`` (raw dataset files, see conftest)
+    is kept.
+    """
+    kept = ("LIPNORM_RAW_DIRS",)
+    env = {
+        k: v for k, v in os.environ.items() if k in kept or not k.startswith(("LIPNORM_", "HYDRA_"))
+    }
     path = os.pathsep.join(filter(None, (str(REPO), env.get("PYTHONPATH"))))
     return {**env, "PYTHONPATH": path, "WANDB_MODE": "disabled", "WANDB_SILENT": "true", **extra}
 

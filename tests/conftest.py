@@ -13,7 +13,10 @@ from lipnorm_exp.data import load_task
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
+#: raw dataset files beside the checkout, for offline runs (``paths.raw_dirs``)
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+if SHARED_DATASETS.is_dir():
+    os.environ.setdefault("LIPNORM_RAW_DIRS", str(SHARED_DATASETS))
 
 register_resolvers()
 
@@ -46,7 +49,6 @@ def compose_config(tmp_path: Path, overrides: list[str] = ()) -> DictConfig:
     """The app's config with test paths, CPU, 2 epochs, no progress bar, local logger."""
     base = [
         f"paths.data_dir={tmp_path / 'data'}",
-        f"paths.raw_dirs=[{SHARED_DATASETS}]",
         f"paths.results_dir={tmp_path / 'runs'}",
         f"paths.log_dir={tmp_path / 'logs'}",
         "device=cpu",

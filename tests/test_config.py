@@ -1,5 +1,6 @@
 """Config composition, the schema and its one-line messages, and run hashing."""
 
+import os
 from typing import Annotated
 
 import pytest
@@ -281,6 +282,20 @@ def test_run_id_is_stable_and_ignores_non_defining_keys(make_cfg, tmp_path):
     assert run_id(cfg) == run_id(same)
     assert len(run_id(cfg)) == 16
     assert "paths" not in defining_config(cfg) and "progress" not in defining_config(cfg)["train"]
+
+
+def test_raw_dirs_are_none_unless_the_environment_lists_some(make_cfg, monkeypatch, tmp_path):
+    """The shipped config names no folder of a machine; ``LIPNORM_RAW_DIRS`` lists them."""
+    monkeypatch.delenv("LIPNORM_RAW_DIRS", raising=False)
+    cfg = make_cfg()
+    assert cfg.paths.raw_dirs == []
+    folders = [str(tmp_path / "a"), "relative/b"]
+    monkeypatch.setenv("LIPNORM_RAW_DIRS", os.pathsep.join([folders[0], "", folders[1]]))
+    listed = make_cfg()
+    assert list(listed.paths.raw_dirs) == folders
+    validate(listed)
+    assert run_id(listed) == run_id(cfg)
+    assert "shared" not in (CONFIGS / "paths" / "default.yaml").read_text()
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,9 @@ and with ``norm=None`` they compute what PyG computes for every input PyG takes 
 features, bipartite pairs, torch.sparse adjacencies, ``size``); plus repr, reset_parameters,
 argument validation and the returned weights."""
 
+import copy
+import weakref
+
 import pytest
 import torch
 from conftest import assert_reset_parameters_redraws
@@ -16,6 +19,7 @@ from torch_geometric.utils import (
 )
 
 from lipnorm_exp.nn import (
+    DenseLipschitzNorm,
     GATLayer,
     GATLipschitzNorm,
     GATv2Layer,
@@ -23,6 +27,7 @@ from lipnorm_exp.nn import (
     GTLipschitzNorm,
     ScoreLipschitzNorm,
 )
+from lipnorm_exp.nn.arguments import EdgeIndexError
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning"),
@@ -264,21 +269,28 @@ def test_reset_parameters_draws_new_weights(cls, options):
     assert_reset_parameters_redraws(layer)
 
 
+@pytest.mark.parametrize(("cls", "wrong"), [(GATLayer, "lipschitz"), (GATv2Layer, "pairnorm")])
+def test_an_unknown_norm_name_is_a_clear_error(cls, wrong):
+    allowed = f"allowed: none, lip, or a {cls.score_contract.__name__}$"
+    with pytest.raises(ValueError, match=f"^{cls.__name__}: unknown norm '{wrong}'; {allowed}"):
+        cls(F_IN, C, norm=wrong)
+
+
 @pytest.mark.parametrize(
-    ("cls", "wrong"),
+    ("cls", "wrong", "breach"),
     [
-        (GATLayer, "lipschitz"),
-        (GATLayer, GTLipschitzNorm()),
-        (GTLayer, GATLipschitzNorm()),
-        (GATv2Layer, "pairnorm"),
-        (GATv2Layer, torch.nn.LayerNorm(4)),
+        (GATLayer, GTLipschitzNorm(), "denominator does not take (x, att, edge_index, "),
+        (GTLayer, GATLipschitzNorm(), "denominator does not take (query, key, value, "),
+        (GTLayer, DenseLipschitzNorm(), "denominator does not take (query, key, value, "),
+        (GATv2Layer, torch.nn.LayerNorm(4), "has no alpha; has no denominator"),
     ],
 )
-def test_invalid_norm_is_a_clear_error(cls, wrong):
-    allowed = f"allowed: none, lip, or a {cls.default_norm.__name__} instance"
-    with pytest.raises(ValueError, match=allowed) as info:
+def test_a_norm_of_another_kind_is_refused_naming_what_it_lacks(cls, wrong, breach):
+    with pytest.raises(TypeError) as info:
         cls(F_IN, C, norm=wrong)
-    assert type(info.value) is ValueError and "\n" not in str(info.value)
+    message = str(info.value)
+    expected = f"{cls.__name__}: norm {type(wrong).__name__} is not a {cls.score_contract.__name__}"
+    assert message.startswith(f"{expected}: ") and breach in message and "\n" not in message
 
 
 @pytest.mark.parametrize("cls", LAYERS)
@@ -349,3 +361,21 @@ def test_layers_reuse_the_self_loops_of_the_same_edge_index_and_only_of_it():
     assert torch.equal(changed, add_self_loops(remove_self_loops(edge_index)[0], num_nodes=6)[0])
     other = edge_index.clone()
     assert layer(x, other, return_attention_weights=True)[1][0] is not changed
+
+
+def test_a_layer_keeps_no_edge_index_alive_and_checks_a_changed_one_again():
+    """The reuse lives in the layer and holds its input weakly; copies start without it."""
+    x = torch.randn(6, 4)
+    layer = GTLayer(4, 2, add_self_loops=True)
+    edge_index = torch.tensor([[0, 1, 2], [1, 2, 3]])
+    layer(x, edge_index)
+    dropped = weakref.ref(edge_index)
+    del edge_index
+    assert dropped() is None
+    edge_index = torch.tensor([[0, 1, 2], [1, 2, 3]])
+    replaced = layer(x, edge_index, return_attention_weights=True)[1][0]
+    assert layer(x, edge_index, return_attention_weights=True)[1][0] is replaced
+    assert copy.deepcopy(layer)(x, edge_index, return_attention_weights=True)[1][0] is not replaced
+    edge_index[0, 0] = 6  # the same tensor changed in place: node 6 is outside the graph
+    with pytest.raises(EdgeIndexError, match="edge_index holds node 6"):
+        layer(x, edge_index)

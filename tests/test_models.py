@@ -12,6 +12,7 @@ from omegaconf import OmegaConf
 from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.models.norms import NORMS, NoNorm, Normalisation, node_norm
+from lipnorm_exp.nn.score_norm import LIPSCHITZ_NORMS, lipschitz_norm
 from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.util.errors import ConfigError
 
@@ -196,13 +197,13 @@ class HalvingNorm(Normalisation):
 
 @dataclass
 class ScaledLipNorm(Normalisation):
-    """A score normalisation made of one class: the model's LipschitzNorm at a given alpha."""
+    """A score normalisation made of one class: the layer's LipschitzNorm at a given alpha."""
 
     alpha: float
     on_scores = True
 
     def score_module(self, model):
-        return model.lip_norm_class(alpha=self.alpha)
+        return lipschitz_norm(model.layer_class.score_contract, alpha=self.alpha)
 
 
 @pytest.mark.parametrize("model_name", sorted(MODELS))
@@ -219,4 +220,5 @@ def test_a_normalisation_of_either_kind_is_one_registered_class(monkeypatch, mod
     model = MODELS.get(model_name)(5, 3, norm="scaled_lip", norm_options={"alpha": 3.0}, **options)
     assert all(isinstance(norm, NoNorm) for norm in model.norms)
     assert [conv.norm.alpha for conv in model.convs] == [3.0, 3.0]
-    assert all(isinstance(conv.norm, model.lip_norm_class) for conv in model.convs)
+    lip = LIPSCHITZ_NORMS[model.layer_class.score_contract]
+    assert all(type(conv.norm) is lip for conv in model.convs)

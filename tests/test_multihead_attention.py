@@ -295,14 +295,25 @@ def test_lip_at_zero_inputs_stays_finite():
         ({"kdim": -3}, "kdim must be an integer >= 1, got -3"),
         ({"num_heads": 3}, "embed_dim=8 must be a multiple of num_heads=3"),
         ({"dropout": 1.0}, r"dropout must be in \[0, 1\)"),
-        ({"norm": "lipschitz"}, "allowed: none, lip, or a DenseLipschitzNorm instance"),
-        ({"norm": torch.nn.LayerNorm(E)}, "allowed: none, lip, or a DenseLipschitzNorm"),
+        (
+            {"norm": "lipschitz"},
+            "unknown norm 'lipschitz'; allowed: none, lip, or a DenseScoreNorm",
+        ),
     ],
 )
 def test_invalid_arguments_are_value_errors(kwargs, message):
     with pytest.raises(ValueError, match=message) as info:
         LipschitzMultiheadAttention(**{"embed_dim": E, "num_heads": H, **kwargs})
     assert type(info.value) is ValueError
+
+
+def test_a_norm_that_is_no_dense_score_norm_is_a_type_error_naming_what_it_lacks():
+    message = (
+        "LipschitzMultiheadAttention: norm LayerNorm is not a DenseScoreNorm: __call__ does not "
+        r"take \(query, key, value, mask\); has no alpha; has no denominator"
+    )
+    with pytest.raises(TypeError, match=f"^{message}$"):
+        LipschitzMultiheadAttention(E, H, norm=torch.nn.LayerNorm(E))
 
 
 @pytest.mark.parametrize("norm", [None, "lip"])

@@ -6,14 +6,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import SHARED_DATASETS
 from omegaconf import OmegaConf
 
 from lipnorm_exp.data import load_task
 from lipnorm_exp.data.download import ensure_files, host_reachable
 from lipnorm_exp.data.planetoid import PLANETOID_NAMES, raw_file_names
 from lipnorm_exp.util.errors import ConfigError, DataError, DataNotFoundError, MissingPackageError
-
-SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 # name: nodes, classes, train, val, test (public split of Kipf & Welling)
 SIZES = {"cora": (2708, 7, 140, 500, 1000), "citeseer": (3327, 6, 120, 500, 1000)}

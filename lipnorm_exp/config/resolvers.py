@@ -33,19 +33,27 @@ def seed_groups(seeds: int | str, per_job: int) -> int | str:
     return ",".join("[" + ",".join(str(seed) for seed in group) + "]" for group in groups)
 
 
+def folder_list(folders: str) -> list[str]:
+    """The folders of a list written as ``PATH`` is (``os.pathsep`` between them); ``""``: none."""
+    return [folder for folder in folders.split(os.pathsep) if folder]
+
+
 def register_resolvers() -> None:
     """Register the custom resolvers of the YAML files (none is registered twice).
 
     ``${lipnorm_cwd:}`` is the folder the command runs in: data, records and logs go under it
     (``configs/paths/default.yaml``), never into the installed package. ``${lipnorm_add:a,b}`` is
-    ``a + b``, ``${lipnorm_seed_groups:seeds,n}`` is :func:`seed_groups`, ``${lipnorm_presets:}``
-    and ``${lipnorm_groups:}`` list the presets and the config groups for ``--help``
-    (``hydra.help`` in ``configs/hydra/default.yaml``).
+    ``a + b``, ``${lipnorm_folders:text}`` is :func:`folder_list` (``paths.raw_dirs``, from
+    ``$LIPNORM_RAW_DIRS``), ``${lipnorm_seed_groups:seeds,n}`` is :func:`seed_groups`,
+    ``${lipnorm_presets:}`` and ``${lipnorm_groups:}`` list the presets and the config groups
+    for ``--help`` (``hydra.help`` in ``configs/hydra/default.yaml``).
     """
     if not OmegaConf.has_resolver("lipnorm_cwd"):
         OmegaConf.register_new_resolver("lipnorm_cwd", os.getcwd)
     if not OmegaConf.has_resolver("lipnorm_add"):
         OmegaConf.register_new_resolver("lipnorm_add", lambda a, b: int(a) + int(b))
+    if not OmegaConf.has_resolver("lipnorm_folders"):
+        OmegaConf.register_new_resolver("lipnorm_folders", folder_list)
     if not OmegaConf.has_resolver("lipnorm_seed_groups"):
         OmegaConf.register_new_resolver("lipnorm_seed_groups", seed_groups)
     if not OmegaConf.has_resolver("lipnorm_presets"):

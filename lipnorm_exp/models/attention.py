@@ -14,10 +14,11 @@ class AttentionGNN(DepthwiseGNN):
     ``hidden`` is the layer width, as for every model: concatenated heads (``concat=True``)
     have ``hidden / heads`` channels each, averaged heads ``hidden`` each. ``head_channels``,
     when set, gives the channels of one head instead and the width follows from it
-    (``heads × head_channels`` concatenated, as the authors' ``--hidden_dim``). With
-    ``norm="lip"`` every layer normalises its scores with :attr:`lip_norm_class`, built from
-    ``norm_options``. Each layer is a :attr:`layer_class` built by :meth:`make_conv`; a model
-    adds its own layer options through :meth:`layer_options`.
+    (``heads × head_channels`` concatenated, as the authors' ``--hidden_dim``). With a score
+    normalisation (``norm="lip"``) every layer normalises its scores with the module that the
+    normalisation builds for the layer's ``score_contract`` (:meth:`score_norm`). Each layer is a
+    :attr:`layer_class` built by :meth:`make_conv`; a model adds its own layer options through
+    :meth:`layer_options`.
 
     Args:
         in_channels (int): input feature width.
@@ -32,8 +33,6 @@ class AttentionGNN(DepthwiseGNN):
     attention = True
     #: the attention layer (set by each model)
     layer_class: type[nn.Module]
-    #: the LipschitzNorm module for this layer's score (set by each model)
-    lip_norm_class: type[nn.Module]
 
     def __init__(
         self,
@@ -61,10 +60,6 @@ class AttentionGNN(DepthwiseGNN):
     def score_norm(self) -> nn.Module | None:
         """The attention-score normalisation of one layer, or ``None`` for a node norm."""
         return normalisation(self.norm, **self.norm_options).score_module(self)
-
-    def lip_norm_options(self) -> dict[str, Any]:
-        """The keyword arguments of :attr:`lip_norm_class`: the ``norm`` group's keys."""
-        return self.norm_options
 
     def layer_options(self) -> dict[str, Any]:
         """Keyword arguments of :attr:`layer_class` beyond those every attention layer takes."""

@@ -2,7 +2,7 @@
 
 from lipnorm_exp.models.attention import AttentionGNN
 from lipnorm_exp.models.base import MODELS
-from lipnorm_exp.nn import GATLayer, GATLipschitzNorm
+from lipnorm_exp.nn import GATLayer
 
 
 @MODELS.register("gat")
@@ -11,5 +11,4 @@ class GAT(AttentionGNN):
 
     label = "GAT"
     layer_class = GATLayer
-    lip_norm_class = GATLipschitzNorm
     attention_parameter_names = ("att_src", "att_dst")

@@ -2,7 +2,7 @@
 
 from lipnorm_exp.models.attention import AttentionGNN
 from lipnorm_exp.models.base import MODELS
-from lipnorm_exp.nn import GATv2Layer, ScoreLipschitzNorm
+from lipnorm_exp.nn import GATv2Layer
 
 
 @MODELS.register("gatv2")
@@ -11,9 +11,4 @@ class GATv2(AttentionGNN):
 
     label = "GATv2"
     layer_class = GATv2Layer
-    lip_norm_class = ScoreLipschitzNorm
     attention_parameter_names = ("att",)
-
-    def lip_norm_options(self) -> dict[str, float]:
-        """Eq. 15's rule has one variant: ``alpha`` and ``eps`` only."""
-        return {"alpha": self.norm_options["alpha"], "eps": self.norm_options["eps"]}

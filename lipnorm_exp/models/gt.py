@@ -4,7 +4,7 @@ from typing import Any
 
 from lipnorm_exp.models.attention import AttentionGNN
 from lipnorm_exp.models.base import MODELS
-from lipnorm_exp.nn import GTLayer, GTLipschitzNorm
+from lipnorm_exp.nn import GTLayer
 
 
 @MODELS.register("gt")
@@ -18,7 +18,6 @@ class GT(AttentionGNN):
 
     label = "GT"
     layer_class = GTLayer
-    lip_norm_class = GTLipschitzNorm
     attention_parameter_names = ("lin_query", "lin_key")
 
     def __init__(self, in_channels: int, out_channels: int, *, beta: bool, **options: Any):

@@ -24,6 +24,7 @@ from torch import nn
 from torch_geometric.nn import LayerNorm, PairNorm
 
 from lipnorm_exp.nn.lipschitz_norm import VARIANTS
+from lipnorm_exp.nn.score_norm import lipschitz_norm
 from lipnorm_exp.util.constraints import OneOf, PositiveNumber
 from lipnorm_exp.util.registry import Registry
 
@@ -98,8 +99,11 @@ class LipschitzNormalisation(Normalisation):
     on_scores = True
 
     def score_module(self, model: Any) -> nn.Module:
-        """The model's own LipschitzNorm (Eq. 17 for GAT, Eq. 19 for GT, Eq. 15 for GATv2)."""
-        return model.lip_norm_class(**model.lip_norm_options())
+        """The LipschitzNorm of the model's layer: Eq. 17 for GAT, Eq. 19 for GT, Eq. 15 for GATv2.
+
+        One table pairs them: :data:`~lipnorm_exp.nn.score_norm.LIPSCHITZ_NORMS`.
+        """
+        return lipschitz_norm(model.layer_class.score_contract, self.alpha, self.eps, self.variant)
 
     @staticmethod
     def label_suffix(options: Mapping[str, Any]) -> str:

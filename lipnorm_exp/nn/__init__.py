@@ -1,6 +1,8 @@
 """Attention layers with LipschitzNorm, and one call that swaps them into a model.
 
-GAT, graph transformer, GATv2 and multi-head attention layers; :func:`lipschitz_normalize`.
+GAT, graph transformer, GATv2 and multi-head attention layers; the protocols a score
+normalisation keeps to plug into them (:mod:`~lipnorm_exp.nn.score_norm`);
+:func:`lipschitz_normalize`.
 """
 
 from lipnorm_exp.nn.convert import lipschitz_normalize
@@ -12,15 +14,27 @@ from lipnorm_exp.nn.gt_layer import GTLayer
 from lipnorm_exp.nn.gt_lipschitz_norm import GTLipschitzNorm
 from lipnorm_exp.nn.multihead_attention import LipschitzMultiheadAttention
 from lipnorm_exp.nn.score_lipschitz_norm import ScoreLipschitzNorm
+from lipnorm_exp.nn.score_norm import (
+    DenseScoreNorm,
+    GATScoreNorm,
+    GATv2ScoreNorm,
+    GTScoreNorm,
+    ScoreNorm,
+)
 
 __all__ = [
     "DenseLipschitzNorm",
+    "DenseScoreNorm",
     "GATLayer",
     "GATLipschitzNorm",
+    "GATScoreNorm",
     "GATv2Layer",
+    "GATv2ScoreNorm",
     "GTLayer",
     "GTLipschitzNorm",
+    "GTScoreNorm",
     "LipschitzMultiheadAttention",
     "ScoreLipschitzNorm",
+    "ScoreNorm",
     "lipschitz_normalize",
 ]

@@ -48,41 +48,16 @@ def check_scale(owner: str, name: str, value: object) -> None:
         raise ValueError(f"{owner}: {name} must be a finite number > 0, got {value!r}")
 
 
-class _LastChecked:
-    """The last ``edge_index`` found within its graph: the layers of a stack share it."""
-
-    def __init__(self):
-        self.source: Tensor | None = None
-        self.version = -1
-        self.size: tuple[int, int] = (-1, -1)
-
-    def holds(self, edge_index: Tensor, size: tuple[int, int]) -> bool:
-        """Whether this very tensor, unchanged, was found within ``size``."""
-        return (
-            self.source is edge_index
-            and self.version == edge_index._version
-            and (self.size == size)
-        )
-
-    def keep(self, edge_index: Tensor, size: tuple[int, int]) -> None:
-        """Remember ``edge_index`` as found within ``size``."""
-        self.source, self.version, self.size = edge_index, edge_index._version, size
-
-
-_LAST_CHECKED = _LastChecked()
-
-
 def check_edge_index(owner: str, edge_index: Tensor, size: tuple[int, int], flow: str) -> None:
     """Refuse an ``edge_index`` ``[2, E]`` naming a node outside ``size`` = (sources, targets).
 
-    Skipped for a sparse adjacency (its shape is its size), inside ``torch.compile`` and, in
-    Python, for the tensor last found within the same size (one check for a stack of layers);
-    a scripted layer checks every call.
+    Skipped for a sparse adjacency (its shape is its size). The layers skip the call for a
+    tensor they found within the same size before (:class:`~lipnorm_exp.nn.last_input.LastInput`).
 
     Raises:
         EdgeIndexError: naming the row, the node and the nodes allowed.
     """
-    if is_torch_sparse_tensor(edge_index) or _checked_before(edge_index, size):
+    if is_torch_sparse_tensor(edge_index):
         return
     if edge_index.numel() == 0:
         return
@@ -99,16 +74,3 @@ def check_edge_index(owner: str, edge_index: Tensor, size: tuple[int, int], flow
                 f"{owner}: edge_index holds node {low if low < 0 else high} (row {row}, the "
                 f"{what}s), but the graph has {nodes} {what} nodes; allowed: {allowed}"
             )
-    if not torch.jit.is_scripting():
-        _LAST_CHECKED.keep(edge_index, size)
-
-
-def _checked_before(edge_index: Tensor, size: tuple[int, int]) -> bool:
-    """Whether the check is skipped: inside ``torch.compile``, or for the tensor last checked.
-
-    Always ``False`` in TorchScript, which cannot reach the module-level :data:`_LAST_CHECKED`.
-    """
-    if torch.jit.is_scripting():
-        return False
-    else:
-        return torch.compiler.is_compiling() or _LAST_CHECKED.holds(edge_index, size)

@@ -20,47 +20,13 @@ from torch_geometric.utils.sparse import set_sparse_value
 
 from lipnorm_exp.nn.arguments import check_channels, check_count, check_edge_index
 from lipnorm_exp.nn.copy_dropout import dropout
-from lipnorm_exp.nn.lipschitz_norm import norm_label, resolve_norm
+from lipnorm_exp.nn.last_input import LastInput
+from lipnorm_exp.nn.score_norm import ScoreNorm, norm_label, resolve_norm
 
 __all__ = ["AttentionLayer"]
 
 #: a layer's ``return_attention_weights`` result: ``(edges, weights)``
 AttentionWeights = tuple[Tensor, Tensor]
-
-
-class _LastLoops:
-    """The last ``edge_index`` whose self-loops were replaced, and the result.
-
-    The layers of a deep model see the same ``edge_index`` tensor one after another; the first
-    replaces its self-loops (a data-dependent selection, then a concatenation) and the others
-    reuse the result. An entry holds a reference to its input, so the tensor it names cannot be
-    freed and its memory reused; an input or result changed in place since has another
-    ``_version`` and is not reused.
-    """
-
-    def __init__(self):
-        self.source: Tensor | None = None
-        self.version = -1
-        self.num_nodes = -1
-        self.result: Tensor | None = None
-        self.result_version = -1
-
-    def holds(self, edge_index: Tensor, num_nodes: int) -> bool:
-        """Whether the entry is the result for this very tensor, unchanged, and ``num_nodes``."""
-        return (
-            self.source is edge_index
-            and self.version == edge_index._version
-            and self.num_nodes == num_nodes
-            and self.result._version == self.result_version
-        )
-
-    def keep(self, edge_index: Tensor, num_nodes: int, result: Tensor) -> None:
-        """Remember ``result`` as the self-loops of ``edge_index`` replaced for ``num_nodes``."""
-        self.source, self.version, self.num_nodes = edge_index, edge_index._version, num_nodes
-        self.result, self.result_version = result, result._version
-
-
-_LAST_LOOPS = _LastLoops()
 
 
 class AttentionLayer(MessagePassing):
@@ -77,19 +43,24 @@ class AttentionLayer(MessagePassing):
         edge_dim (int or None): size of the edge features, if any.
         fill_value (float, Tensor or str): edge features of the added self-loops, as in
             ``torch_geometric.utils.add_self_loops`` (``"mean"``: the mean of the node's in-edges).
-        norm (str, nn.Module or None): ``None``/``"none"``, ``"lip"`` (``default_norm()``) or
-            an instance of ``default_norm``.
+        norm (str, ScoreNorm or None): ``None``/``"none"``, ``"lip"`` (the LipschitzNorm of
+            ``score_contract``) or any object that keeps ``score_contract``
+            (:mod:`~lipnorm_exp.nn.score_norm`).
         **kwargs: ``MessagePassing``'s options, as PyG's layers take them (``aggr``, ``"add"``
             by default; ``flow``).
 
     Raises:
         ValueError: for a channel count or ``heads`` that is not a positive integer
             (``in_channels`` may be -1, inferred), a dropout outside ``[0, 1)`` or an unknown
-            ``norm``; in ``forward``, for an ``edge_index`` naming a node outside the graph
+            ``norm`` string; in ``forward``, for an ``edge_index`` naming a node outside the graph
             (:class:`~lipnorm_exp.nn.arguments.EdgeIndexError`).
+        TypeError: for a ``norm`` object that does not keep ``score_contract``.
     """
 
-    default_norm: type[nn.Module]
+    #: the protocol a score normalisation of this layer keeps (set by each layer)
+    score_contract: type[ScoreNorm]
+    #: Python-side caches (:meth:`neighbourhoods`), which a scripted layer does without
+    __jit_ignored_attributes__ = ["checked_edges", "loops_added"]
 
     def __init__(
         self,
@@ -101,7 +72,7 @@ class AttentionLayer(MessagePassing):
         add_self_loops: bool,
         edge_dim: int | None,
         fill_value: float | Tensor | str,
-        norm: str | nn.Module | None,
+        norm: str | ScoreNorm | None,
         **kwargs,
     ):
         kwargs.setdefault("aggr", "add")
@@ -123,7 +94,10 @@ class AttentionLayer(MessagePassing):
         self.add_self_loops = add_self_loops
         self.edge_dim = edge_dim
         self.fill_value = fill_value
-        self.norm = resolve_norm(norm, self.default_norm)
+        self.norm = resolve_norm(name, norm, self.score_contract)
+        # the last edge_index found within its graph, and its self-loops replaced
+        self.checked_edges = LastInput()
+        self.loops_added = LastInput()
         # messages summed per target (see appended_loops)
         self.sums_per_target = (
             isinstance(self.aggr_module, SumAggregation) and self.flow == "source_to_target"
@@ -183,19 +157,25 @@ class AttentionLayer(MessagePassing):
         With ``add_self_loops`` the input's self-loops are replaced by one per node (of the
         ``min(size)`` nodes that are both source and target); their features are set by
         ``fill_value``. Dropping the input's loops has a data-dependent size, so this runs
-        outside ``torch.compile``'s graph: a single graph break, the layer's only one. Without
-        edge features, the layers of a stack called on the same ``edge_index`` tensor share one
-        replacement (:class:`_LastLoops`). An ``edge_index`` naming a node outside ``size`` is
-        refused (:func:`~lipnorm_exp.nn.arguments.check_edge_index`).
+        outside ``torch.compile``'s graph: a single graph break, the layer's only one. An
+        ``edge_index`` naming a node outside ``size`` is refused
+        (:func:`~lipnorm_exp.nn.arguments.check_edge_index`). In Python, a layer called again on
+        the same ``edge_index`` tensor, unchanged, checks it and (without edge features)
+        replaces its self-loops only the first time (:class:`LastInput`); inside
+        ``torch.compile`` the check is left out, and a scripted layer does both at every call.
         """
-        check_edge_index(self.layer_name, edge_index, size, self.flow)
+        if torch.jit.is_scripting():
+            check_edge_index(self.layer_name, edge_index, size, self.flow)
+        elif not torch.compiler.is_compiling() and self.checked_edges.get(edge_index, size) is None:
+            check_edge_index(self.layer_name, edge_index, size, self.flow)
+            self.checked_edges.keep(edge_index, size, True)
         if not self.add_self_loops:
             return edge_index, edge_attr
         num_nodes = min(size[0], size[1])
         if torch.jit.is_scripting():
             return self._self_loops_replaced(edge_index, edge_attr, num_nodes)
         else:
-            return self._shared_self_loops_replaced(edge_index, edge_attr, num_nodes)
+            return self._last_self_loops_replaced(edge_index, edge_attr, num_nodes)
 
     def loops_last(self, edge_index: Tensor, size: tuple[int, int]) -> bool:
         """Whether :meth:`neighbourhoods` ends ``edge_index`` with a self-loop per node, in order.
@@ -221,16 +201,17 @@ class AttentionLayer(MessagePassing):
         return (edge_index[:, : edge_index.size(1) - loops] if loops else edge_index), loops
 
     @torch.compiler.disable
-    def _shared_self_loops_replaced(
+    def _last_self_loops_replaced(
         self, edge_index: Tensor, edge_attr: Tensor | None, num_nodes: int
     ) -> tuple[Tensor, Tensor | None]:
-        """:meth:`_self_loops_replaced`, shared by the layers called on one ``edge_index``."""
+        """:meth:`_self_loops_replaced`, once for each ``edge_index`` tensor the layer is given."""
         cacheable = edge_attr is None and not is_torch_sparse_tensor(edge_index)
-        if cacheable and _LAST_LOOPS.holds(edge_index, num_nodes):
-            return _LAST_LOOPS.result, None
+        replaced = self.loops_added.get(edge_index, num_nodes) if cacheable else None
+        if replaced is not None:
+            return replaced, None
         replaced, edge_attr = self._self_loops_replaced(edge_index, edge_attr, num_nodes)
         if cacheable:
-            _LAST_LOOPS.keep(edge_index, num_nodes, replaced)
+            self.loops_added.keep(edge_index, num_nodes, replaced)
         return replaced, edge_attr
 
     def _self_loops_replaced(
@@ -321,5 +302,5 @@ class AttentionLayer(MessagePassing):
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}({self.in_channels}, {self.out_channels}, "
-            f"heads={self.heads}, norm={norm_label(self.norm, self.default_norm)})"
+            f"heads={self.heads}, norm={norm_label(self.norm, self.score_contract)})"
         )

@@ -12,15 +12,12 @@ from collections.abc import Callable
 from torch import nn
 from torch_geometric.nn import GATConv, GATv2Conv, TransformerConv
 
-from lipnorm_exp.nn.dense_lipschitz_norm import DenseLipschitzNorm
 from lipnorm_exp.nn.gat_layer import GATLayer
-from lipnorm_exp.nn.gat_lipschitz_norm import GATLipschitzNorm
 from lipnorm_exp.nn.gatv2_layer import GATv2Layer
 from lipnorm_exp.nn.gt_layer import GTLayer
-from lipnorm_exp.nn.gt_lipschitz_norm import GTLipschitzNorm
 from lipnorm_exp.nn.lipschitz_norm import check_norm_options
 from lipnorm_exp.nn.multihead_attention import LipschitzMultiheadAttention
-from lipnorm_exp.nn.score_lipschitz_norm import ScoreLipschitzNorm
+from lipnorm_exp.nn.score_norm import lipschitz_norm
 
 __all__ = ["lipschitz_normalize"]
 
@@ -32,9 +29,9 @@ def lipschitz_normalize(
 
     Every ``GATConv``, ``GATv2Conv``, ``TransformerConv`` and ``torch.nn.MultiheadAttention``
     (of exactly these classes, not subclasses) anywhere inside ``model`` is replaced by
-    :class:`GATLayer` (Eq. 17, :class:`GATLipschitzNorm`), :class:`GATv2Layer` (Eq. 15,
-    :class:`ScoreLipschitzNorm`), :class:`GTLayer` (Eq. 19, :class:`GTLipschitzNorm`) or
-    :class:`LipschitzMultiheadAttention` (Eq. 19, :class:`DenseLipschitzNorm`), built with the
+    :class:`GATLayer` (Eq. 17), :class:`GATv2Layer` (Eq. 15), :class:`GTLayer` (Eq. 19) or
+    :class:`LipschitzMultiheadAttention` (Eq. 19), each with the LipschitzNorm of its
+    ``score_contract`` (:data:`~lipnorm_exp.nn.score_norm.LIPSCHITZ_NORMS`), built with the
     same arguments (``MessagePassing``'s ``aggr`` and ``flow`` included) and loaded with its
     state dict, on its device and dtype and in its training mode. Hooks registered on a
     replaced module are not carried over. An ``nn.TransformerEncoder`` whose attention was
@@ -63,12 +60,6 @@ def lipschitz_normalize(
     check_norm_options("lipschitz_normalize", alpha, None, variant)
     if norm not in ("lip", None):
         raise ValueError(f"lipschitz_normalize: norm must be 'lip' or None, got {norm!r}")
-    norms = {
-        GATLayer: lambda: GATLipschitzNorm(alpha, variant=variant),
-        GATv2Layer: lambda: ScoreLipschitzNorm(alpha),
-        GTLayer: lambda: GTLipschitzNorm(alpha, variant=variant),
-        LipschitzMultiheadAttention: lambda: DenseLipschitzNorm(alpha),
-    }
 
     def replace(module: nn.Module) -> nn.Module:
         build = _BUILDERS.get(type(module))
@@ -78,7 +69,12 @@ def lipschitz_normalize(
             if isinstance(module, nn.TransformerEncoder) and _holds_ours(module):
                 module.use_nested_tensor = False
             return module
-        layer = build(module, lambda cls: None if norm is None else norms[cls]())
+        layer = build(
+            module,
+            lambda cls: (
+                None if norm is None else lipschitz_norm(cls.score_contract, alpha, variant=variant)
+            ),
+        )
         parameter = next(module.parameters())
         layer.to(parameter.device, parameter.dtype)
         layer.load_state_dict(module.state_dict())

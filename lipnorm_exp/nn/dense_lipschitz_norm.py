@@ -48,6 +48,8 @@ class DenseLipschitzNorm(LipschitzNormBase):
           ``query`` (computed in float32 for half precision)
     """
 
+    has_variants = False
+
     def __init__(self, alpha: float = 1.0, eps: float = 1e-12):
         super().__init__(alpha, eps, variant=None)
 
@@ -59,6 +61,20 @@ class DenseLipschitzNorm(LipschitzNormBase):
         if not key.size(-2):  # no key: no score to bound (torch's attention gives an empty row)
             score = query.to(dtype) @ key.to(dtype).transpose(-2, -1)
             return (score if mask is None else score + mask).to(query.dtype)
+        denominator = self.denominator(query, key, value, mask)
+        score = query.to(dtype) @ key.to(dtype).transpose(-2, -1)
+        score = score * (self.alpha / denominator)
+        if mask is not None:
+            score = score + mask
+        return score.to(query.dtype)
+
+    def denominator(
+        self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None
+    ) -> Tensor:
+        r"""Per query, :math:`\max\{uv, uw, vw\} + \epsilon`, ``[*, L, 1]`` (at least one key).
+
+        In :func:`compute_dtype` of the query. Arguments as for ``forward``.
+        """
         u = safe_sqrt(squared_norm(query)).unsqueeze(-1)
         key_norm = safe_sqrt(squared_norm(key)).unsqueeze(-2)
         value_norm = safe_sqrt(squared_norm(value)).unsqueeze(-2)
@@ -68,8 +84,4 @@ class DenseLipschitzNorm(LipschitzNormBase):
             value_norm = torch.where(allowed, value_norm, 0.0)
         v = key_norm.amax(dim=-1, keepdim=True)
         w = value_norm.amax(dim=-1, keepdim=True)
-        score = query.to(dtype) @ key.to(dtype).transpose(-2, -1)
-        score = score * (self.alpha / (quadratic_scale(u, v, w) + self.eps))
-        if mask is not None:
-            score = score + mask
-        return score.to(query.dtype)
+        return quadratic_scale(u, v, w) + self.eps

@@ -1,6 +1,6 @@
 import torch
 import torch.nn.functional as F
-from torch import Tensor, nn
+from torch import Tensor
 from torch.nn import Parameter
 from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.nn.inits import glorot, zeros
@@ -9,8 +9,8 @@ from torch_geometric.utils import softmax
 
 from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
 from lipnorm_exp.nn.bounded_softmax import bounded_softmax
-from lipnorm_exp.nn.gat_lipschitz_norm import GATLipschitzNorm
 from lipnorm_exp.nn.lipschitz_norm import rescale, source_target
+from lipnorm_exp.nn.score_norm import GATScoreNorm, ScoreNorm
 
 __all__ = ["GATLayer"]
 
@@ -56,9 +56,10 @@ class GATLayer(AttentionLayer):
         bias (bool, optional): learn an additive output bias. (default: :obj:`True`)
         residual (bool, optional): add a learned projection of the (target) input.
             (default: :obj:`False`)
-        norm (str, GATLipschitzNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
-            (:class:`GATLipschitzNorm` with defaults), or a :class:`GATLipschitzNorm`
-            instance. (default: :obj:`None`)
+        norm (str, GATScoreNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
+            (:class:`GATLipschitzNorm` with defaults), or any object that keeps
+            :class:`~lipnorm_exp.nn.score_norm.GATScoreNorm` (a :class:`GATLipschitzNorm`
+            with other options, say). (default: :obj:`None`)
         **kwargs (optional): ``MessagePassing``'s options, as for PyG's ``GATConv`` (``aggr``,
             ``flow``).
 
@@ -76,7 +77,7 @@ class GATLayer(AttentionLayer):
           :math:`(|\mathcal{E}'|, H)`, before dropout.
     """
 
-    default_norm = GATLipschitzNorm
+    score_contract = GATScoreNorm
 
     def __init__(
         self,
@@ -92,7 +93,7 @@ class GATLayer(AttentionLayer):
         bias: bool = True,
         residual: bool = False,
         *,
-        norm: str | nn.Module | None = None,
+        norm: str | ScoreNorm | None = None,
         **kwargs,
     ):
         super().__init__(
@@ -190,7 +191,9 @@ class GATLayer(AttentionLayer):
             att += [self.att_src] if edge is None else [self.att_src, self.att_edge]
             att = torch.cat(att, dim=-1)[0]
             edge_index = self.edge_pairs(edge_index_j, index)
-            denominator = self.norm.denominator(z, att, edge_index, edge, dim_size)
+            denominator = self.norm.denominator(
+                x=z, att=att, edge_index=edge_index, edge_attr=edge, num_targets=dim_size
+            )
             if denominator is not None:
                 factor = self.norm.alpha / denominator
                 score, factor = target_terms(score_j, score_dst, factor, index)
@@ -199,7 +202,10 @@ class GATLayer(AttentionLayer):
                 return bounded_softmax(rescale(score, factor), index, dim_size, bound)
         score = self.add_edge_score(target_terms(score_j, score_dst, None, index)[0], edge)
         if self.norm is not None:  # the published variant: one denominator per edge
-            score = self.norm(score, z, att, edge_index, edge, dim_size)
+            score = self.norm(
+                score=score, x=z, att=att, edge_index=edge_index, edge_attr=edge,
+                num_targets=dim_size,
+            )  # fmt: skip
         return softmax(F.leaky_relu(score, slope), index, ptr, dim_size)
 
     def add_edge_score(self, score: Tensor, edge: OptTensor) -> Tensor:

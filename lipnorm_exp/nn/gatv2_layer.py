@@ -1,6 +1,6 @@
 import torch
 import torch.nn.functional as F
-from torch import Tensor, nn
+from torch import Tensor
 from torch.nn import Parameter
 from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.nn.inits import glorot, zeros
@@ -9,7 +9,7 @@ from torch_geometric.utils import softmax
 
 from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
 from lipnorm_exp.nn.lipschitz_norm import compute_dtype, safe_sqrt, source_target, squared_norm
-from lipnorm_exp.nn.score_lipschitz_norm import ScoreLipschitzNorm
+from lipnorm_exp.nn.score_norm import GATv2ScoreNorm, ScoreNorm
 
 __all__ = ["GATv2Layer"]
 
@@ -66,9 +66,9 @@ class GATv2Layer(AttentionLayer):
             :math:`W_r = W_l`. (default: :obj:`False`)
         residual (bool, optional): add a learned projection of the (target) input.
             (default: :obj:`False`)
-        norm (str, ScoreLipschitzNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
-            (:class:`ScoreLipschitzNorm` with defaults), or a :class:`ScoreLipschitzNorm`
-            instance. (default: :obj:`None`)
+        norm (str, GATv2ScoreNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
+            (:class:`ScoreLipschitzNorm` with defaults), or any object that keeps
+            :class:`~lipnorm_exp.nn.score_norm.GATv2ScoreNorm`. (default: :obj:`None`)
         **kwargs (optional): ``MessagePassing``'s options, as for PyG's ``GATv2Conv`` (``aggr``,
             ``flow``).
 
@@ -84,7 +84,7 @@ class GATv2Layer(AttentionLayer):
           :math:`(|\mathcal{E}'|, H)`, before dropout.
     """
 
-    default_norm = ScoreLipschitzNorm
+    score_contract = GATv2ScoreNorm
 
     def __init__(
         self,
@@ -101,7 +101,7 @@ class GATv2Layer(AttentionLayer):
         share_weights: bool = False,
         residual: bool = False,
         *,
-        norm: str | nn.Module | None = None,
+        norm: str | ScoreNorm | None = None,
         **kwargs,
     ):
         super().__init__(
@@ -190,5 +190,8 @@ class GATv2Layer(AttentionLayer):
         score = (F.leaky_relu(hidden, self.negative_slope) * self.att).sum(dim=-1)
         if self.norm is not None:
             edge_index = self.edge_pairs(edge_index_j, index)
-            score = self.norm(score, features, self.score_lipschitz(), edge_index, edge_attr)
+            score = self.norm(
+                score=score, x=features, lipschitz=self.score_lipschitz(),
+                edge_index=edge_index, edge_attr=edge_attr,
+            )  # fmt: skip
         return softmax(score, index, ptr, dim_size)

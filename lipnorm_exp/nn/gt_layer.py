@@ -1,15 +1,15 @@
 import math
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.typing import OptTensor, PairTensor
 from torch_geometric.utils import softmax
 
 from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
 from lipnorm_exp.nn.bounded_softmax import bounded_softmax
-from lipnorm_exp.nn.gt_lipschitz_norm import GTLipschitzNorm
 from lipnorm_exp.nn.lipschitz_norm import rescale
+from lipnorm_exp.nn.score_norm import GTScoreNorm, ScoreNorm
 
 __all__ = ["GTLayer"]
 
@@ -63,9 +63,9 @@ class GTLayer(AttentionLayer):
         bias (bool, optional): biases in the query, key, value and skip projections.
             (default: :obj:`True`)
         root_weight (bool, optional): add the skip :math:`W_s x_i`. (default: :obj:`True`)
-        norm (str, GTLipschitzNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
-            (:class:`GTLipschitzNorm` with defaults), or a :class:`GTLipschitzNorm` instance.
-            (default: :obj:`None`)
+        norm (str, GTScoreNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
+            (:class:`GTLipschitzNorm` with defaults), or any object that keeps
+            :class:`~lipnorm_exp.nn.score_norm.GTScoreNorm`. (default: :obj:`None`)
         add_self_loops (bool, optional): replace the input's self-loops by one per node, so
             :math:`i \in \mathcal{N}(i)`. (default: :obj:`False`, as ``TransformerConv``)
         fill_value (float, Tensor or str, optional): edge features of the added self-loops
@@ -85,7 +85,7 @@ class GTLayer(AttentionLayer):
           :math:`(|\mathcal{E}'|, H)`, before dropout.
     """
 
-    default_norm = GTLipschitzNorm
+    score_contract = GTScoreNorm
 
     def __init__(
         self,
@@ -99,7 +99,7 @@ class GTLayer(AttentionLayer):
         bias: bool = True,
         root_weight: bool = True,
         *,
-        norm: str | nn.Module | None = None,
+        norm: str | ScoreNorm | None = None,
         add_self_loops: bool = False,
         fill_value: float | Tensor | str = "mean",
         **kwargs,
@@ -207,10 +207,14 @@ class GTLayer(AttentionLayer):
             score = self.scores(query, key, key_j, index, loops) / math.sqrt(self.out_channels)
             return softmax(score, targets, None if loops else ptr, query.size(0)), value_j
         if every_edge is not None:
-            denominator = self.norm.denominator(query, key, value, every_edge)
+            denominator = self.norm.denominator(
+                query=query, key=key, value=value, edge_index=every_edge, per_edge=False
+            )
         else:
             edge_index = self.edge_pairs(edge_index_j, index)
-            denominator = self.norm.denominator(query, key_j, value_j, edge_index, per_edge=True)
+            denominator = self.norm.denominator(
+                query=query, key=key_j, value=value_j, edge_index=edge_index, per_edge=True
+            )
         score = self.scores(query, key, key_j, index, loops, self.norm.alpha / denominator)
         return bounded_softmax(score, targets, query.size(0), self.norm.alpha), value_j
 

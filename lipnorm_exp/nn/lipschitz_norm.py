@@ -29,10 +29,8 @@ __all__ = [
     "gather_positions",
     "max_row_sq",
     "neighbourhood_max",
-    "norm_label",
     "quadratic_scale",
     "rescale",
-    "resolve_norm",
     "safe_sqrt",
     "source_target",
     "squared_norm",
@@ -66,6 +64,9 @@ class LipschitzNormBase(nn.Module):
         eps (float): added to the denominator, :math:`\epsilon \ge 0`.
         variant (str or None): one of :data:`VARIANTS`, or ``None`` where a norm has none.
     """
+
+    #: whether the norm takes a ``variant`` (the paper's equations or the published code's)
+    has_variants = True
 
     def __init__(self, alpha: float = 1.0, eps: float = 1e-12, variant: str | None = "paper"):
         super().__init__()
@@ -306,32 +307,3 @@ def compact_index(positions: Tensor, size: int) -> Tensor:
     An index that autograd keeps for the backward pass then takes four bytes per position.
     """
     return positions.to(torch.int32 if size < 2**31 else torch.int64)
-
-
-def resolve_norm(norm: str | nn.Module | None, default: type[nn.Module]) -> nn.Module | None:
-    """Turn a layer's ``norm`` argument into a module (or ``None``).
-
-    Args:
-        norm: ``None`` or ``"none"`` (no normalisation), ``"lip"`` (``default()``), or an
-            instance of ``default``.
-        default: the LipschitzNorm class of the layer.
-
-    Raises:
-        ValueError: for any other value; the message lists the allowed values.
-    """
-    if norm is None or norm == "none":
-        return None
-    if norm == "lip":
-        return default()
-    if isinstance(norm, default):
-        return norm
-    raise ValueError(
-        f"norm: unknown value {norm!r}; allowed: none, lip, or a {default.__name__} instance"
-    )
-
-
-def norm_label(norm: nn.Module | None, default: type[nn.Module]) -> str:
-    """Short name of a layer's norm for ``repr``: ``none``, ``lip`` (defaults) or the module."""
-    if norm is None:
-        return "none"
-    return "lip" if repr(norm) == repr(default()) else repr(norm)

@@ -7,8 +7,7 @@ from torch.nn import Parameter
 from torch.nn.init import constant_, xavier_normal_, xavier_uniform_
 
 from lipnorm_exp.nn.arguments import check_channels, check_count
-from lipnorm_exp.nn.dense_lipschitz_norm import DenseLipschitzNorm
-from lipnorm_exp.nn.lipschitz_norm import norm_label, resolve_norm
+from lipnorm_exp.nn.score_norm import DenseScoreNorm, ScoreNorm, norm_label, resolve_norm
 
 __all__ = ["LipschitzMultiheadAttention"]
 
@@ -52,9 +51,9 @@ class LipschitzMultiheadAttention(nn.Module):
         batch_first (bool, optional): inputs and outputs are :math:`(N, L, E)` rather than
             :math:`(L, N, E)`. (default: :obj:`False`)
         device, dtype: where and how the parameters are created.
-        norm (str, DenseLipschitzNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
-            (:class:`DenseLipschitzNorm` with defaults), or a :class:`DenseLipschitzNorm`
-            instance. (default: :obj:`None`)
+        norm (str, DenseScoreNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
+            (:class:`DenseLipschitzNorm` with defaults), or any object that keeps
+            :class:`~lipnorm_exp.nn.score_norm.DenseScoreNorm`. (default: :obj:`None`)
 
     Shapes:
         - **query** :math:`(L, N, E)`, **key** :math:`(S, N, E_k)`, **value**
@@ -78,14 +77,17 @@ class LipschitzMultiheadAttention(nn.Module):
 
     Raises:
         ValueError: for a width or head count that is not positive, a width that is not a
-            multiple of the heads, a dropout outside ``[0, 1)`` or an unknown ``norm``; in
-            ``forward``, for nested-tensor inputs, an ``attn_mask`` that is not 2-D or 3-D,
+            multiple of the heads, a dropout outside ``[0, 1)`` or an unknown ``norm`` string;
+            in ``forward``, for nested-tensor inputs, an ``attn_mask`` that is not 2-D or 3-D,
             or ``is_causal`` without ``attn_mask``.
+        TypeError: for a ``norm`` object that does not keep :class:`DenseScoreNorm`.
     """
 
     #: read by ``nn.TransformerEncoderLayer`` and ``nn.TransformerEncoder``: ``False`` keeps
     #: them from their fused kernels, which would compute attention without this module
     _qkv_same_embed_dim = False
+    #: the protocol a score normalisation of this module keeps
+    score_contract = DenseScoreNorm
 
     def __init__(
         self,
@@ -101,7 +103,7 @@ class LipschitzMultiheadAttention(nn.Module):
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
         *,
-        norm: str | nn.Module | None = None,
+        norm: str | ScoreNorm | None = None,
     ):
         super().__init__()
         name = type(self).__name__
@@ -142,7 +144,7 @@ class LipschitzMultiheadAttention(nn.Module):
             self.bias_v = Parameter(torch.empty(1, 1, embed_dim, **factory))
         else:
             self.bias_k = self.bias_v = None
-        self.norm = resolve_norm(norm, DenseLipschitzNorm)
+        self.norm = resolve_norm(name, norm, self.score_contract)
         self._init_projections()
 
     def reset_parameters(self) -> None:
@@ -208,7 +210,7 @@ class LipschitzMultiheadAttention(nn.Module):
             logits = (q * math.sqrt(1.0 / self.head_dim)) @ k.transpose(-2, -1)
             logits = logits if mask is None else logits + mask
         else:
-            logits = self.norm(q, k, v, mask)
+            logits = self.norm(query=q, key=k, value=v, mask=mask)
         weights = _softmax(logits, mask is not None and not need_weights)
         weights = F.dropout(weights, p=self.dropout, training=self.training)
         out = (weights @ v).transpose(1, 2).reshape(q.size(0), -1, self.embed_dim)
@@ -257,7 +259,7 @@ class LipschitzMultiheadAttention(nn.Module):
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}({self.embed_dim}, num_heads={self.num_heads}, "
-            f"norm={norm_label(self.norm, DenseLipschitzNorm)})"
+            f"norm={norm_label(self.norm, self.score_contract)})"
         )
 
 

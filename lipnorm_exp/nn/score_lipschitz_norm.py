@@ -64,6 +64,8 @@ class ScoreLipschitzNorm(LipschitzNormBase):
         - **output** :math:`(|\mathcal{E}|, H)` normalised scores
     """
 
+    has_variants = False
+
     def __init__(self, alpha: float = 1.0, eps: float = 1e-12):
         super().__init__(alpha, eps, variant=None)
 
@@ -76,6 +78,21 @@ class ScoreLipschitzNorm(LipschitzNormBase):
         edge_attr: Tensor | None = None,
     ) -> Tensor:
         """Normalise the raw scores of every edge by its target's denominator (see class)."""
+        denominator = self.denominator(score, x, lipschitz, edge_index, edge_attr)
+        return rescale(score, (self.alpha / denominator).index_select(0, edge_index[1]))
+
+    def denominator(
+        self,
+        score: Tensor,
+        x: Tensor | tuple[Tensor, Tensor],
+        lipschitz: Tensor,
+        edge_index: Tensor,
+        edge_attr: Tensor | None = None,
+    ) -> Tensor:
+        r"""Per target node, the denominator of Eq. (15) plus :math:`\epsilon`, ``[N_t, H]``.
+
+        In :func:`compute_dtype` of ``x``. Arguments as for ``forward``.
+        """
         dst = edge_index[1]
         x_src, x_dst = source_target(x)
         num_targets = x_dst.size(0)
@@ -85,4 +102,4 @@ class ScoreLipschitzNorm(LipschitzNormBase):
         row_norm = safe_sqrt(dst_sq + max_row_sq(src_sq, edge_index, num_targets, edge_sq))
         score_max = target_max(score.abs().to(row_norm.dtype), dst, num_targets)
         scale = torch.maximum(score_max, row_norm * lipschitz.to(row_norm.dtype))
-        return rescale(score, (self.alpha / (scale + self.eps)).index_select(0, dst))
+        return scale + self.eps
