@@ -190,6 +190,8 @@ def select(records: list[dict], args: argparse.Namespace) -> list[dict]:
         if missing:
             raise VerifyError(f"--run-id {' '.join(missing)}: no finished record in {args.runs}")
         return [by_id[rid] for rid in args.run_id]
+    if args.cells:
+        return _cells(finished, args)
     chosen = [r for r in finished if args.preset in (r["config"].get("tags") or [])]
     if not chosen:
         raise VerifyError(f"--preset {args.preset}: no finished record of it in {args.runs}")
@@ -197,6 +199,19 @@ def select(records: list[dict], args: argparse.Namespace) -> list[dict]:
     for record in sorted(chosen, key=lambda r: (r["config"][SEED_KEY], r["run_id"])):
         settings[setting_key(record["config"])].append(record)
     return [record for runs in settings.values() for record in runs[: args.per_setting]]
+
+
+def _cells(finished: list[dict], args: argparse.Namespace) -> list[dict]:
+    """The lowest ``per_setting`` seeds of every cell of the tables' ``.runs.csv`` files."""
+    by_id = {record["run_id"]: record for record in finished}
+    chosen = []
+    for table in args.cells:
+        if not table.is_file():
+            raise VerifyError(f"--cells {table} is not a file; give a table's .runs.csv")
+        runs = pd.read_csv(table, dtype={"run_id": str}).sort_values(["seed", "run_id"])
+        for _, cell in runs.groupby(["row", "column"], sort=False):
+            chosen += [by_id[rid] for rid in cell["run_id"] if rid in by_id][: args.per_setting]
+    return chosen
 
 
 def setting_spreads(records: list[dict]) -> dict[str, float]:
@@ -232,11 +247,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--run-id", nargs="+", help="the runs to verify")
     which.add_argument("--preset", help="the runs of a preset (its tag)")
+    which.add_argument(
+        "--cells",
+        type=Path,
+        nargs="+",
+        help="the runs behind a table's cells (the report's <table>.runs.csv)",
+    )
     parser.add_argument(
         "--per-setting",
         type=int,
         default=1,
-        help="with --preset: the lowest seeds of each setting to verify (default: %(default)s)",
+        help="the lowest seeds of each setting (--preset) or cell (--cells) to verify "
+        "(default: %(default)s)",
     )
     parser.add_argument("--runs", type=folder_path, default=RUNS_FOLDER, help="folder of records")
     parser.add_argument("--out", type=Path, default=FINDINGS, help="the findings' CSV file")
