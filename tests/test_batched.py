@@ -8,12 +8,12 @@ from torch.func import vmap
 
 from lipnorm_exp.config.resolvers import seed_groups
 from lipnorm_exp.nn.copy_dropout import RandomStream, copy_streams, dropout
+from lipnorm_exp.records.schema import BATCHED
 from lipnorm_exp.sweeps.progress import runs_of_job
 from lipnorm_exp.training.launch import run
-from lipnorm_exp.training.member import Member
 from lipnorm_exp.util.errors import ConfigError
 
-BATCHED_KEY = Member.TOGETHER_KEY
+BATCHED_KEY = BATCHED
 
 SMALL = ("model.depth=2", "model.hidden=16", "train.epochs=3")
 #: what is compared between a run trained alone and in a batch: every epoch's numbers

@@ -6,6 +6,7 @@ import json
 import logging
 import math
 import os
+import platform
 import re
 import time
 import warnings
@@ -35,9 +36,12 @@ from lipnorm_exp.records import (
     record_path,
     record_problem,
     run_id,
+    schema,
     write_record,
 )
-from lipnorm_exp.records.store import SUMMARY_ACCURACIES, SUMMARY_EPOCHS
+from lipnorm_exp.records.numerics import NUMERICS_VERSION
+from lipnorm_exp.records.provenance import processor_model
+from lipnorm_exp.records.schema import SCHEMA_VERSION, SUMMARY_ACCURACIES, SUMMARY_EPOCHS
 from lipnorm_exp.training.epoch import NonFiniteError, evaluate
 from lipnorm_exp.training.launch import run
 from lipnorm_exp.util.atomic import STALE_AFTER_S, temp_path
@@ -125,8 +129,49 @@ def test_completed_run_record_holds_config_summary_history_and_versions(make_cfg
     assert summary["epochs_run"] == 3 and summary["metric"] == "accuracy"
     assert set(on_disk["versions"]) == {"python", "torch", "torch_geometric", "lipnorm_exp"}
     assert on_disk["machine"]["device"] == "cpu" and on_disk["machine"]["cpus"] == os.cpu_count()
-    assert on_disk["machine"]["processor"]
+    assert on_disk["machine"]["processor"] and on_disk["machine"]["processor_model"]
+    assert on_disk["machine"]["threads"] == torch.get_num_threads()
+    assert on_disk["schema_version"] == SCHEMA_VERSION == 2
+    assert on_disk["numerics"] == NUMERICS_VERSION
+    assert list(on_disk)[:2] == ["schema_version", "run_id"]
     assert on_disk["timing"]["total_s"] > 0 and record["run_id"] == on_disk["run_id"]
+
+
+def test_a_record_of_before_the_versions_reads_as_schema_1_of_unversioned_numerics():
+    old = stub(RID)
+    assert record_problem(old, RID) is None
+    assert (schema.schema_version(old), schema.numerics_version(old)) == (1, None)
+    new = stub(RID, schema_version=SCHEMA_VERSION, numerics=NUMERICS_VERSION)
+    assert record_problem(new, RID) is None
+    assert (schema.schema_version(new), schema.numerics_version(new)) == (2, NUMERICS_VERSION)
+    assert record_problem(stub(RID, numerics=None), RID) is None
+
+
+def test_the_schema_builds_summaries_and_records_in_its_order_and_refuses_unknown_keys():
+    values = dict.fromkeys(reversed(SUMMARY_KEYS), None)
+    assert tuple(schema.summary(**values)) == SUMMARY_KEYS
+    with pytest.raises(ValueError, match=r"summary key 'best_acc' is unknown \(allowed: metric, "):
+        schema.summary(**values, best_acc=0.5)
+    with pytest.raises(ValueError, match="^summary lacks epochs_run$"):
+        schema.summary(**{key: None for key in SUMMARY_KEYS if key != "epochs_run"})
+    built = schema.record(config={}, status=FAILED, run_id=RID)
+    assert list(built) == ["run_id", "status", "config"]
+    with pytest.raises(ValueError, match=r"record status 'running' is unknown \(allowed: "):
+        schema.record(config={}, status="running", run_id=RID)
+    with pytest.raises(ValueError, match="^record key 'owner' is unknown"):
+        schema.record(config={}, status=FAILED, run_id=RID, owner="me")
+    with pytest.raises(ValueError, match="^record lacks config$"):
+        schema.record(status=FAILED, run_id=RID)
+
+
+def test_the_processor_model_is_cpuinfos_model_name_else_the_platforms(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: X\nmodel name\t: Example CPU @ 2.0GHz\n")
+    assert processor_model(cpuinfo) == "Example CPU @ 2.0GHz"
+    elsewhere = platform.processor() or platform.machine()
+    assert processor_model(tmp_path / "absent") == elsewhere
+    cpuinfo.write_text("processor\t: 0\nHardware\t: Y\n")
+    assert processor_model(cpuinfo) == elsewhere
 
 
 def test_finished_run_is_skipped_unless_forced(make_cfg, monkeypatch):
@@ -365,6 +410,10 @@ def change(record: dict, dotted: str, value) -> dict:
         (COMPLETED, "summary.epochs_run", 2.5, "summary.epochs_run is 2.5, not an integer >= 0"),
         (COMPLETED, "summary.metric", 1, "summary.metric is 1, not a name"),
         (COMPLETED, "run_id", 7, "run_id is 7, not a name"),
+        (COMPLETED, "schema_version", "2", "schema_version is '2', not an integer >= 1"),
+        (COMPLETED, "schema_version", None, "schema_version is None, not an integer >= 1"),
+        (COMPLETED, "numerics", 0, "numerics is 0, not an integer >= 1 or null"),
+        (COMPLETED, "numerics", True, "numerics is True, not an integer >= 1 or null"),
         (COMPLETED, "status", "running", "unknown status 'running' (allowed: completed, "),
     ],
 )

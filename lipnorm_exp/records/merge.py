@@ -40,9 +40,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from lipnorm_exp.records.schema import EPOCH_TIME_KEY, FINISHED, SUMMARY, TEST_ACC_AT_BEST_VAL
 from lipnorm_exp.records.store import (
-    EPOCH_TIME_KEY,
-    FINISHED,
     RUNS_FOLDER,
     TAGS_LOCK,
     BadRecordError,
@@ -112,8 +111,8 @@ def with_tags(record: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]
 
 def describe(record: dict[str, Any]) -> str:
     """One record in a few words: status, test accuracy, device and when it finished."""
-    summary = record.get("summary") or {}
-    test = summary.get("test_acc_at_best_val")
+    summary = record.get(SUMMARY) or {}
+    test = summary.get(TEST_ACC_AT_BEST_VAL)
     score = f", test {100 * test:.1f}%" if isinstance(test, float | int) else ""
     device = (record.get("machine") or {}).get("device") or record.get("device") or "?"
     return f"{record['status']}{score} on {device}, finished {record.get('finished_at') or '?'}"

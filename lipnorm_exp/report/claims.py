@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import dataset_label
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import hyper_settings, select
@@ -238,13 +239,13 @@ def _checked(
 
 
 def _trees_facts(runs: pd.DataFrame, protocol: str) -> dict:
-    passes = runs.assign(passes=runs["epochs_run"] * runs["passes_per_epoch"])
+    passes = runs.assign(passes=runs[schema.EPOCHS_RUN] * runs["passes_per_epoch"])
     return run_facts(passes, protocol, epochs_column="passes")
 
 
 def fig5_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[ScoreLine]:
     """Fig. 5's values at depth 10 and its two claims about models and depth."""
-    item, depth, train = "Fig. 5", paper.TREES_DEPTH, "best_train_acc"
+    item, depth, train = "Fig. 5", paper.TREES_DEPTH, schema.BEST_TRAIN_ACC
     why = why("trees")
     at_depth = None if runs is None else runs[runs["tree_depth"] == depth]
     lines = []
@@ -265,7 +266,7 @@ def fig5_lines(runs: pd.DataFrame | None, protocol: str, why: Why) -> list[Score
 
 
 def _best_per_label(runs: pd.DataFrame) -> dict[str, tuple[float, pd.DataFrame]]:
-    train = "best_train_acc"
+    train = schema.BEST_TRAIN_ACC
     best = {}
     for label, group in runs.groupby("label"):
         chosen = select(group, train, train)
