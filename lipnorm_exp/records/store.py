@@ -396,7 +396,7 @@ __all__ = [
     "set_aside",
     "strict_json",
     "summary_problem",
-    "version_problem",
     "take_record",
+    "version_problem",
     "write_record",
 ]
