@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 from tabulate import tabulate
 
-from lipnorm_exp.records import RUNS_FOLDER
+from lipnorm_exp.records import RUNS_FOLDER, schema
 from lipnorm_exp.report.aggregate import MISSING, format_cell, tagged, usable_runs
 from lipnorm_exp.report.records import load_records
 
@@ -39,7 +39,7 @@ def budget_table(runs: pd.DataFrame, budgets: list[int]) -> pd.DataFrame:
     lines = []
     for key, group in runs.groupby(GROUP, sort=True, dropna=False):
         line = dict(zip(GROUP, key, strict=True))
-        line["epochs run"] = int(group["epochs_run"].max())
+        line["epochs run"] = int(group[schema.EPOCHS_RUN].max())
         for budget in budgets:
             if budget > line["epochs run"]:
                 line[f"≤ {budget} epochs"] = MISSING

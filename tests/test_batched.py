@@ -8,12 +8,13 @@ from torch.func import vmap
 
 from lipnorm_exp.config.resolvers import seed_groups
 from lipnorm_exp.nn.copy_dropout import RandomStream, copy_streams, dropout
+from lipnorm_exp.records import schema
+from lipnorm_exp.records.schema import BATCHED
 from lipnorm_exp.sweeps.progress import runs_of_job
 from lipnorm_exp.training.launch import run
-from lipnorm_exp.training.member import Member
 from lipnorm_exp.util.errors import ConfigError
 
-BATCHED_KEY = Member.TOGETHER_KEY
+BATCHED_KEY = BATCHED
 
 SMALL = ("model.depth=2", "model.hidden=16", "train.epochs=3")
 #: what is compared between a run trained alone and in a batch: every epoch's numbers
@@ -59,7 +60,7 @@ def test_each_run_stops_on_its_own_plateau(make_cfg):
     alone = [run(make_cfg(*SMALL, *stopping, f"seed={seed}", "force=true"))[0] for seed in range(4)]
     for mine, theirs in zip(together, alone, strict=True):
         assert_same_history(mine, theirs)
-    assert len({record["summary"]["epochs_run"] for record in together}) > 1
+    assert len({record["summary"][schema.EPOCHS_RUN] for record in together}) > 1
 
 
 def test_a_diverging_copy_leaves_the_others_as_they_are(make_cfg, monkeypatch):
@@ -79,7 +80,7 @@ def test_a_diverging_copy_leaves_the_others_as_they_are(make_cfg, monkeypatch):
     first, second = run(make_cfg(*SMALL, "seed=[0,1]"))
     [alone] = run(make_cfg(*SMALL, "seed=0", "force=true"))
     assert second["status"] == "diverged"
-    assert second["summary"]["diverged_at_epoch"] == 1
+    assert second["summary"][schema.DIVERGED_AT_EPOCH] == 1
     assert first["status"] == "completed"
     assert_same_history(first, alone)
 

@@ -24,6 +24,7 @@ from lipnorm_exp.records import (
     RUNS_FOLDER,
     add_tags,
     record_path,
+    schema,
     write_record,
 )
 from lipnorm_exp.records.merge import ERROR_PREFIX, apply_merge, main, plan_merge
@@ -66,8 +67,8 @@ def edit(folder: Path, rid: str, **changes) -> dict:
     """Change the stored record of ``rid`` (``test``: its result, as another machine's would)."""
     record = read(folder, rid)
     if "test" in changes:
-        record["summary"]["test_acc_at_best_val"] = changes.pop("test")
-        record["history"][-1]["test_acc"] = record["summary"]["test_acc_at_best_val"]
+        record["summary"][schema.TEST_ACC_AT_BEST_VAL] = changes.pop("test")
+        record["history"][-1]["test_acc"] = record["summary"][schema.TEST_ACC_AT_BEST_VAL]
     record.update(changes)
     record_path(folder, rid).write_text(json.dumps(record, indent=1))
     return record

@@ -18,6 +18,7 @@ import lipnorm_exp.data.download as download
 from lipnorm_exp.config import validate
 from lipnorm_exp.data import load_task
 from lipnorm_exp.data.ogb import _import_ogb, _seed_masks
+from lipnorm_exp.records import schema
 from lipnorm_exp.training.launch import run
 from lipnorm_exp.util.errors import ConfigError, DataNotFoundError
 
@@ -287,7 +288,7 @@ def test_the_trainer_runs_ogb_datasets_end_to_end(make_cfg, tmp_path, dataset, w
         if dataset == "ogbn_proteins":
             cfg.dataset.num_parts = 3
     [record] = run(cfg)
-    assert record["status"] == "completed" and record["summary"]["metric"] == metric
+    assert record["status"] == "completed" and record["summary"][schema.METRIC] == metric
     assert len(record["history"]) == 3
     for row in record["history"]:
         assert math.isfinite(row["train_loss"]) and 0.0 <= row["val_acc"] <= 1.0

@@ -6,6 +6,7 @@ import json
 import logging
 import math
 import os
+import platform
 import re
 import time
 import warnings
@@ -35,9 +36,12 @@ from lipnorm_exp.records import (
     record_path,
     record_problem,
     run_id,
+    schema,
     write_record,
 )
-from lipnorm_exp.records.store import SUMMARY_ACCURACIES, SUMMARY_EPOCHS
+from lipnorm_exp.records.numerics import NUMERICS_VERSION
+from lipnorm_exp.records.provenance import processor_model
+from lipnorm_exp.records.schema import SCHEMA_VERSION, SUMMARY_ACCURACIES, SUMMARY_EPOCHS
 from lipnorm_exp.training.checkpoint import CHECKPOINT_DIR
 from lipnorm_exp.training.epoch import NonFiniteError, evaluate
 from lipnorm_exp.training.launch import run
@@ -55,13 +59,18 @@ REPO = Path(__file__).resolve().parents[1]
 def stub(rid: str, status: str = COMPLETED, **fields) -> dict:
     """A minimal valid record."""
     config = {group: {"name": "x"} for group in ("dataset", "model", "norm")}
-    summary = {**dict.fromkeys(SUMMARY_KEYS, 0.5), "metric": "accuracy"}
-    summary.update(best_epoch=1, epochs_run=1, diverged_at_epoch=None)
+    summary = schema.summary(
+        **dict.fromkeys(SUMMARY_ACCURACIES, 0.5),
+        metric="accuracy",
+        best_epoch=1,
+        epochs_run=1,
+        diverged_at_epoch=None,
+    )
     return {
-        "run_id": rid,
-        "status": status,
-        "config": {**config, "train": {}},
-        "summary": summary,
+        schema.RUN_ID: rid,
+        schema.STATUS: status,
+        schema.CONFIG: {**config, "train": {}},
+        schema.SUMMARY: summary,
         **fields,
     }
 
@@ -119,15 +128,56 @@ def test_completed_run_record_holds_config_summary_history_and_versions(make_cfg
         assert all(math.isfinite(row[key]) for row in on_disk["history"])
     summary = on_disk["summary"]
     assert tuple(summary) == SUMMARY_KEYS
-    assert set(SUMMARY_KEYS) == {"metric", *SUMMARY_ACCURACIES, *SUMMARY_EPOCHS}
+    assert set(SUMMARY_KEYS) == {schema.METRIC, *SUMMARY_ACCURACIES, *SUMMARY_EPOCHS}
     best = max(on_disk["history"], key=lambda row: row["val_acc"])
-    assert summary["best_val_acc"] == best["val_acc"]
-    assert summary["test_acc_at_best_val"] == best["test_acc"]
-    assert summary["epochs_run"] == 3 and summary["metric"] == "accuracy"
+    assert summary[schema.BEST_VAL_ACC] == best["val_acc"]
+    assert summary[schema.TEST_ACC_AT_BEST_VAL] == best["test_acc"]
+    assert summary[schema.EPOCHS_RUN] == 3 and summary[schema.METRIC] == "accuracy"
     assert set(on_disk["versions"]) == {"python", "torch", "torch_geometric", "lipnorm_exp"}
     assert on_disk["machine"]["device"] == "cpu" and on_disk["machine"]["cpus"] == os.cpu_count()
-    assert on_disk["machine"]["processor"]
+    assert on_disk["machine"]["processor"] and on_disk["machine"]["processor_model"]
+    assert on_disk["machine"]["threads"] == torch.get_num_threads()
+    assert on_disk[schema.SCHEMA_VERSION_KEY] == SCHEMA_VERSION == 2
+    assert on_disk[schema.NUMERICS] == NUMERICS_VERSION
+    assert list(on_disk)[:2] == [schema.SCHEMA_VERSION_KEY, schema.RUN_ID]
     assert on_disk["timing"]["total_s"] > 0 and record["run_id"] == on_disk["run_id"]
+
+
+def test_a_record_of_before_the_versions_reads_as_schema_1_of_unversioned_numerics():
+    old = stub(RID)
+    assert record_problem(old, RID) is None
+    assert (schema.schema_version(old), schema.numerics_version(old)) == (1, None)
+    new = stub(RID, schema_version=SCHEMA_VERSION, numerics=NUMERICS_VERSION)
+    assert record_problem(new, RID) is None
+    assert (schema.schema_version(new), schema.numerics_version(new)) == (2, NUMERICS_VERSION)
+    assert record_problem(stub(RID, numerics=None), RID) is None
+
+
+def test_the_schema_builds_summaries_and_records_in_its_order_and_refuses_unknown_keys():
+    values = dict.fromkeys(reversed(SUMMARY_KEYS), None)
+    assert tuple(schema.summary(**values)) == SUMMARY_KEYS
+    with pytest.raises(ValueError, match=r"summary key 'best_acc' is unknown \(allowed: metric, "):
+        schema.summary(**values, best_acc=0.5)
+    with pytest.raises(ValueError, match="^summary lacks epochs_run$"):
+        schema.summary(**{key: None for key in SUMMARY_KEYS if key != schema.EPOCHS_RUN})
+    built = schema.record(config={}, status=FAILED, run_id=RID)
+    assert list(built) == ["run_id", "status", "config"]
+    with pytest.raises(ValueError, match=r"record status 'running' is unknown \(allowed: "):
+        schema.record(config={}, status="running", run_id=RID)
+    with pytest.raises(ValueError, match="^record key 'owner' is unknown"):
+        schema.record(config={}, status=FAILED, run_id=RID, owner="me")
+    with pytest.raises(ValueError, match="^record lacks config$"):
+        schema.record(status=FAILED, run_id=RID)
+
+
+def test_the_processor_model_is_cpuinfos_model_name_else_the_platforms(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: X\nmodel name\t: Example CPU @ 2.0GHz\n")
+    assert processor_model(cpuinfo) == "Example CPU @ 2.0GHz"
+    elsewhere = platform.processor() or platform.machine()
+    assert processor_model(tmp_path / "absent") == elsewhere
+    cpuinfo.write_text("processor\t: 0\nHardware\t: Y\n")
+    assert processor_model(cpuinfo) == elsewhere
 
 
 def test_finished_run_is_skipped_unless_forced(make_cfg, monkeypatch):
@@ -156,7 +206,10 @@ def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
     cfg = make_cfg(*SMALL, "train.epochs=5")
     [record] = run(cfg)
     assert record["status"] == "diverged"
-    assert record["summary"]["diverged_at_epoch"] == 3 and record["summary"]["epochs_run"] == 2
+    assert (
+        record["summary"][schema.DIVERGED_AT_EPOCH] == 3
+        and record["summary"][schema.EPOCHS_RUN] == 2
+    )
     assert record["error"] == "non-finite training loss at epoch 3"
     assert read_record(cfg.paths.results_dir, record["run_id"])["status"] == "diverged"
 
@@ -164,7 +217,7 @@ def test_non_finite_loss_ends_the_run_as_diverged(make_cfg, monkeypatch):
 def test_an_optimiser_step_that_overflows_ends_the_run_as_diverged(make_cfg, caplog):
     with caplog.at_level(logging.WARNING, logger="lipnorm_exp.training.epoch"):
         [record] = run(make_cfg(*SMALL, "train.lr=1e300", "train.epochs=3"))
-    assert record["status"] == DIVERGED and record["summary"]["diverged_at_epoch"] == 1
+    assert record["status"] == DIVERGED and record["summary"][schema.DIVERGED_AT_EPOCH] == 1
     assert record["error"] == "the optimiser step overflowed the parameters' dtype at epoch 1"
     assert "the optimiser step overflowed" in caplog.text
 
@@ -189,7 +242,7 @@ def test_a_copy_whose_step_overflows_diverges_and_the_others_train_on(
     monkeypatch.setattr(together_module.Together, "__init__", keep_optimizers)
     monkeypatch.setattr(together_module, "step", overflow_seed_1)
     first, second = run(make_cfg(*SMALL, "train.epochs=3", "seed=[0,1]"))
-    assert second["status"] == DIVERGED and second["summary"]["diverged_at_epoch"] == 1
+    assert second["status"] == DIVERGED and second["summary"][schema.DIVERGED_AT_EPOCH] == 1
     assert second["error"] == "seed 1's step overflowed at epoch 1"
     assert first["status"] == COMPLETED and len(first["history"]) == 3
     assert first["history"][-1]["train_loss"] == pytest.approx(alone["history"][-1]["train_loss"])
@@ -207,8 +260,8 @@ def test_an_epoch_with_a_non_finite_validation_loss_is_never_the_best(make_cfg, 
     monkeypatch.setattr(alone_module, "evaluate", overflow_second)
     [record] = run(make_cfg(*SMALL, "train.epochs=4"))
     assert record["status"] == COMPLETED and record["history"][1]["val_acc"] == 0.99
-    assert record["summary"]["best_epoch"] != 2
-    assert record["summary"]["best_val_acc"] < 0.99
+    assert record[schema.SUMMARY][schema.BEST_EPOCH] != 2
+    assert record[schema.SUMMARY][schema.BEST_VAL_ACC] < 0.99
 
 
 def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, monkeypatch):
@@ -230,9 +283,9 @@ def test_a_model_whose_outputs_turn_nan_keeps_its_last_finite_epoch(make_cfg, mo
     assert record["error"] == "the model's outputs are not all finite at epoch 3"
     summary, history = record["summary"], record["history"]
     assert [row["epoch"] for row in history] == [1, 2]
-    assert summary["diverged_at_epoch"] == 3 and summary["epochs_run"] == 2
-    assert summary["final_train_acc"] == history[-1]["train_acc"]
-    assert summary["best_val_acc"] == max(row["val_acc"] for row in history)
+    assert summary[schema.DIVERGED_AT_EPOCH] == 3 and summary[schema.EPOCHS_RUN] == 2
+    assert summary[schema.FINAL_TRAIN_ACC] == history[-1]["train_acc"]
+    assert summary[schema.BEST_VAL_ACC] == max(row["val_acc"] for row in history)
 
 
 def test_evaluation_refuses_non_finite_outputs(make_cfg):
@@ -382,6 +435,10 @@ def change(record: dict, dotted: str, value) -> dict:
         (COMPLETED, "summary.epochs_run", 2.5, "summary.epochs_run is 2.5, not an integer >= 0"),
         (COMPLETED, "summary.metric", 1, "summary.metric is 1, not a name"),
         (COMPLETED, "run_id", 7, "run_id is 7, not a name"),
+        (COMPLETED, schema.SCHEMA_VERSION_KEY, "2", "schema_version is '2', not an integer >= 1"),
+        (COMPLETED, schema.SCHEMA_VERSION_KEY, None, "schema_version is None, not an integer >= 1"),
+        (COMPLETED, schema.NUMERICS, 0, "numerics is 0, not an integer >= 1 or null"),
+        (COMPLETED, schema.NUMERICS, True, "numerics is True, not an integer >= 1 or null"),
         (COMPLETED, "status", "running", "unknown status 'running' (allowed: completed, "),
     ],
 )
@@ -395,7 +452,7 @@ def test_a_well_formed_but_wrong_record_is_refused_naming_what_failed(
 
 def test_records_that_pass_the_checks():
     diverged = stub("abc", DIVERGED)
-    diverged["summary"].update(dict.fromkeys(("best_val_acc", "best_epoch"), None))
+    diverged["summary"].update(dict.fromkeys((schema.BEST_VAL_ACC, schema.BEST_EPOCH), None))
     assert record_problem(diverged, "abc") is None
     assert record_problem(stub("abc", FAILED, summary=None)) is None
     assert record_problem(stub("abc"), "abd") == "the record of run abc"

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import imread
 
 from lipnorm_exp.models import MODELS
-from lipnorm_exp.records import RERUN_SUFFIX, run_id
+from lipnorm_exp.records import RERUN_SUFFIX, run_id, schema
 from lipnorm_exp.records.heatmap import BLANK_CELLS
 from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.report import paper, presets, verdicts
@@ -104,30 +104,28 @@ def make_record(
     }
     if ablation is not None:
         config["ablation"] = dict(zip(("name", "factor"), ablation, strict=True))
-    summary = {
-        "metric": "accuracy",
-        "best_epoch": None if val is None else 5,
-        "best_val_acc": val,
-        "test_acc_at_best_val": test,
-        "train_acc_at_best_val": None if val is None else train,
-        "best_train_acc": None if val is None else train,
-        "final_train_acc": train,
-        "epochs_run": 10,
-        "diverged_at_epoch": 7 if status == "diverged" else None,
-    }
-    record = {
-        "run_id": run_id(config),
-        "status": status,
-        "error": {"diverged": "loss is nan", "failed": "boom"}.get(status),
-        "config": config,
-        "summary": None if status == "failed" else summary,
-        "history": history or [{"epoch": 1, "train_loss": 1.0, "train_acc": 0.5}],
-        "device": "cpu",
-        "finished_at": "2024-01-01T00:01:00",
-    }
-    if machine is not None:
-        record["machine"] = machine
-    return record
+    summary = schema.summary(
+        metric="accuracy",
+        best_epoch=None if val is None else 5,
+        best_val_acc=val,
+        test_acc_at_best_val=test,
+        train_acc_at_best_val=None if val is None else train,
+        best_train_acc=None if val is None else train,
+        final_train_acc=train,
+        epochs_run=10,
+        diverged_at_epoch=7 if status == "diverged" else None,
+    )
+    return schema.record(
+        run_id=run_id(config),
+        status=status,
+        error={"diverged": "loss is nan", "failed": "boom"}.get(status),
+        config=config,
+        summary=None if status == "failed" else summary,
+        history=history or [{"epoch": 1, "train_loss": 1.0, "train_acc": 0.5}],
+        device="cpu",
+        finished_at="2024-01-01T00:01:00",
+        **({} if machine is None else {schema.MACHINE: machine}),
+    )
 
 
 def write_records(folder: Path, records: list[dict]) -> Path:
@@ -326,7 +324,8 @@ def test_load_records_flattens_and_skips_non_records(tmp_path):
         frame = load_records(tmp_path)
     assert len(frame) == 1
     row = frame.iloc[0]
-    assert (row["label"], row["depth"], row["lr"], row["best_val_acc"]) == ("GAT", 7, 0.005, 0.6)
+    facts = (row["label"], row["depth"], row["lr"], row[schema.BEST_VAL_ACC])
+    assert facts == ("GAT", 7, 0.005, 0.6)
     assert (row["protocol"], row["tags"]) == ("standard", ["missing_vector"])
     assert row["machine"] == "cuda:0 NVIDIA H100, 16 CPUs (x86_64)"
     assert isinstance(row["history"], list) and row["config"] == record["config"]
@@ -381,7 +380,7 @@ def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_
     # epochs short of the paper's: whether a seed was still improving (best epoch 5 of 10: no)
     expected = "10 of the paper's 1000 epochs (none improved in the second half of its run: best"
     assert expected in verdicts.departures(chosen.runs, runs, 2, BUDGET)
-    records[-1]["summary"]["best_epoch"] = 8
+    records[-1][schema.SUMMARY][schema.BEST_EPOCH] = 8
     runs = usable_runs(records_frame([record_row(r) for r in records]), "paper", "standard")
     rising = "10 of the paper's 1000 epochs (still improving: best epochs 5, 8)"
     assert rising in verdicts.departures(select(runs).runs, runs, 2, BUDGET)
@@ -433,7 +432,7 @@ def test_groups_and_usable_runs(frame, usable):
     assert set(usable["scale"]) == {"paper"} and set(usable["protocol"]) == {"standard"}
     assert "failed" not in set(usable["status"])
     never_evaluated = usable[(usable["status"] == "diverged") & (usable["depth"] == 10)]
-    assert len(never_evaluated) == 3 and never_evaluated["best_val_acc"].isna().all()
+    assert len(never_evaluated) == 3 and never_evaluated[schema.BEST_VAL_ACC].isna().all()
 
 
 def test_grids_come_from_the_presets_composed_by_hydra():
@@ -1162,7 +1161,7 @@ def test_ablation_table_one_row_per_ablation_one_column_group_per_model(ablation
     row = display.set_index(["ablation", "model"])
     assert row.loc[("none", "GAT"), "mean"] == pytest.approx(65.0)
     assert row.loc[("none", "GAT"), "n"] == 2
-    assert row.loc[("none", "GAT"), "final_train_acc"] == pytest.approx(55.0)
+    assert row.loc[("none", "GAT"), schema.FINAL_TRAIN_ACC] == pytest.approx(55.0)
     assert row.loc[("none", "GAT"), "max_grad_attn"] == pytest.approx(3.0 ** (5 + 9 / 10))
     assert np.isnan(row.loc[("none", "GAT-Lip"), "max_grad_attn"])
     assert row.loc[("heads_2", "GAT-Lip"), "n"] == 0

@@ -18,7 +18,7 @@ from cli_helpers import cli, command, records
 
 import lipnorm_exp.training.alone as alone
 import lipnorm_exp.training.together as together
-from lipnorm_exp.records import COMPLETED, FAILED, INTERRUPTED, SET_ASIDE, run_id
+from lipnorm_exp.records import COMPLETED, FAILED, INTERRUPTED, SET_ASIDE, run_id, schema
 from lipnorm_exp.training.checkpoint import (
     CHECKPOINT_DIR,
     Checkpoint,
@@ -212,7 +212,7 @@ def test_checkpoint_every_0_keeps_no_checkpoint(make_cfg, tmp_path, monkeypatch)
     assert stopped["stopped_after_epoch"] == 4 and stopped["resumes_after_epoch"] is None
     assert not path.parent.exists() or not any(path.parent.iterdir())
     [again] = run(make_cfg(*STATEFUL, "train.checkpoint_every=0"))
-    assert "resumed_at" not in again and again["summary"]["epochs_run"] > 4
+    assert "resumed_at" not in again and again["summary"][schema.EPOCHS_RUN] > 4
 
 
 def test_the_random_state_holds_only_what_a_weights_only_load_reads(tmp_path):

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from conftest import REPO
 
+from lipnorm_exp.records import schema
 from lipnorm_exp.report import claims, paper
 from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.paper_presets import PRESETS
@@ -94,7 +95,7 @@ def _table3_gat_lip_15(lines):
 
 
 def lower_test_accuracy(record: dict) -> None:
-    record["summary"]["test_acc_at_best_val"] = 0.123
+    record["summary"][schema.TEST_ACC_AT_BEST_VAL] = 0.123
 
 
 def raise_gradients(record: dict) -> None:

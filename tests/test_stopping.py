@@ -17,10 +17,11 @@ from lipnorm_exp.records import (
     FAILED,
     INTERRUPTED,
     RERUN_SUFFIX,
-    SUMMARY_KEYS,
     record_path,
+    schema,
     write_record,
 )
+from lipnorm_exp.records.schema import SUMMARY_ACCURACIES
 from lipnorm_exp.sweeps.plan import PlannedRun, record_outcomes
 from lipnorm_exp.sweeps.progress import tally_line
 from lipnorm_exp.util.atomic import replacing
@@ -92,8 +93,13 @@ def test_a_worker_stops_itself_once_its_sweep_has_ended(monkeypatch):
 
 
 def _record(rid: str, status: str) -> dict:
-    summary = {**dict.fromkeys(SUMMARY_KEYS, 0.5), "metric": "accuracy"}
-    summary.update(best_epoch=1, epochs_run=1, diverged_at_epoch=None)
+    summary = schema.summary(
+        **dict.fromkeys(SUMMARY_ACCURACIES, 0.5),
+        metric="accuracy",
+        best_epoch=1,
+        epochs_run=1,
+        diverged_at_epoch=None,
+    )
     config = {group: {"name": "x"} for group in ("dataset", "model", "norm")}
     return {"run_id": rid, "status": status, "config": {**config, "train": {}}, "summary": summary}
 

@@ -26,7 +26,7 @@ from cli_helpers import (
 )
 from conftest import compose_config
 
-from lipnorm_exp.records import run_id
+from lipnorm_exp.records import run_id, schema
 from lipnorm_exp.training.checkpoint import CHECKPOINT_DIR
 from lipnorm_exp.training.launch import no_tracker, train
 from lipnorm_exp.training.member import Member
@@ -40,7 +40,7 @@ def assert_completed(found: dict[str, dict], seeds: set[int]) -> None:
     for rid, record in found.items():
         assert record["run_id"] == rid
         assert record["status"] == "completed", record["error"]
-        assert record["summary"]["epochs_run"] == record["config"]["train"]["epochs"]
+        assert record["summary"][schema.EPOCHS_RUN] == record["config"]["train"]["epochs"]
 
 
 def test_joblib_launcher_writes_one_record_per_run(tmp_path, data_dir):

@@ -32,6 +32,7 @@ from lipnorm_exp.cli.tracking import (
     sweep_keys,
     wandb_metrics,
 )
+from lipnorm_exp.records import schema
 from lipnorm_exp.sweeps.plan import job_configs
 from lipnorm_exp.sweeps.progress import grid_runs
 from lipnorm_exp.training.launch import run
@@ -154,9 +155,9 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
             assert step[f"grad_layer/{name}"] == pytest.approx(row["grad_layer"][layer])
     summary = logged["summary"]
     assert summary["status"] == "completed" and logged["exit_code"] == 0
-    assert summary["best/epoch"] == record["summary"]["best_epoch"]
-    assert summary["best/val/acc"] == pytest.approx(record["summary"]["best_val_acc"])
-    assert summary["best/test/acc"] == pytest.approx(record["summary"]["test_acc_at_best_val"])
+    assert summary["best/epoch"] == record["summary"][schema.BEST_EPOCH]
+    assert summary["best/val/acc"] == pytest.approx(record["summary"][schema.BEST_VAL_ACC])
+    assert summary["best/test/acc"] == pytest.approx(record["summary"][schema.TEST_ACC_AT_BEST_VAL])
     assert summary["test/acc"] == pytest.approx(record["history"][-1]["test_acc"])
     assert summary["timing/total_s"] == pytest.approx(record["timing"]["total_s"])
     heatmap = logged["dir"] / "files" / summary["grad_attn/heatmap.path"]
@@ -179,7 +180,8 @@ def test_summary_holds_the_best_validation_epoch_under_best_and_the_last_epoch_a
     ]
     for row in rows:
         tracker.log_epoch(row)
-    summary = {"metric": "accuracy", "best_epoch": 2, "best_train_acc": 0.9, "epochs_run": 3}
+    summary = {schema.METRIC: "accuracy", schema.BEST_EPOCH: 2, schema.BEST_TRAIN_ACC: 0.9}
+    summary[schema.EPOCHS_RUN] = 3
     tracker.finish({"status": "completed", "history": rows, "summary": summary})
     logged = read_run(offline_wandb)["summary"]
     best = {key: logged[key] for key in logged if key.startswith("best/")}
@@ -191,8 +193,8 @@ def test_summary_holds_the_best_validation_epoch_under_best_and_the_last_epoch_a
         "best/val/loss": 1.0,
     }
     assert (logged["val/acc"], logged["test/acc"]) == (0.5, 0.4)  # the last epoch's
-    assert logged["max/train/acc"] == 0.9 and logged["epochs_run"] == 3
-    assert not any(key in logged for key in ("best_val_acc", "test_acc_at_best_val"))
+    assert logged["max/train/acc"] == 0.9 and logged[schema.EPOCHS_RUN] == 3
+    assert not any(key in logged for key in (schema.BEST_VAL_ACC, schema.TEST_ACC_AT_BEST_VAL))
 
 
 def test_no_gradient_heatmap_without_tracked_gradients(make_cfg, offline_wandb):

@@ -3,6 +3,7 @@
 import pytest
 
 from lipnorm_exp.config import build_model
+from lipnorm_exp.records import schema
 from lipnorm_exp.training.launch import run
 from lipnorm_exp.training.state import make_optimizer
 
@@ -13,7 +14,7 @@ def test_gat_lip_learns_cora(make_cfg):
     [record] = run(make_cfg(*SMALL, "train.epochs=30", "train.lr=0.01"))
     history = record["history"]
     assert history[-1]["train_loss"] < 0.5 * history[0]["train_loss"]
-    assert record["summary"]["best_val_acc"] > 0.6  # chance is 1/7
+    assert record["summary"][schema.BEST_VAL_ACC] > 0.6  # chance is 1/7
 
 
 def test_same_seed_same_history_other_seed_other_history(make_cfg, tmp_path):
@@ -28,8 +29,8 @@ def test_same_seed_same_history_other_seed_other_history(make_cfg, tmp_path):
 def test_early_stopping_stops_after_patience(make_cfg):
     [record] = run(make_cfg(*SMALL, "train.epochs=200", "train.patience=3", "train.lr=0.05"))
     summary = record["summary"]
-    assert summary["epochs_run"] < 200
-    assert summary["epochs_run"] == summary["best_epoch"] + 3
+    assert summary[schema.EPOCHS_RUN] < 200
+    assert summary[schema.EPOCHS_RUN] == summary[schema.BEST_EPOCH] + 3
 
 
 def test_missing_vectors_run_on_citeseer(make_cfg):
@@ -50,7 +51,7 @@ def test_trees_gat_lip_fits_depth_2_under_alon_yahav(make_cfg):
     assert record["config"]["protocol"]["name"] == "alon_yahav"
     history = record["history"]
     assert history[-1]["train_acc"] > history[0]["train_acc"] + 0.2
-    assert record["summary"]["best_train_acc"] > 0.45  # chance is 1/4
+    assert record["summary"][schema.BEST_TRAIN_ACC] > 0.45  # chance is 1/4
 
 
 def test_conv_weight_decay_is_the_graph_layers_own_and_the_weight_decay_the_rest(make_cfg):

@@ -45,7 +45,7 @@ from urllib.parse import urlparse
 from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.data import SPLITS
-from lipnorm_exp.records import FAILED, INTERRUPTED, portable_paths
+from lipnorm_exp.records import FAILED, INTERRUPTED, portable_paths, schema
 from lipnorm_exp.records.labels import dataset_label, missing_label, model_label
 from lipnorm_exp.sweeps.progress import grid_choices
 from lipnorm_exp.training.state import NullTracker
@@ -60,13 +60,14 @@ ONLINE_INIT_TIMEOUT_S = 20
 NAMED_KEYS = frozenset(
     "dataset dataset.missing_rate dataset.depth method model norm model.depth seed".split()
 )
-#: the record's summary entries the W&B summary keeps, by their W&B names (the best epoch's
-#: metrics come from its history row, the last epoch's are W&B's own summary)
+#: the record's summary entries the W&B summary keeps, by their W&B names (the record's own
+#: but for the best training accuracy; the best epoch's metrics come from its history row, the
+#: last epoch's are W&B's own summary)
 RECORD_SUMMARY_NAMES = {
-    "metric": "metric",
-    "best_train_acc": "max/train/acc",
-    "epochs_run": "epochs_run",
-    "diverged_at_epoch": "diverged_at_epoch",
+    schema.METRIC: schema.METRIC,
+    schema.BEST_TRAIN_ACC: "max/train/acc",
+    schema.EPOCHS_RUN: schema.EPOCHS_RUN,
+    schema.DIVERGED_AT_EPOCH: schema.DIVERGED_AT_EPOCH,
 }
 #: the file in a multirun's sweep folder where Hydra's basic sweeper saves the sweep's config
 SWEEP_CONFIG_FILE = "multirun.yaml"
@@ -152,13 +153,13 @@ class WandbTracker(NullTracker):
 
     def finish(self, record: dict[str, Any]) -> None:
         """Summary, heat map, then ``run.finish`` (failed and interrupted runs exit 1)."""
-        history = record.get("history") or []
+        history = record.get(schema.HISTORY) or []
         try:
             self._safely("summary", lambda: self.run.summary.update(run_summary(record)))
             if any("grad_attn" in row for row in history):
                 self._safely("heat map", lambda: self.run.log(self._heatmap(history)))
         finally:
-            exit_code = int(record.get("status") in (FAILED, INTERRUPTED))
+            exit_code = int(record.get(schema.STATUS) in (FAILED, INTERRUPTED))
             self._safely("finish", lambda: self.run.finish(exit_code=exit_code))
 
     def _heatmap(self, history: list[dict[str, Any]]) -> dict[str, Any]:
@@ -242,12 +243,12 @@ def run_summary(record: dict[str, Any]) -> dict[str, Any]:
     The best-validation epoch's metrics (:func:`best_epoch_metrics`), the record's summary
     entries of :data:`RECORD_SUMMARY_NAMES` and its timing as ``timing/<key>``.
     """
-    summary = record.get("summary") or {}
+    summary = record.get(schema.SUMMARY) or {}
     kept = {name: summary.get(key) for key, name in RECORD_SUMMARY_NAMES.items()}
-    timing = {f"timing/{key}": value for key, value in (record.get("timing") or {}).items()}
+    timing = {f"timing/{key}": value for key, value in (record.get(schema.TIMING) or {}).items()}
     return {
-        "status": record["status"],
-        "error": record.get("error"),
+        "status": record[schema.STATUS],
+        "error": record.get(schema.ERROR),
         **best_epoch_metrics(record),
         **kept,
         **timing,
@@ -260,8 +261,8 @@ def best_epoch_metrics(record: dict[str, Any]) -> dict[str, Any]:
     The epoch is the record summary's ``best_epoch`` (``best/epoch``); per-layer values are
     left out. Empty when no epoch finished.
     """
-    epoch = (record.get("summary") or {}).get("best_epoch")
-    row = next((row for row in record.get("history") or [] if row["epoch"] == epoch), None)
+    epoch = (record.get(schema.SUMMARY) or {}).get(schema.BEST_EPOCH)
+    row = next((row for row in record.get(schema.HISTORY) or [] if row["epoch"] == epoch), None)
     if row is None:
         return {}
     scalars = {key: value for key, value in row.items() if not isinstance(value, list)}

@@ -24,7 +24,6 @@ an earlier finding of the same run; the scorecard reads it.
 
 import argparse
 import math
-import platform
 import statistics
 import sys
 import tempfile
@@ -45,9 +44,11 @@ from lipnorm_exp.records import (
     SEED_KEY,
     git_commit,
     iter_records,
+    schema,
     setting_key,
 )
 from lipnorm_exp.records.identity import ADDED_KEYS, run_id
+from lipnorm_exp.records.provenance import processor_model
 from lipnorm_exp.report.presets import compose_config
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import UserError
@@ -115,8 +116,8 @@ def spread(setting_tests: Sequence[float]) -> float:
 
 def classify(stored: dict, ours: dict, allowed: float) -> tuple[str, int | None]:
     """The verdict on ``ours`` against ``stored`` (records), and the first epoch they differ."""
-    where = first_difference(stored.get("history") or [], ours.get("history") or [])
-    if where is None and stored["status"] == ours["status"]:
+    where = first_difference(stored.get(schema.HISTORY) or [], ours.get(schema.HISTORY) or [])
+    if where is None and stored[schema.STATUS] == ours[schema.STATUS]:
         return IDENTICAL, None
     a, b = _test(stored), _test(ours)
     if a is not None and b is not None and abs(a - b) <= allowed:
@@ -125,18 +126,8 @@ def classify(stored: dict, ours: dict, allowed: float) -> tuple[str, int | None]
 
 
 def _test(record: dict) -> float | None:
-    value = (record.get("summary") or {}).get("test_acc_at_best_val")
+    value = (record.get(schema.SUMMARY) or {}).get(schema.TEST_ACC_AT_BEST_VAL)
     return None if value is None else 100 * value
-
-
-def processor() -> str:
-    """This machine's processor model (``model name`` of /proc/cpuinfo where there is one)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
 
 
 def verify_record(record: dict, allowed: float, device: str, threads: int) -> Finding:
@@ -146,11 +137,11 @@ def verify_record(record: dict, allowed: float, device: str, threads: int) -> Fi
     from lipnorm_exp.training.launch import run
 
     here = compose_config(config_dir(), ())
-    config = OmegaConf.create(record["config"])
+    config = OmegaConf.create(record[schema.CONFIG])
     for (group, key), before in ADDED_KEYS.items():  # made before the key existed
         if key not in config[group]:
             config[group][key] = before
-    if run_id(config) != record["run_id"]:
+    if run_id(config) != record[schema.RUN_ID]:
         raise VerifyError(f"{record['run_id']}: its config no longer names its run; not verified")
     with tempfile.TemporaryDirectory(prefix="lipnorm-verify-") as folder:
         config.paths = {**OmegaConf.to_container(here.paths, resolve=True), "results_dir": folder}
@@ -163,47 +154,47 @@ def verify_record(record: dict, allowed: float, device: str, threads: int) -> Fi
         finally:
             torch.set_num_threads(before)
     verdict, where = classify(record, ours, allowed)
-    machine = record.get("machine") or {}
+    machine = record.get(schema.MACHINE) or {}
     return Finding(
-        run_id=record["run_id"],
+        run_id=record[schema.RUN_ID],
         verdict=verdict,
         first_different_epoch=where,
         stored_test=_test(record),
         ours_test=_test(ours),
         spread=round(allowed, 2),
-        stored_commit=record.get("git_commit"),
+        stored_commit=record.get(schema.GIT_COMMIT),
         verified_at=git_commit(),
-        stored_processor=machine.get("processor"),
-        ours_processor=processor(),
+        stored_processor=machine.get("processor_model"),
+        ours_processor=processor_model(),
         threads=threads,
-        epochs=len(ours.get("history") or []),
-        seconds=round((ours.get("timing") or {}).get("total_s", math.nan), 1),
+        epochs=len(ours.get(schema.HISTORY) or []),
+        seconds=round((ours.get(schema.TIMING) or {}).get("total_s", math.nan), 1),
     )
 
 
 def select(records: list[dict], args: argparse.Namespace) -> list[dict]:
     """The finished records ``args`` name: run ids, or a preset's, ``per_setting`` per setting."""
-    finished = [record for record in records if record["status"] in FINISHED]
+    finished = [record for record in records if record[schema.STATUS] in FINISHED]
     if args.run_id:
-        by_id = {record["run_id"]: record for record in finished}
+        by_id = {record[schema.RUN_ID]: record for record in finished}
         missing = [rid for rid in args.run_id if rid not in by_id]
         if missing:
             raise VerifyError(f"--run-id {' '.join(missing)}: no finished record in {args.runs}")
         return [by_id[rid] for rid in args.run_id]
     if args.cells:
         return _cells(finished, args)
-    chosen = [r for r in finished if args.preset in (r["config"].get("tags") or [])]
+    chosen = [r for r in finished if args.preset in (r[schema.CONFIG].get("tags") or [])]
     if not chosen:
         raise VerifyError(f"--preset {args.preset}: no finished record of it in {args.runs}")
     settings: dict[str, list[dict]] = defaultdict(list)
-    for record in sorted(chosen, key=lambda r: (r["config"][SEED_KEY], r["run_id"])):
-        settings[setting_key(record["config"])].append(record)
+    for record in sorted(chosen, key=lambda r: (r[schema.CONFIG][SEED_KEY], r[schema.RUN_ID])):
+        settings[setting_key(record[schema.CONFIG])].append(record)
     return [record for runs in settings.values() for record in runs[: args.per_setting]]
 
 
 def _cells(finished: list[dict], args: argparse.Namespace) -> list[dict]:
     """The lowest ``per_setting`` seeds of every cell of the tables' ``.runs.csv`` files."""
-    by_id = {record["run_id"]: record for record in finished}
+    by_id = {record[schema.RUN_ID]: record for record in finished}
     chosen = []
     for table in args.cells:
         if not table.is_file():
@@ -219,8 +210,8 @@ def setting_spreads(records: list[dict]) -> dict[str, float]:
     tests: dict[str, list[float]] = defaultdict(list)
     keys = {}
     for record in records:
-        if record["status"] in FINISHED:
-            keys[record["run_id"]] = key = setting_key(record["config"])
+        if record[schema.STATUS] in FINISHED:
+            keys[record[schema.RUN_ID]] = key = setting_key(record[schema.CONFIG])
             tests[key].append(_test(record))
     return {rid: spread(tests[key]) for rid, key in keys.items()}
 
@@ -280,14 +271,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     def body() -> int:
         records = [record for _, record in iter_records(args.runs, set_aside_broken=False)]
         chosen = select(records, args)
-        hours = sum((r.get("timing") or {}).get("total_s", 0.0) for r in chosen) / 3600
+        hours = sum((r.get(schema.TIMING) or {}).get("total_s", 0.0) for r in chosen) / 3600
         print(f"{len(chosen)} runs to verify; they took {hours:.1f} h of training when made")
         if args.dry_run:
             return 0
         spreads = setting_spreads(records)
         findings = []
         for k, record in enumerate(chosen, 1):
-            finding = verify_record(record, spreads[record["run_id"]], args.device, args.threads)
+            finding = verify_record(
+                record, spreads[record[schema.RUN_ID]], args.device, args.threads
+            )
             findings.append(finding)
             print(
                 f"[{k}/{len(chosen)}] {finding.run_id}: {finding.verdict}"

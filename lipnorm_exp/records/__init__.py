@@ -3,11 +3,13 @@
 A record holds the whole resolved config (its ``paths`` relative to ``paths.root_dir`` where
 they lie under it, so a record reads the same on every machine; ``config.tags`` names every
 preset the run serves), the status (``completed``, ``diverged``, ``failed`` with its error, or
-``interrupted``), summary metrics, the per-epoch history, timings, versions, the git commit and
-the machine.
+``interrupted``), summary metrics, the per-epoch history, timings, versions, the git commit,
+the machine, and the schema and numerics versions.
 
+- :mod:`~lipnorm_exp.records.schema`: the record's keys, statuses, summary and schema version.
+- :mod:`~lipnorm_exp.records.numerics`: the numerics version of the code that makes records.
 - :mod:`~lipnorm_exp.records.identity`: what defines a run, its ``run_id`` and its setting.
-- :mod:`~lipnorm_exp.records.store`: statuses; writing, reading, setting aside and re-tagging
+- :mod:`~lipnorm_exp.records.store`: writing, reading, setting aside and re-tagging
   records.
 - :mod:`~lipnorm_exp.records.provenance`: paths, versions, commit and machine of a record.
 - :mod:`~lipnorm_exp.records.merge`: records made elsewhere into a folder of records
@@ -22,22 +24,26 @@ from lipnorm_exp.records.identity import (
     run_id,
     setting_key,
 )
+from lipnorm_exp.records.numerics import NUMERICS_VERSION
 from lipnorm_exp.records.provenance import git_commit, machine, portable_paths, versions
-from lipnorm_exp.records.store import (
+from lipnorm_exp.records.schema import (
     COMPLETED,
-    CONFIG_GROUPS,
     DIVERGED,
     EPOCH_TIME_KEY,
     FAILED,
     FINISHED,
     INTERRUPTED,
     RECORD_KEYS,
+    SCHEMA_VERSION,
+    STATUSES,
+    SUMMARY_KEYS,
+)
+from lipnorm_exp.records.store import (
+    CONFIG_GROUPS,
     RECORD_NAME,
     RERUN_SUFFIX,
     RUNS_FOLDER,
     SET_ASIDE,
-    STATUSES,
-    SUMMARY_KEYS,
     BadRecordError,
     FolderRecords,
     add_tags,
@@ -64,10 +70,12 @@ __all__ = [
     "INTERRUPTED",
     "NON_DEFINING_KEYS",
     "NON_DEFINING_TRAIN_KEYS",
+    "NUMERICS_VERSION",
     "RECORD_KEYS",
     "RECORD_NAME",
     "RERUN_SUFFIX",
     "RUNS_FOLDER",
+    "SCHEMA_VERSION",
     "SEED_KEY",
     "SET_ASIDE",
     "STATUSES",

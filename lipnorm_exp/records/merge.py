@@ -40,9 +40,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from lipnorm_exp.records.store import (
+from lipnorm_exp.records.schema import (
+    CONFIG,
+    DEVICE,
     EPOCH_TIME_KEY,
     FINISHED,
+    FINISHED_AT,
+    HISTORY,
+    MACHINE,
+    RUN_ID,
+    STATUS,
+    SUMMARY,
+    TEST_ACC_AT_BEST_VAL,
+)
+from lipnorm_exp.records.store import (
     RUNS_FOLDER,
     TAGS_LOCK,
     BadRecordError,
@@ -100,30 +111,30 @@ def result(record: dict[str, Any]) -> tuple:
     """
     history = [
         {key: value for key, value in row.items() if key != EPOCH_TIME_KEY}
-        for row in record.get("history") or []
+        for row in record.get(HISTORY) or []
     ]
-    return record["status"], record.get("summary"), history
+    return record[STATUS], record.get(SUMMARY), history
 
 
 def with_tags(record: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]:
     """``record`` with ``config.tags`` naming its presets, then those only ``others`` name."""
-    tags = [tag for each in (record, *others) for tag in each["config"].get("tags") or []]
-    return {**record, "config": {**record["config"], "tags": list(dict.fromkeys(tags))}}
+    tags = [tag for each in (record, *others) for tag in each[CONFIG].get("tags") or []]
+    return {**record, CONFIG: {**record[CONFIG], "tags": list(dict.fromkeys(tags))}}
 
 
 def describe(record: dict[str, Any]) -> str:
     """One record in a few words: status, test accuracy, device and when it finished."""
-    summary = record.get("summary") or {}
-    test = summary.get("test_acc_at_best_val")
+    summary = record.get(SUMMARY) or {}
+    test = summary.get(TEST_ACC_AT_BEST_VAL)
     score = f", test {100 * test:.1f}%" if isinstance(test, float | int) else ""
-    device = (record.get("machine") or {}).get("device") or record.get("device") or "?"
-    return f"{record['status']}{score} on {device}, finished {record.get('finished_at') or '?'}"
+    device = (record.get(MACHINE) or {}).get("device") or record.get(DEVICE) or "?"
+    return f"{record[STATUS]}{score} on {device}, finished {record.get(FINISHED_AT) or '?'}"
 
 
 def finished_time(record: dict[str, Any]) -> datetime:
     """When ``record`` was written (UTC where no zone is named; the earliest time if unknown)."""
     try:
-        when = datetime.fromisoformat(record["finished_at"])
+        when = datetime.fromisoformat(record[FINISHED_AT])
     except (KeyError, TypeError, ValueError):
         when = datetime.min
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
@@ -133,14 +144,14 @@ def compare(
     run_id: str, held: dict[str, Any] | None, source: dict[str, Any], path: Path, prefer: str | None
 ) -> Step:
     """The step that merges ``source`` (read from ``path``) into a folder holding ``held``."""
-    if source["status"] not in FINISHED:
+    if source[STATUS] not in FINISHED:
         return Step(run_id, UNFINISHED, path, held)
     if held is None:
         return Step(run_id, NEW, path, source)
     if result(held) == result(source):
         merged = with_tags(held, source)
         return Step(run_id, SAME if merged == held else TAGS, path, merged)
-    if held["status"] not in FINISHED:
+    if held[STATUS] not in FINISHED:
         return Step(run_id, REPLACE, path, with_tags(source, held))
     why = f"folder: {describe(held)}; source: {describe(source)}"
     if prefer is None:
@@ -177,7 +188,7 @@ def plan_merge(sources: Sequence[Path], into: Path, prefer: str | None = None) -
     held: dict[str, dict[str, Any] | None] = {}
     steps = []
     for path, record in source_records(sources):
-        run_id = record["run_id"]
+        run_id = record[RUN_ID]
         if run_id not in held:
             try:
                 held[run_id] = read_record(into, run_id)

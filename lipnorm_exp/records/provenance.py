@@ -12,6 +12,9 @@ from typing import Any
 
 import lipnorm_exp
 
+#: where Linux describes its processors
+CPUINFO = Path("/proc/cpuinfo")
+
 
 def portable_paths(paths: dict[str, Any]) -> dict[str, Any]:
     """``paths`` of a resolved config with every folder written under ``root_dir`` relative to it.
@@ -52,8 +55,10 @@ def machine(device: Any) -> dict[str, Any]:
 
     Returns:
         dict: ``device`` (``cpu``, or ``cuda:<index> <GPU name>``), ``cpus`` (logical CPU
-        cores), ``processor`` (the platform's processor name, or its architecture) and, in a
-        SLURM job only, ``slurm_job`` (:func:`slurm_job`).
+        cores), ``processor`` (the platform's processor name, or its architecture),
+        ``processor_model`` (:func:`processor_model`), ``threads`` (torch's intra-op threads)
+        and, in a SLURM job only, ``slurm_job`` (:func:`slurm_job`). The processor model and
+        the threads tell a rounding difference between machines from a change of code.
     """
     import torch
 
@@ -67,9 +72,28 @@ def machine(device: Any) -> dict[str, Any]:
         "device": name,
         "cpus": os.cpu_count(),
         "processor": platform.processor() or platform.machine(),
+        "processor_model": processor_model(),
+        "threads": torch.get_num_threads(),
     }
     job = slurm_job()
     return facts if job is None else {**facts, "slurm_job": job}
+
+
+def processor_model(cpuinfo: Path = CPUINFO) -> str:
+    """The processor's model: ``model name`` of ``cpuinfo`` on Linux, else the platform's name.
+
+    ``Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz``, say; the architecture where neither
+    names one.
+    """
+    try:
+        lines = cpuinfo.read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and value.strip():
+            return value.strip()
+    return platform.processor() or platform.machine()
 
 
 def slurm_job() -> str | None:
@@ -99,4 +123,12 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
-__all__ = ["git_commit", "machine", "portable_paths", "slurm_job", "versions"]
+__all__ = [
+    "CPUINFO",
+    "git_commit",
+    "machine",
+    "portable_paths",
+    "processor_model",
+    "slurm_job",
+    "versions",
+]

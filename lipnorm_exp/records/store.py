@@ -21,49 +21,28 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from lipnorm_exp.records.schema import (
+    COMPLETED,
+    CONFIG,
+    FINISHED,
+    NUMERICS,
+    RECORD_KEYS,
+    RUN_ID,
+    SCHEMA_VERSION_KEY,
+    STATUS,
+    STATUSES,
+    SUMMARY,
+    SUMMARY_KEYS,
+    SUMMARY_KINDS,
+    Kind,
+)
 from lipnorm_exp.util.atomic import replacing
 from lipnorm_exp.util.lock import folder_lock
 
 log = logging.getLogger(__name__)
 
-COMPLETED = "completed"
-DIVERGED = "diverged"
-FAILED = "failed"
-INTERRUPTED = "interrupted"
-#: every status a record can hold
-STATUSES = (COMPLETED, DIVERGED, FAILED, INTERRUPTED)
-#: statuses that are a result: a re-launched sweep does not run them again (``force=true`` does)
-FINISHED = (COMPLETED, DIVERGED)
-#: keys without which a JSON object is not a run record
-RECORD_KEYS = ("run_id", "status", "config")
-#: summary keys that hold a fraction in [0, 1]; ``null`` only where no epoch was scored
-SUMMARY_ACCURACIES = (
-    "best_val_acc",
-    "test_acc_at_best_val",
-    "train_acc_at_best_val",
-    "best_train_acc",
-    "final_train_acc",
-)
-#: summary keys that hold an epoch number or a count of epochs; ``null`` where there is none
-SUMMARY_EPOCHS = ("best_epoch", "epochs_run", "diverged_at_epoch")
-#: every key of a finished record's summary, in the order a run writes them
-#: (:func:`lipnorm_exp.training.state.summarise`) and the report's columns show them
-SUMMARY_KEYS = (
-    "metric",
-    "best_epoch",
-    "best_val_acc",
-    "test_acc_at_best_val",
-    "train_acc_at_best_val",
-    "best_train_acc",
-    "final_train_acc",
-    "epochs_run",
-    "diverged_at_epoch",
-)
 #: where a command run at the project's root finds its records (``paths.results_dir``'s default)
 RUNS_FOLDER = Path("results", "runs")
-#: the key of an epoch's wall-clock seconds in a record's ``history`` (the one column two runs
-#: that computed the same may differ in)
-EPOCH_TIME_KEY = "time_s"
 #: config groups every record holds as a mapping (the others are mappings where present)
 CONFIG_GROUPS = ("dataset", "model", "norm", "train")
 #: config groups that name their option (``model.name``: ``gat``, ...)
@@ -92,43 +71,58 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _accuracy_problem(key: str, value: Any, required: bool) -> str | None:
-    if value is None and not required:
-        return None
-    if not _is_number(value) or not 0.0 <= value <= 1.0:  # NaN fails the comparison too
-        allowed = "a number in [0, 1]" + ("" if required else " or null")
-        return f"summary.{key} is {value!r}, not {allowed}"
-    return None
+def _holds(kind: Kind, value: Any) -> bool:
+    """Whether ``value`` (not ``null``) is of ``kind``."""
+    if kind is Kind.NAME:
+        return isinstance(value, str)
+    if kind is Kind.EPOCHS:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return _is_number(value) and 0.0 <= value <= 1.0  # NaN fails the comparison too
 
 
-def _epochs_problem(key: str, value: Any) -> str | None:
-    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+def _entry_problem(key: str, value: Any, status: str) -> str | None:
+    """Why summary entry ``key`` of a ``status`` record is not ``value``'s kind, or ``None``.
+
+    An epoch entry may be ``null``; an accuracy too, except in a completed record; a name never.
+    """
+    kind = SUMMARY_KINDS[key]
+    nullable = kind is Kind.EPOCHS or (kind is Kind.ACCURACY and status != COMPLETED)
+    if (value is None and nullable) or (value is not None and _holds(kind, value)):
         return None
-    return f"summary.{key} is {value!r}, not an integer >= 0 or null"
+    return f"{SUMMARY}.{key} is {value!r}, not {kind.value}" + (" or null" if nullable else "")
 
 
 def summary_problem(status: str, summary: Any) -> str | None:
     """Why ``summary`` is not the summary of a record of ``status``, or ``None``.
 
-    A finished record's summary holds every key of :data:`SUMMARY_KEYS`; a ``completed``
-    one's accuracies are numbers in [0, 1], a ``diverged`` one's may be ``null`` (no epoch
-    was scored). Other records may hold no summary, or one with any of these keys.
+    A finished record's summary holds every key of :data:`~lipnorm_exp.records.schema.
+    SUMMARY_KEYS`, each of its kind (:data:`~lipnorm_exp.records.schema.SUMMARY_KINDS`); a
+    ``completed`` one's accuracies are numbers in [0, 1], a ``diverged`` one's may be ``null``
+    (no epoch was scored). Other records may hold no summary, or one with any of these keys.
     """
     if summary is None and status not in FINISHED:
         return None
     if not isinstance(summary, Mapping):
-        return f"a {status} record without its summary"
+        return f"a {status} record without its {SUMMARY}"
     missing = [key for key in SUMMARY_KEYS if key not in summary] if status in FINISHED else []
     if missing:
-        return f"a {status} record whose summary has no {', '.join(missing)}"
-    if "metric" in summary and not isinstance(summary["metric"], str):
-        return f"summary.metric is {summary['metric']!r}, not a name"
-    required = status == COMPLETED
-    problems = (
-        *(_accuracy_problem(k, summary[k], required) for k in SUMMARY_ACCURACIES if k in summary),
-        *(_epochs_problem(k, summary[k]) for k in SUMMARY_EPOCHS if k in summary),
-    )
+        return f"a {status} record whose {SUMMARY} has no {', '.join(missing)}"
+    problems = (_entry_problem(key, summary[key], status) for key in SUMMARY_KEYS if key in summary)
     return next((problem for problem in problems if problem), None)
+
+
+def version_problem(record: Mapping[str, Any]) -> str | None:
+    """Why ``record``'s schema or numerics version is not one, or ``None``.
+
+    Where present, ``schema_version`` is an integer >= 1 and ``numerics`` one or ``null``.
+    """
+    for key, nullable in ((SCHEMA_VERSION_KEY, False), (NUMERICS, True)):
+        value = record.get(key)
+        if key not in record or (value is None and nullable):
+            continue
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            return f"{key} is {value!r}, not an integer >= 1" + (" or null" if nullable else "")
+    return None
 
 
 def config_problem(config: Any) -> str | None:
@@ -160,8 +154,9 @@ def config_problem(config: Any) -> str | None:
 def record_problem(record: Any, run_id: str | None = None) -> str | None:
     """Why ``record`` (parsed JSON) is not a usable run record, or ``None`` when it is one.
 
-    A record is an object holding :data:`RECORD_KEYS`: a ``run_id`` (``run_id`` where given:
-    the name of its file), a known status, a config of the right shape
+    A record is an object holding :data:`~lipnorm_exp.records.schema.RECORD_KEYS`: a
+    ``run_id`` (``run_id`` where given: the name of its file), a known status, versions of the
+    right kind where named (:func:`version_problem`), a config of the right shape
     (:func:`config_problem`) and, when finished, a whole summary (:func:`summary_problem`).
     """
     if not isinstance(record, dict):
@@ -169,14 +164,16 @@ def record_problem(record: Any, run_id: str | None = None) -> str | None:
     missing = [key for key in RECORD_KEYS if key not in record]
     if missing:
         return f"no {', '.join(missing)}"
-    if not isinstance(record["run_id"], str):
-        return f"run_id is {record['run_id']!r}, not a name"
-    if run_id is not None and record["run_id"] != run_id:
-        return f"the record of run {record['run_id']}"
-    if record["status"] not in STATUSES:
-        return f"unknown status {record['status']!r} (allowed: {', '.join(STATUSES)})"
-    return config_problem(record["config"]) or summary_problem(
-        record["status"], record.get("summary")
+    if not isinstance(record[RUN_ID], str):
+        return f"{RUN_ID} is {record[RUN_ID]!r}, not a name"
+    if run_id is not None and record[RUN_ID] != run_id:
+        return f"the record of run {record[RUN_ID]}"
+    if record[STATUS] not in STATUSES:
+        return f"unknown {STATUS} {record[STATUS]!r} (allowed: {', '.join(STATUSES)})"
+    return (
+        version_problem(record)
+        or config_problem(record[CONFIG])
+        or summary_problem(record[STATUS], record.get(SUMMARY))
     )
 
 
@@ -252,7 +249,7 @@ def write_record(results_dir: str | Path, record: dict[str, Any], path: Path | N
 
     It is written as strict JSON (:func:`strict_json`).
     """
-    path = path or record_path(results_dir, record["run_id"])
+    path = path or record_path(results_dir, record[RUN_ID])
     with replacing(path) as temporary:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         os.fchmod(descriptor, 0o644)  # whatever the umask: a record is for everyone to read
@@ -268,7 +265,7 @@ def _holds_a_result(results_dir: str | Path, run_id: str) -> bool:
         stored = read_record(results_dir, run_id)
     except BadRecordError:
         return False
-    return stored is not None and stored["status"] in FINISHED
+    return stored is not None and stored[STATUS] in FINISHED
 
 
 def save_record(results_dir: str | Path, record: dict[str, Any]) -> Path:
@@ -279,17 +276,17 @@ def save_record(results_dir: str | Path, record: dict[str, Any]) -> Path:
     ``<run_id>.json.rerun`` and replaces it only if it is finished itself; an interrupted or
     failed re-run stays beside the finished record, which is kept, with a warning.
     """
-    target = record_path(results_dir, record["run_id"])
-    if not _holds_a_result(results_dir, record["run_id"]):
+    target = record_path(results_dir, record[RUN_ID])
+    if not _holds_a_result(results_dir, record[RUN_ID]):
         return write_record(results_dir, record, target)
     beside = write_record(results_dir, record, target.with_name(target.name + RERUN_SUFFIX))
-    if record["status"] in FINISHED:
+    if record[STATUS] in FINISHED:
         os.replace(beside, target)
         return target
     log.warning(
         "run %s: the re-run ended %s; the finished record %s is kept, the re-run's is %s",
-        record["run_id"],
-        record["status"],
+        record[RUN_ID],
+        record[STATUS],
         target.name,
         beside.name,
     )
@@ -351,7 +348,7 @@ def iter_records(folder: str | Path, set_aside_broken: bool = True) -> FolderRec
 
 
 def _new_tags(record: dict[str, Any], tags: Iterable[str]) -> list[str]:
-    present = record["config"].get("tags") or []
+    present = record[CONFIG].get("tags") or []
     return [tag for tag in dict.fromkeys(tags) if tag not in present]
 
 
@@ -371,31 +368,22 @@ def add_tags(
     if not _new_tags(record, tags):
         return record
     with folder_lock(results_dir, TAGS_LOCK):
-        stored = take_record(results_dir, record["run_id"])
+        stored = take_record(results_dir, record[RUN_ID])
         if stored is None:
             return record
         new = _new_tags(stored, tags)
         if new:
-            stored["config"]["tags"] = [*(stored["config"].get("tags") or []), *new]
+            stored[CONFIG]["tags"] = [*(stored[CONFIG].get("tags") or []), *new]
             write_record(results_dir, stored)
         return stored
 
 
 __all__ = [
-    "COMPLETED",
     "CONFIG_GROUPS",
-    "DIVERGED",
-    "EPOCH_TIME_KEY",
-    "FAILED",
-    "FINISHED",
-    "INTERRUPTED",
-    "RECORD_KEYS",
     "RECORD_NAME",
     "RERUN_SUFFIX",
     "RUNS_FOLDER",
     "SET_ASIDE",
-    "STATUSES",
-    "SUMMARY_KEYS",
     "BadRecordError",
     "FolderRecords",
     "add_tags",
@@ -409,5 +397,6 @@ __all__ = [
     "strict_json",
     "summary_problem",
     "take_record",
+    "version_problem",
     "write_record",
 ]

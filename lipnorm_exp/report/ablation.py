@@ -14,6 +14,7 @@ import math
 
 import pandas as pd
 
+from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.report.aggregate import MISSING, Selection, cell_numbers, finite, select
 from lipnorm_exp.report.presets import PresetGrid
@@ -64,7 +65,9 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
         line.update(depth=int(depth), ablation=name, factor=factor)
         for label in grid.labels:
             chosen = select(group[group["label"] == label])
-            train = 100.0 * finite(chosen.runs)["final_train_acc"].mean() if chosen else math.nan
+            train = (
+                100.0 * finite(chosen.runs)[schema.FINAL_TRAIN_ACC].mean() if chosen else math.nan
+            )
             gradient = _largest_gradient(chosen) if chosen else math.nan
             line[f"{label} test"] = chosen.text() if chosen else MISSING
             line[f"{label} final train"] = _text(train, ".1f")
@@ -78,7 +81,7 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
                     "factor": factor,
                     "model": label,
                     **cell_numbers(chosen),
-                    "final_train_acc": train,
+                    schema.FINAL_TRAIN_ACC: train,
                     "max_grad_attn": gradient,
                 }
             )

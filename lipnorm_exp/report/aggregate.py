@@ -38,11 +38,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from lipnorm_exp.records import DIVERGED, FINISHED
+from lipnorm_exp.records import DIVERGED, FINISHED, schema
 from lipnorm_exp.report.presets import PresetGrid, preset_grid
 
-VALIDATION = "best_val_acc"
-TEST = "test_acc_at_best_val"
+#: the column a setting is chosen by, and the one reported (rule 5)
+VALIDATION = schema.BEST_VAL_ACC
+TEST = schema.TEST_ACC_AT_BEST_VAL
 #: the text of an empty cell
 MISSING = "–"
 

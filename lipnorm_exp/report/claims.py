@@ -27,6 +27,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import ModelConfig, dataset_label
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import hyper_settings, select
@@ -252,7 +253,7 @@ def _checked(
 
 
 def _trees_facts(runs: pd.DataFrame, protocol: str) -> dict:
-    passes = runs.assign(passes=runs["epochs_run"] * runs["passes_per_epoch"])
+    passes = runs.assign(passes=runs[schema.EPOCHS_RUN] * runs["passes_per_epoch"])
     return run_facts(passes, protocol, epochs_column="passes")
 
 
@@ -260,7 +261,7 @@ def fig5_lines(
     runs: pd.DataFrame | None, grid: PresetGrid | None, protocol: str, why: Why
 ) -> list[ScoreLine]:
     """Fig. 5's values at depth 10 and its two claims about models and depth."""
-    item, depth, train = "Fig. 5", paper.TREES_DEPTH, "best_train_acc"
+    item, depth, train = "Fig. 5", paper.TREES_DEPTH, schema.BEST_TRAIN_ACC
     why = why("trees")
     at_depth = None if runs is None else runs[runs["tree_depth"] == depth]
     lines = []
@@ -281,7 +282,7 @@ def fig5_lines(
 
 
 def _best_per_label(runs: pd.DataFrame) -> dict[str, tuple[float, pd.DataFrame]]:
-    train = "best_train_acc"
+    train = schema.BEST_TRAIN_ACC
     best = {}
     for label, group in runs.groupby("label"):
         chosen = select(group, train, train)

@@ -45,6 +45,7 @@ from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
+from lipnorm_exp.records import schema
 from lipnorm_exp.records.heatmap import (
     BLANK_CELLS,
     draw_gradient_heatmap,
@@ -567,7 +568,7 @@ def fig6_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     cells = []
     for ax, (name, rows) in zip(axes, panels.items(), strict=True):
         cells += _plot_curves(ax, rows, "depth", styles, f"{dataset_label(name)} depth")
-        metrics = rows["metric"].dropna()
+        metrics = rows[schema.METRIC].dropna()
         metric = metric_label(metrics.iloc[0]) if len(metrics) else "accuracy"
         ax.set(title=dataset_label(name), xlabel="graph layers", ylabel=f"test {metric} (%)")
         _legend_beside(ax)

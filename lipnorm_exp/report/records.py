@@ -8,7 +8,7 @@ Folder names are never read: what a run is comes from its config. Two files with
 ``run_id`` (copies of one run) count once, the one that finished last.
 
 Columns: ``run_id``, ``status``, ``error``, ``path``; the config keys of
-:data:`CONFIG_COLUMNS`; the summary metrics of :data:`~lipnorm_exp.records.SUMMARY_KEYS`
+:data:`CONFIG_COLUMNS`; the summary metrics of :data:`~lipnorm_exp.records.schema.SUMMARY_KEYS`
 (``NaN`` where absent); ``label`` (:func:`~lipnorm_exp.records.labels.model_label`); ``setting``
 (:func:`lipnorm_exp.records.setting_key`: everything that defines the run except its seed, so
 that records equal in ``setting`` are seeds of one hyper-parameter setting); ``tags`` (the
@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from lipnorm_exp.records import SUMMARY_KEYS, iter_records, setting_key
+from lipnorm_exp.records import iter_records, schema, setting_key
 from lipnorm_exp.records.labels import model_label
 
 #: column → dotted config key
@@ -68,23 +68,23 @@ NUMERIC_COLUMNS = (
     "dropout",
     "lr",
     "epochs",
-    *(column for column in SUMMARY_KEYS if column != "metric"),
+    *(key for key, kind in schema.SUMMARY_KINDS.items() if kind is not schema.Kind.NAME),
 )
 
 COLUMNS = (
-    "run_id",
-    "status",
-    "error",
+    schema.RUN_ID,
+    schema.STATUS,
+    schema.ERROR,
     "path",
-    "finished_at",
+    schema.FINISHED_AT,
     *CONFIG_COLUMNS,
-    *SUMMARY_KEYS,
+    *schema.SUMMARY_KEYS,
     "label",
     "setting",
     "tags",
-    "machine",
-    "history",
-    "config",
+    schema.MACHINE,
+    schema.HISTORY,
+    schema.CONFIG,
 )
 
 
@@ -100,33 +100,33 @@ def config_value(config: Mapping[str, Any], dotted: str, default: Any = None) ->
 
 def machine_label(record: Mapping[str, Any]) -> str:
     """The machine a run ran on: ``cpu, 2 CPUs (x86_64)``; older records name only a device."""
-    machine = record.get("machine")
+    machine = record.get(schema.MACHINE)
     if not machine:
-        return str(record.get("device") or "unknown")
+        return str(record.get(schema.DEVICE) or "unknown")
     return f"{machine['device']}, {machine['cpus']} CPUs ({machine['processor']})"
 
 
 def record_row(record: Mapping[str, Any], path: Path | str = "") -> dict[str, Any]:
     """One DataFrame row (a dict keyed by :data:`COLUMNS`) from one record."""
-    config = record["config"]
-    summary = record.get("summary") or {}
+    config = record[schema.CONFIG]
+    summary = record.get(schema.SUMMARY) or {}
     row = {
-        "run_id": record["run_id"],
-        "status": record["status"],
-        "error": record.get("error"),
+        schema.RUN_ID: record[schema.RUN_ID],
+        schema.STATUS: record[schema.STATUS],
+        schema.ERROR: record.get(schema.ERROR),
         "path": str(path),
-        "finished_at": record.get("finished_at"),
+        schema.FINISHED_AT: record.get(schema.FINISHED_AT),
     }
     for column, dotted in CONFIG_COLUMNS.items():
         row[column] = config_value(config, dotted, CONFIG_DEFAULTS.get(column))
-    for column in SUMMARY_KEYS:
+    for column in schema.SUMMARY_KEYS:
         row[column] = summary.get(column)
     row["label"] = model_label(config)
     row["setting"] = setting_key(config)
     row["tags"] = list(config.get("tags") or [])
-    row["machine"] = machine_label(record)
-    row["history"] = record.get("history") or []
-    row["config"] = config
+    row[schema.MACHINE] = machine_label(record)
+    row[schema.HISTORY] = record.get(schema.HISTORY) or []
+    row[schema.CONFIG] = config
     return row
 
 

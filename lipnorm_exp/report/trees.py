@@ -13,6 +13,7 @@ Fig. 3) where they report one; last, the paper's value at depth 10 (Fig. 5).
 
 import pandas as pd
 
+from lipnorm_exp.records import schema
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import MISSING, cell_numbers, select
 from lipnorm_exp.report.presets import PresetGrid
@@ -22,7 +23,7 @@ from lipnorm_exp.report.table_files import Table
 #: the table's file stem
 NAME = "fig5_trees"
 #: the metric of every cell, and the one its seeds are pooled by
-TRAIN = "best_train_acc"
+TRAIN = schema.BEST_TRAIN_ACC
 CAPTION = "Fig. 5 as a table: TREES training accuracy (%) by tree depth"
 
 
@@ -66,7 +67,7 @@ def notes(runs: pd.DataFrame) -> str:
 
 def passes_made(runs: pd.DataFrame) -> float:
     """Mean passes over the training trees of ``runs``: epochs run × passes per epoch."""
-    return float((runs["epochs_run"] * runs["passes_per_epoch"]).mean())
+    return float((runs[schema.EPOCHS_RUN] * runs["passes_per_epoch"]).mean())
 
 
 def budgets(runs: pd.DataFrame) -> pd.Series:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from lipnorm_exp.records import DIVERGED
+from lipnorm_exp.records import DIVERGED, schema
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import HyperSetting, Selection, select
 from lipnorm_exp.report.presets import Budget
@@ -89,9 +89,9 @@ def run_facts(runs: pd.DataFrame, protocol: str, epochs_column: str = "epochs") 
 
 def _still_improving(chosen: pd.DataFrame) -> str:
     """Whether a seed's best validation epoch came in the second half of the epochs it ran."""
-    ran = chosen.dropna(subset=["best_epoch"])
-    best = _integers(ran["best_epoch"])
-    if (ran["best_epoch"] > ran["epochs_run"] / 2).any():
+    ran = chosen.dropna(subset=[schema.BEST_EPOCH])
+    best = _integers(ran[schema.BEST_EPOCH])
+    if (ran[schema.BEST_EPOCH] > ran[schema.EPOCHS_RUN] / 2).any():
         return f"still improving: best epochs {best}"
     return f"none improved in the second half of its run: best epochs {best}"
 

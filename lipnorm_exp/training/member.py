@@ -27,10 +27,13 @@ from lipnorm_exp.records import (
     FAILED,
     FINISHED,
     INTERRUPTED,
+    NUMERICS_VERSION,
+    SCHEMA_VERSION,
     git_commit,
     machine,
     portable_paths,
     save_record,
+    schema,
     versions,
 )
 from lipnorm_exp.training.checkpoint import Checkpoint, restore, snapshot
@@ -63,9 +66,6 @@ class Member:
             RandomStream`), which its checkpoint keeps, and its record says ``batched``.
     """
 
-    #: the record key naming the seeds a run was trained together with
-    TOGETHER_KEY = "batched"
-
     def __init__(
         self,
         cfg: DictConfig,
@@ -85,7 +85,7 @@ class Member:
         self.stream = RandomStream(device) if together is not None else None
         self.record = self._new_record(device, started)
         if together is not None:
-            self.record[self.TOGETHER_KEY] = {"seeds": together}
+            self.record[schema.BATCHED] = {"seeds": together}
         self.tracker = tracker(cfg, rid)
         self.state = RunState(make_optimizer(self.model, cfg.train), cfg.train, self.tracker)
         self.checkpoint = Checkpoint(results_dir, rid, cfg.train.checkpoint_every, clock)
@@ -96,17 +96,19 @@ class Member:
         """The record of the run about to train: ``failed`` until its training returns."""
         config = OmegaConf.to_container(self.cfg, resolve=True)
         config["paths"] = portable_paths(config["paths"])
-        return {
-            "run_id": self.rid,
-            "status": FAILED,
-            "error": None,
-            "config": config,
-            "device": str(device),
-            "machine": machine(device),
-            "versions": versions(),
-            "git_commit": git_commit(),
-            "started_at": started.isoformat(),
-        }
+        return schema.record(
+            schema_version=SCHEMA_VERSION,
+            run_id=self.rid,
+            status=FAILED,
+            error=None,
+            config=config,
+            device=str(device),
+            machine=machine(device),
+            versions=versions(),
+            git_commit=git_commit(),
+            numerics=NUMERICS_VERSION,
+            started_at=started.isoformat(),
+        )
 
     def resume(self, desc: str = "") -> None:
         """Go on from the run's checkpoint where it holds a saved state.
@@ -157,24 +159,25 @@ class Member:
                 save_record(self.results_dir, self.record)
             finally:
                 self.tracker.finish(self.record)
-            if self.record["status"] in FINISHED:
+            if self.record[schema.STATUS] in FINISHED:
                 self.checkpoint.remove()
         self._log(desc)
 
     def _end(self, error: BaseException | None) -> None:
         self.record.update(self.state.result(self.task.metric_name))
         if self.checkpoint.resumed_at:
-            self.record["resumed_at"] = self.checkpoint.resumed_at
+            self.record[schema.RESUMED_AT] = self.checkpoint.resumed_at
         if error is None:
             return
         self.checkpoint.write()
         if isinstance(error, KeyboardInterrupt):
-            self.record["status"] = INTERRUPTED
-            self.record["error"] = str(error) or type(error).__name__
+            self.record[schema.STATUS] = INTERRUPTED
+            self.record[schema.ERROR] = str(error) or type(error).__name__
         else:
-            self.record["status"], self.record["error"] = FAILED, f"{type(error).__name__}: {error}"
-        self.record["stopped_after_epoch"] = self.state.epoch
-        self.record["resumes_after_epoch"] = self.checkpoint.written_epoch or None
+            self.record[schema.STATUS] = FAILED
+            self.record[schema.ERROR] = f"{type(error).__name__}: {error}"
+        self.record[schema.STOPPED_AFTER_EPOCH] = self.state.epoch
+        self.record[schema.RESUMES_AFTER_EPOCH] = self.checkpoint.written_epoch or None
 
     def _add_timing(self, setup_s: float) -> None:
         """The record's ``timing`` and ``finished_at``.
@@ -184,24 +187,24 @@ class Member:
         """
         total = time.perf_counter() - self.checkpoint.clock
         resumed = self.checkpoint.resumed_at[-1] if self.checkpoint.resumed_at else 0
-        epochs = len(self.record.get("history", [])) - resumed
-        self.record["timing"] = {
+        epochs = len(self.record.get(schema.HISTORY, [])) - resumed
+        self.record[schema.TIMING] = {
             "total_s": self.checkpoint.earlier_s + total,
             "setup_s": setup_s,
             "epoch_s_mean": (total - setup_s) / epochs if epochs > 0 else None,
         }
-        self.record["finished_at"] = datetime.now(timezone.utc).isoformat()
+        self.record[schema.FINISHED_AT] = datetime.now(timezone.utc).isoformat()
 
     def _log(self, desc: str) -> None:
         """One log line: the run's status, best validation and test accuracy, time."""
-        summary = self.record["summary"]
+        summary = self.record[schema.SUMMARY]
         log.info(
             "%s run %s %s: best val %.4f, test at best val %.4f (epoch %s), %.1f s",
             desc,
             self.rid,
-            self.record["status"],
-            summary["best_val_acc"] or float("nan"),
-            summary["test_acc_at_best_val"] or float("nan"),
-            summary["best_epoch"],
-            self.record["timing"]["total_s"],
+            self.record[schema.STATUS],
+            summary[schema.BEST_VAL_ACC] or float("nan"),
+            summary[schema.TEST_ACC_AT_BEST_VAL] or float("nan"),
+            summary[schema.BEST_EPOCH],
+            self.record[schema.TIMING]["total_s"],
         )

@@ -14,7 +14,7 @@ import torch
 from omegaconf import DictConfig
 
 from lipnorm_exp.data import MONITORED
-from lipnorm_exp.records import COMPLETED, DIVERGED, EPOCH_TIME_KEY
+from lipnorm_exp.records import COMPLETED, DIVERGED, EPOCH_TIME_KEY, schema
 from lipnorm_exp.training.checkpoint import copied
 
 __all__ = [
@@ -140,17 +140,17 @@ def may_be_best(row: dict[str, Any]) -> bool:
 def summarise(history: list[dict], best: dict | None, metric: str, diverged_at: int | None) -> dict:
     """Summary metrics of a run from its history and best-validation epoch."""
     train_accs = [row["train_acc"] for row in history]
-    return {
-        "metric": metric,
-        "best_epoch": best["epoch"] if best else None,
-        "best_val_acc": best["val_acc"] if best else None,
-        "test_acc_at_best_val": best["test_acc"] if best else None,
-        "train_acc_at_best_val": best["train_acc"] if best else None,
-        "best_train_acc": max(train_accs) if train_accs else None,
-        "final_train_acc": train_accs[-1] if train_accs else None,
-        "epochs_run": len(history),
-        "diverged_at_epoch": diverged_at,
-    }
+    return schema.summary(
+        metric=metric,
+        best_epoch=best["epoch"] if best else None,
+        best_val_acc=best["val_acc"] if best else None,
+        test_acc_at_best_val=best["test_acc"] if best else None,
+        train_acc_at_best_val=best["train_acc"] if best else None,
+        best_train_acc=max(train_accs) if train_accs else None,
+        final_train_acc=train_accs[-1] if train_accs else None,
+        epochs_run=len(history),
+        diverged_at_epoch=diverged_at,
+    )
 
 
 class RunState:
@@ -254,8 +254,8 @@ class RunState:
     def result(self, metric: str) -> dict[str, Any]:
         """``status``, ``error``, ``summary`` and ``history`` as they go into the record."""
         return {
-            "status": self.status,
-            "error": self.error,
-            "summary": summarise(self.history, self.best, metric, self.diverged_at),
-            "history": self.history,
+            schema.STATUS: self.status,
+            schema.ERROR: self.error,
+            schema.SUMMARY: summarise(self.history, self.best, metric, self.diverged_at),
+            schema.HISTORY: self.history,
         }
