@@ -216,6 +216,15 @@ def setting_spreads(records: list[dict]) -> dict[str, float]:
     return {rid: spread(tests[key]) for rid, key in keys.items()}
 
 
+def verified_here(path: Path) -> set[str]:
+    """The runs the findings at ``path`` verified with the code running now (its commit)."""
+    commit = git_commit()
+    if commit is None or not path.exists():
+        return set()
+    found = pd.read_csv(path, dtype={"run_id": str, "verified_at": str})
+    return set(found.loc[found["verified_at"] == commit, "run_id"])
+
+
 def write_findings(findings: list[Finding], path: Path) -> pd.DataFrame:
     """Add ``findings`` to the CSV at ``path``, each replacing an earlier one of its run."""
     new = pd.DataFrame([asdict(finding) for finding in findings])
@@ -258,6 +267,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--dry-run", action="store_true", help="list the runs and what they took; train nothing"
     )
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="verify runs the findings file has verified at this commit already (skipped)",
+    )
     args = parser.parse_args(argv)
     if args.per_setting < 1 or args.threads < 1:
         parser.error("--per-setting and --threads must be >= 1")
@@ -271,6 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     def body() -> int:
         records = [record for _, record in iter_records(args.runs, set_aside_broken=False)]
         chosen = select(records, args)
+        done = set() if args.again else verified_here(args.out)
+        if done & {record[schema.RUN_ID] for record in chosen}:
+            print(f"{len(done)} runs verified at this commit already in {args.out}: skipped")
+            chosen = [record for record in chosen if record[schema.RUN_ID] not in done]
         hours = sum((r.get(schema.TIMING) or {}).get("total_s", 0.0) for r in chosen) / 3600
         print(f"{len(chosen)} runs to verify; they took {hours:.1f} h of training when made")
         if args.dry_run:
