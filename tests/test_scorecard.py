@@ -3,21 +3,37 @@ records only, the same bytes from the same records, and one record's change reac
 lines and no other.
 """
 
+import io
 import json
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import REPO
 
 from lipnorm_exp.records import schema
+from lipnorm_exp.records.numerics import NUMERICS_VERSION
 from lipnorm_exp.report import claims, paper
 from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.paper_presets import PRESETS
 from lipnorm_exp.report.records import load_records, record_row, records_frame
-from lipnorm_exp.report.scorecard import CSV, MARKDOWN, claim_lines, counts, markdown, scorecard
+from lipnorm_exp.report.scorecard import (
+    CSV,
+    MARKDOWN,
+    MAX_LINE,
+    Provenance,
+    claim_lines,
+    counts,
+    markdown,
+    provenance,
+    read_findings,
+    scorecard,
+    table,
+)
 from lipnorm_exp.report.verdicts import (
     DIFFERS,
+    DIVERGED_ALL,
     FAILS,
     HOLDS,
     NOT_RUN,
@@ -85,8 +101,54 @@ def test_a_claim_of_a_model_without_runs_is_not_run_beside_one_with_runs(committ
     assert found[1].why == "compute: no run of it yet" and found[0].runs
 
 
-def test_the_committed_scorecard_is_the_one_the_committed_records_make(lines):
-    assert (REPO / "results" / MARKDOWN).read_text() == markdown(lines)
+def _marks(lines, frame):
+    findings = read_findings(REPO / "results")
+    return [provenance(line, frame, findings) for line in lines]
+
+
+def test_the_committed_scorecard_is_the_one_the_committed_records_make(lines, committed):
+    assert (REPO / "results" / MARKDOWN).read_text() == markdown(lines, _marks(lines, committed))
+
+
+def test_the_scorecard_opens_with_its_summary_and_no_line_is_long(lines, committed):
+    text = markdown(lines, _marks(lines, committed))
+    assert text.index("## Summary") < text.index("## Lines") < text.index("## Details")
+    assert max(len(line) for line in text.splitlines()) <= MAX_LINE
+    summary = text.split("## Summary", 1)[1].split("## Lines", 1)[0]
+    for item in {line.item for line in lines}:
+        assert f"| {item} |" in summary
+    total = next(row for row in summary.splitlines() if row.startswith("| **all** |"))
+    assert total.split(" | ")[len(VERDICTS) + 1] == str(len(lines))
+    for k, line in enumerate(lines, 1):  # every row links to its details, which name its runs
+        assert f"[{k}](#line-{k})" in text and f'<a id="line-{k}"></a>' in text
+        details = text.split(f'<a id="line-{k}"></a>', 1)[1].split("<a id=", 1)[0]
+        assert all(rid in details for rid in line.runs)
+
+
+def test_the_csv_holds_numbers_as_numbers(lines, committed):
+    frame = pd.read_csv(io.StringIO(table(lines, _marks(lines, committed)).to_csv(index=False)))
+    for column in ("paper_mean", "paper_std", "ours_mean", "ours_std", "difference"):
+        assert frame[column].dtype == float, column
+    assert str(frame["n"].dtype) in ("int64", "Int64") or frame["n"].isna().any()
+    numbers = frame.dropna(subset=["ours_mean"])
+    assert len(numbers) == sum(bool(line.numbers) and line.numbers[2] == line.numbers[2]
+                               for line in lines)  # fmt: skip
+    assert ((numbers["ours_mean"] - numbers["paper_mean"]).round(2) == numbers["difference"]).all()
+
+
+def test_each_line_names_the_numerics_of_its_records_and_what_verification_found(lines, committed):
+    line = next(line for line in lines if len(line.runs) == 3)
+    unversioned = provenance(line, committed, read_findings(Path("/nonexistent")))
+    assert unversioned == Provenance("unversioned ×3", False, "")
+    frame = committed.copy()
+    frame.loc[frame["run_id"] == line.runs[0], "numerics"] = NUMERICS_VERSION
+    findings = pd.DataFrame(
+        {"run_id": [line.runs[0], "0" * 16], "verdict": ["identical", "different"],
+         "verified_at": ["f60c9eb0", "f60c9eb0"]}
+    )  # fmt: skip
+    mixed = provenance(line, frame, findings)
+    assert mixed.numerics == f"unversioned ×2, v{NUMERICS_VERSION} ×1" and not mixed.current
+    assert mixed.verified == "identical 1 of 3 at f60c9eb"
 
 
 def _table3_gat_lip_15(lines):
@@ -156,3 +218,18 @@ def test_the_report_writes_the_scorecard_and_regenerates_the_same_bytes(tmp_path
     tally = counts(lines)
     assert f"**{len(lines)} lines: " in text and f"{tally[HOLDS]} holds" in text
     assert len((tmp_path / "first" / CSV).read_text().splitlines()) == len(lines) + 1
+
+
+def test_a_number_whose_every_seed_diverged_reads_diverged_never_differs(committed, lines):
+    line = _table3_gat_lip_15(lines)
+    diverged = []
+    for rid in line.runs:
+        record = json.loads((RUNS / f"{rid}.json").read_text())
+        record["status"] = schema.DIVERGED
+        record["summary"].update(dict.fromkeys(schema.SUMMARY_ACCURACIES, None))
+        record["summary"][schema.DIVERGED_AT_EPOCH] = 3
+        diverged.append(record_row(record, RUNS / f"{rid}.json"))
+    others = committed[~committed["run_id"].isin(line.runs)]
+    changed = scorecard(pd.concat([others, records_frame(diverged)]))
+    (new,) = [new for new in changed if new.subject == line.subject]
+    assert new.verdict == DIVERGED_ALL and "†" in new.ours

@@ -83,6 +83,8 @@ COLUMNS = (
     "setting",
     "tags",
     schema.MACHINE,
+    schema.GIT_COMMIT,
+    schema.NUMERICS,
     schema.HISTORY,
     schema.CONFIG,
 )
@@ -125,6 +127,8 @@ def record_row(record: Mapping[str, Any], path: Path | str = "") -> dict[str, An
     row["setting"] = setting_key(config)
     row["tags"] = list(config.get("tags") or [])
     row[schema.MACHINE] = machine_label(record)
+    row[schema.GIT_COMMIT] = record.get(schema.GIT_COMMIT)
+    row[schema.NUMERICS] = record.get(schema.NUMERICS)
     row[schema.HISTORY] = record.get(schema.HISTORY) or []
     row[schema.CONFIG] = config
     return row

@@ -14,12 +14,16 @@ Written as ``SCORECARD.md`` (counts first, then one line per number or claim) an
 ``scorecard.csv`` beside it; the same records give the same bytes.
 """
 
+import textwrap
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import dataset_label, missing_label
+from lipnorm_exp.records.numerics import NUMERICS_VERSION
 from lipnorm_exp.report.aggregate import (
     hyper_settings,
     preset_runs,
@@ -31,6 +35,7 @@ from lipnorm_exp.report.presets import PresetGrid, paper_protocol
 from lipnorm_exp.report.tables import Column, TableSpec
 from lipnorm_exp.report.verdicts import (
     DIFFERS,
+    DIVERGED_ALL,
     NOT_RUN,
     TOLERANCE_POINTS,
     VERDICTS,
@@ -87,14 +92,19 @@ def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[Sc
                 why = not_run_reason(frame, column.dataset)
                 lines.append(ScoreLine(item, subject, str(published), "–", NOT_RUN, why, protocol))
                 continue
-            verdict = number_verdict(chosen.mean, published)
+            verdict = number_verdict(chosen.mean, published) if chosen.n else DIVERGED_ALL
             why = ""
             if verdict == DIFFERS:
                 settings = hyper_settings(cell, grid)
                 why = departures(chosen.runs, cell, published.depth, preset.budget, settings)
             ours = chosen.text(show_depth=column.depth is None)
             facts = run_facts(chosen.runs, protocol)
-            lines.append(ScoreLine(item, subject, str(published), ours, verdict, why, **facts))
+            numbers = (published.mean, published.std, chosen.mean, chosen.std, chosen.n)
+            lines.append(
+                ScoreLine(
+                    item, subject, str(published), ours, verdict, why, **facts, numbers=numbers
+                )
+            )
     return lines
 
 
@@ -153,72 +163,196 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def markdown(lines: list[ScoreLine]) -> str:
-    """``SCORECARD.md``: the rule, the counts, then one table row per line."""
+#: the findings of ``lipnorm-exp-verify`` (:mod:`lipnorm_exp.cli.verify`), beside the scorecard
+FINDINGS = "verification.csv"
+#: no line of ``SCORECARD.md`` is longer
+MAX_LINE = 400
+#: how a claim's subject states its rule; the rule goes to the line's details
+RULE = " (rule: "
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What stands behind a line: the numerics of its records, and what verification found.
+
+    Args:
+        numerics: ``v1 ×3`` (three records of numerics version 1), ``unversioned ×3`` (made
+            before numerics were versioned), several parts where they are mixed.
+        current: whether every record is of today's numerics version.
+        verified: ``identical 1/3 at f60c9eb`` (what ``lipnorm-exp-verify`` found, of how many
+            records, with which code), or ``""`` where none was verified.
+    """
+
+    numerics: str
+    current: bool
+    verified: str
+
+
+def provenance(line: ScoreLine, frame: pd.DataFrame, findings: pd.DataFrame) -> Provenance:
+    """The :class:`Provenance` of ``line`` from the records of ``frame`` and the findings."""
+    if not line.runs:
+        return Provenance("", True, "")
+    versions = frame.set_index(schema.RUN_ID)[schema.NUMERICS].reindex(list(line.runs))
+    tally = Counter("unversioned" if pd.isna(v) else f"v{int(v)}" for v in versions)
+    numerics = ", ".join(f"{name} ×{n}" for name, n in sorted(tally.items()))
+    current = set(tally) == {f"v{NUMERICS_VERSION}"}
+    found = findings[findings[schema.RUN_ID].isin(line.runs)]
+    verified = ""
+    if not found.empty:
+        verdicts = Counter(found["verdict"])
+        commits = sorted({str(commit)[:7] for commit in found["verified_at"]})
+        verified = (
+            ", ".join(f"{verdict} {n}" for verdict, n in sorted(verdicts.items()))
+            + f" of {len(line.runs)} at {', '.join(commits)}"
+        )
+    return Provenance(numerics, current, verified)
+
+
+def read_findings(out_dir: Path) -> pd.DataFrame:
+    """The findings beside the scorecard (:data:`FINDINGS`), or none."""
+    path = out_dir / FINDINGS
+    if not path.exists():
+        return pd.DataFrame(columns=[schema.RUN_ID, "verdict", "verified_at"])
+    return pd.read_csv(path, dtype={schema.RUN_ID: str, "verified_at": str})
+
+
+def _wrapped(text: str, indent: str = "  ") -> list[str]:
+    return textwrap.wrap(text, 100, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def summary_rows(lines: list[ScoreLine], marks: list[Provenance]) -> list[str]:
+    """The summary table: per item, lines per verdict, on today's numerics, verified."""
+    items = list(dict.fromkeys(line.item for line in lines))
+    head = ["item", *VERDICTS, "lines", "on current numerics", "verified"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for item in [*items, "all"]:
+        chosen = [(ln, m) for ln, m in zip(lines, marks, strict=True) if item in (ln.item, "all")]
+        tally = counts([line for line, _ in chosen])
+        run = [mark for line, mark in chosen if line.runs]
+        cells = [
+            f"**{item}**" if item == "all" else item,
+            *(str(tally[verdict]) if tally[verdict] else "" for verdict in VERDICTS),
+            str(len(chosen)),
+            f"{sum(mark.current for mark in run)}/{len(run)}",
+            f"{sum(bool(mark.verified) for mark in run)}/{len(run)}",
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def markdown(lines: list[ScoreLine], marks: list[Provenance]) -> str:
+    """``SCORECARD.md``: the summary, one short row per line, then each line's details."""
     tally = ", ".join(f"{n} {verdict}" for verdict, n in counts(lines).items())
-    header = (
-        "# Reproduction scorecard\n\n"
-        f"**{len(lines)} lines: {tally}.**\n\n"
+    intro = (
         "Every number of the paper's Tables 1–3 and every claim its text makes about Figs. 2, "
         "3, 5 and 6, ours beside the paper's. Made from the run records only "
         f"(`make scorecard`), at scale `{SCALE}`, each preset under the protocol its paper grid "
         "runs; a number is selected as its table selects it (best mean validation accuracy "
         "over the settings run on the most seeds, test accuracy at the best validation epoch, "
-        "mean ± std over the n seeds).\n\n"
+        "mean ± std over the n seeds)."
+    )
+    rule = (
         "Verdicts: **reproduced**: within ± max(the paper's std, "
-        f"{TOLERANCE_POINTS:g} points) of the paper's number; **differs**: outside it, with "
-        f"where the runs depart from the paper's setup (its {budget_text()}, and "
-        "whether a seed was still improving; its depth; its hyper-parameter search) and ours at "
-        "the paper's depth (naming its setting where that is not the preset's) and at the "
-        "preset's own values where the number was chosen elsewhere, "
-        "and how many other settings ran on too few seeds to be compared with it; "
-        "**holds** / **fails**: a claim, by the rule its line "
-        "states; **not run**: no records, and why. Runs: the records "
-        "`results/runs/<run_id>.json` a line rests on.\n\n"
+        f"{TOLERANCE_POINTS:g} points) of the paper's number; **differs**: outside it (its "
+        "details say where the runs depart from the paper's setup: its "
+        f"{budget_text()}, its depth, its hyper-parameter search); **holds** / **fails**: a "
+        "claim, by the rule its details state; **diverged**: every seed diverged; **not run**: "
+        "no records, and why."
     )
     columns = (
-        "item",
-        "what",
-        "paper",
-        "ours",
-        "verdict",
-        "why",
-        "protocol",
-        "epochs",
-        "seeds",
-        "runs",
+        "**numerics**: the numerics version of the records a line rests on "
+        f"(today's: v{NUMERICS_VERSION}; `unversioned`: made before versions were kept); "
+        "**verified**: what `lipnorm-exp-verify` found when it trained those records again "
+        f"(`{FINDINGS}`), and with which code."
     )
-    rows = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for line in lines:
-        values = [getattr(line, field) for field in FIELDS] + [" ".join(line.runs)]
-        rows.append("| " + " | ".join(_cell(str(value)) for value in values) + " |")
-    return header + "\n".join(rows) + "\n"
+    out = ["# Reproduction scorecard", "", f"**{len(lines)} lines: {tally}.**", ""]
+    for paragraph in (intro, rule, columns):
+        out += [*_wrapped(paragraph, ""), ""]
+    out += ["## Summary", "", *summary_rows(lines, marks), "", "## Lines", ""]
+    head = ("#", "item", "what", "paper", "ours", "verdict", "numerics", "verified")
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for k, (line, mark) in enumerate(zip(lines, marks, strict=True), 1):
+        what = line.subject.split(RULE, 1)[0]
+        values = (f"[{k}](#line-{k})", line.item, what, line.paper, line.ours, line.verdict)
+        values += (mark.numerics + ("" if mark.current else " ⚠"), mark.verified)
+        out.append("| " + " | ".join(_cell(str(value)) for value in values) + " |")
+    out += ["", "## Details", ""]
+    for k, line in enumerate(lines, 1):
+        out += [f'<a id="line-{k}"></a>**{k}. {line.item}: {_cell(line.subject.split(RULE)[0])}**']
+        if RULE in line.subject:
+            out += _wrapped("- rule: " + line.subject.split(RULE, 1)[1].removesuffix(")"))
+        if line.why:
+            out += _wrapped("- why: " + line.why)
+        if line.runs:
+            out += [f"- {line.protocol}, {line.epochs} epochs, seeds {line.seeds}; runs:"]
+            out += [f"  {' '.join(line.runs[i : i + 5])}" for i in range(0, len(line.runs), 5)]
+        out.append("")
+    return "\n".join(out)
 
 
-def table(lines: list[ScoreLine]) -> pd.DataFrame:
-    """``scorecard.csv``'s rows: :data:`FIELDS` and the run ids, space-separated."""
-    rows = [
-        {**{field: getattr(line, field) for field in FIELDS}, "runs": " ".join(line.runs)}
-        for line in lines
-    ]
-    return pd.DataFrame(rows, columns=[*FIELDS, "runs"])
+def table(lines: list[ScoreLine], marks: list[Provenance]) -> pd.DataFrame:
+    """``scorecard.csv``'s rows: the numbers as numbers, the text fields, the run ids."""
+    rows = []
+    for line, mark in zip(lines, marks, strict=True):
+        paper_mean, paper_std, ours_mean, ours_std, n = line.numbers or (None,) * 5
+        numbers = {
+            "paper_mean": paper_mean,
+            "paper_std": paper_std,
+            "ours_mean": None if ours_mean is None else round(ours_mean, 2),
+            "ours_std": None if ours_std is None else round(ours_std, 2),
+            "n": n,
+            "difference": None if ours_mean is None else round(ours_mean - paper_mean, 2),
+        }
+        text = {field: getattr(line, field) for field in FIELDS}
+        rows.append(
+            {
+                **text,
+                **numbers,
+                "numerics": mark.numerics,
+                "current_numerics": mark.current,
+                "verified": mark.verified,
+                "runs": " ".join(line.runs),
+            }  # fmt: skip
+        )
+    frame = pd.DataFrame(rows, columns=[*FIELDS, *NUMBERS, *PROVENANCE, "runs"])
+    frame["n"] = frame["n"].astype("Int64")
+    for column in NUMBERS[:-2] + ("difference",):
+        frame[column] = pd.to_numeric(frame[column]).astype(float)
+    return frame
+
+
+#: the numeric columns of the CSV file
+NUMBERS = ("paper_mean", "paper_std", "ours_mean", "ours_std", "n", "difference")
+#: its provenance columns
+PROVENANCE = ("numerics", "current_numerics", "verified")
 
 
 def write_scorecard(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """Write ``SCORECARD.md`` and ``scorecard.csv`` into ``out_dir`` (each whole or not at all)."""
+    """Write ``SCORECARD.md`` and ``scorecard.csv`` into ``out_dir`` (each whole or not at all).
+
+    The verification findings are read from ``out_dir`` (:data:`FINDINGS`) where present.
+    """
     lines = scorecard(frame)
-    texts = {MARKDOWN: markdown(lines), CSV: table(lines).to_csv(index=False)}
+    findings = read_findings(out_dir)
+    marks = [provenance(line, frame, findings) for line in lines]
+    texts = {MARKDOWN: markdown(lines, marks), CSV: table(lines, marks).to_csv(index=False)}
     return [write_whole(out_dir / name, text) for name, text in texts.items()]
 
 
 __all__ = [
     "CSV",
+    "FINDINGS",
     "MARKDOWN",
+    "MAX_LINE",
+    "Provenance",
     "budget_text",
     "claim_lines",
     "counts",
     "markdown",
+    "provenance",
+    "read_findings",
     "scorecard",
+    "summary_rows",
     "table",
     "table_lines",
     "write_scorecard",

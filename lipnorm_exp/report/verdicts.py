@@ -31,8 +31,10 @@ DIFFERS = "differs"
 HOLDS = "holds"
 FAILS = "fails"
 NOT_RUN = "not run"
+#: a number whose every seed diverged: nothing to compare, and the runs say why (†)
+DIVERGED_ALL = "diverged"
 #: every verdict, in the order the scorecard counts them
-VERDICTS = (REPRODUCED, HOLDS, DIFFERS, FAILS, NOT_RUN)
+VERDICTS = (REPRODUCED, HOLDS, DIFFERS, FAILS, DIVERGED_ALL, NOT_RUN)
 #: the least distance, in points of accuracy, that counts as a difference
 TOLERANCE_POINTS = 2.0
 
@@ -53,6 +55,8 @@ class ScoreLine:
         epochs (str): their epochs (``1000``, ``150–1000``); passes for TREES.
         seeds (str): their seeds.
         runs (tuple[str, ...]): the run ids the line rests on (records ``<run_id>.json``).
+        numbers (tuple): a published number's ``(paper mean, paper std, ours mean, ours std,
+            n)`` in %, for the CSV's numeric columns; empty for a claim.
     """
 
     item: str
@@ -65,6 +69,7 @@ class ScoreLine:
     epochs: str = ""
     seeds: str = ""
     runs: tuple[str, ...] = ()
+    numbers: tuple = ()
 
 
 def number_verdict(ours: float, published: paper.PaperValue) -> str:
