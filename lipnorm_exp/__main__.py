@@ -43,7 +43,7 @@ def main(cfg: DictConfig) -> None:
     with stop_requests():
         try:
             for record in run(cfg, desc=position, tracker=make_tracker):
-                note_outcome(outcome_of(record))
+                note_outcome(outcome_of(record), run_id=record["run_id"])
         except UserError as error:
             note_outcome(FAILED, str(error), runs)
             if not position:

@@ -204,6 +204,23 @@ def test_tags_a_sweep_adds_between_the_plan_and_the_writing_are_kept(folders, ma
     assert read(into, made["x"])["config"]["tags"] == ["made_here", "made_there", "added_meanwhile"]
 
 
+def test_two_merges_of_one_plan_write_each_record_once_and_say_what_they_wrote(
+    made, tmp_path, capsys, monkeypatch
+):
+    """Two merges planned before either wrote: the second finds the records there already."""
+    into = tmp_path / "into"
+    stale = plan_merge([made["there"]], into)  # both merges plan: 2 new
+    assert main([str(made["there"]), "--into", str(into)]) == 0
+    assert f"wrote 2 records into {into}\n" in capsys.readouterr().out
+    monkeypatch.setattr(merge_module, "plan_merge", lambda *args: stale)
+    before = {path.name: path.read_bytes() for path in into.glob("*.json")}
+    assert main([str(made["there"]), "--into", str(into)]) == 0
+    out = capsys.readouterr().out
+    assert ": 2 new" in out  # what its plan said
+    assert f"wrote 0 records into {into}; 2 held already (written since the plan" in out
+    assert {path.name: path.read_bytes() for path in into.glob("*.json")} == before
+
+
 def test_ctrl_c_leaves_every_record_whole_and_a_second_merge_finishes(
     made, tmp_path, monkeypatch, capsys
 ):

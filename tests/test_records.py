@@ -48,31 +48,39 @@ from lipnorm_exp.training.launch import run
 from lipnorm_exp.util.atomic import STALE_AFTER_S, temp_path
 from lipnorm_exp.util.errors import ConfigError
 
-RID = "0123456789abcdef"
-
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2")
 
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def stub(rid: str, status: str = COMPLETED, **fields) -> dict:
-    """A minimal valid record."""
-    config = {group: {"name": "x"} for group in ("dataset", "model", "norm")}
+#: the one epoch of a :func:`stub` record, as its summary says it
+ROW = {"epoch": 1, "val_acc": 0.5, "test_acc": 0.5}
+
+
+def stub(name: str, status: str = COMPLETED, **fields) -> dict:
+    """A minimal valid record; its run id is its config's (``name`` tells stubs apart)."""
+    config = {"dataset": {"name": name}, "model": {"name": "x"}, "norm": {"name": "x"}}
+    config["train"] = {}
     summary = schema.summary(
         **dict.fromkeys(SUMMARY_ACCURACIES, 0.5),
         metric="accuracy",
         best_epoch=1,
         epochs_run=1,
-        diverged_at_epoch=None,
+        diverged_at_epoch=2 if status == DIVERGED else None,
     )
     return {
-        schema.RUN_ID: rid,
+        schema.RUN_ID: run_id(config),
         schema.STATUS: status,
-        schema.CONFIG: {**config, "train": {}},
+        schema.CONFIG: config,
         schema.SUMMARY: summary,
+        schema.HISTORY: [dict(ROW)],
         **fields,
     }
+
+
+ABC, OTHER = stub("abc")[schema.RUN_ID], stub("other")[schema.RUN_ID]
+RID = stub("rid")[schema.RUN_ID]
 
 
 def refuse_constants(name):
@@ -80,22 +88,22 @@ def refuse_constants(name):
 
 
 def test_write_record_is_atomic_and_leaves_no_temp_files(tmp_path):
-    write_record(tmp_path, stub("abc", x=[1.0, math.nan]))
-    on_disk = json.loads((tmp_path / "abc.json").read_text(), parse_constant=refuse_constants)
-    assert on_disk["x"] == [1.0, None]
+    write_record(tmp_path, stub("abc", history=[{**ROW, "val_loss": math.nan}]))
+    on_disk = json.loads((tmp_path / f"{ABC}.json").read_text(), parse_constant=refuse_constants)
+    assert on_disk["history"][0]["val_loss"] is None
     write_record(tmp_path, stub("abc", DIVERGED))
-    assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]
-    assert (tmp_path / "abc.json").stat().st_mode & 0o777 == 0o644
-    assert read_record(tmp_path, "abc")["status"] == "diverged"
+    assert [p.name for p in tmp_path.iterdir()] == [f"{ABC}.json"]
+    assert (tmp_path / f"{ABC}.json").stat().st_mode & 0o777 == 0o644
+    assert read_record(tmp_path, ABC)["status"] == "diverged"
     assert read_record(tmp_path, "missing") is None
 
 
 def test_write_record_keeps_the_old_record_when_writing_fails(tmp_path):
     write_record(tmp_path, stub("abc"))
     with pytest.raises(TypeError):
-        write_record(tmp_path, stub("abc", x=object()))
-    assert read_record(tmp_path, "abc")["status"] == "completed"
-    assert [p.name for p in tmp_path.iterdir()] == ["abc.json"]
+        write_record(tmp_path, stub("abc", error=object()))
+    assert read_record(tmp_path, ABC)["status"] == "completed"
+    assert [p.name for p in tmp_path.iterdir()] == [f"{ABC}.json"]
 
 
 def test_record_paths_are_relative_to_the_root_where_they_lie_under_it():
@@ -144,13 +152,13 @@ def test_completed_run_record_holds_config_summary_history_and_versions(make_cfg
 
 
 def test_a_record_of_before_the_versions_reads_as_schema_1_of_unversioned_numerics():
-    old = stub(RID)
+    old = stub("rid")
     assert record_problem(old, RID) is None
     assert (schema.schema_version(old), schema.numerics_version(old)) == (1, None)
-    new = stub(RID, schema_version=SCHEMA_VERSION, numerics=NUMERICS_VERSION)
+    new = stub("rid", schema_version=SCHEMA_VERSION, numerics=NUMERICS_VERSION)
     assert record_problem(new, RID) is None
     assert (schema.schema_version(new), schema.numerics_version(new)) == (2, NUMERICS_VERSION)
-    assert record_problem(stub(RID, numerics=None), RID) is None
+    assert record_problem(stub("rid", numerics=None), RID) is None
 
 
 def test_the_schema_builds_summaries_and_records_in_its_order_and_refuses_unknown_keys():
@@ -345,6 +353,13 @@ def test_a_forced_rerun_that_does_not_finish_keeps_the_completed_record(
     ]
 
 
+def _edit(path, change) -> None:
+    """Change the stored record at ``path`` by hand (``Infinity`` written as JSON allows)."""
+    record = json.loads(path.read_text())
+    change(record)
+    path.write_text(json.dumps(record))
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -354,8 +369,29 @@ def test_a_forced_rerun_that_does_not_finish_keeps_the_completed_record(
         lambda path: path.write_text(path.read_text()[:100]),
         lambda path: path.write_text(path.read_text().replace('"summary"', '"summery"')),
         lambda path: (path.unlink(), path.mkdir(), (path / "x").write_text("a folder")),
+        lambda path: _edit(path, lambda r: r["config"].update(seed=1)),
+        lambda path: _edit(path, lambda r: r["config"]["model"].update(depth=3)),
+        lambda path: _edit(path, lambda r: r.update(history="epochs")),
+        lambda path: _edit(path, lambda r: r["history"][1].update(val_loss=math.inf)),
+        lambda path: _edit(path, lambda r: r.update(status=DIVERGED)),
+        lambda path: _edit(path, lambda r: r["summary"].update(best_val_acc=0.999)),
+        lambda path: _edit(path, lambda r: r.update(note="added by hand")),
     ],
-    ids=["random_bytes", "json_list", "stub", "truncated", "no_summary", "folder"],
+    ids=[
+        "random_bytes",
+        "json_list",
+        "stub",
+        "truncated",
+        "no_summary",
+        "folder",
+        "seed_edited",
+        "depth_edited",
+        "history_a_string",
+        "history_infinity",
+        "diverged_without_divergence",
+        "summary_not_its_history",
+        "extra_key",
+    ],  # fmt: skip
 )
 def test_a_broken_record_is_set_aside_with_a_warning_and_its_run_redone(make_cfg, damage, caplog):
     cfg = make_cfg(*SMALL)
@@ -375,11 +411,11 @@ def test_a_broken_record_is_set_aside_with_a_warning_and_its_run_redone(make_cfg
 
 def test_read_record_says_what_is_wrong_with_a_record(tmp_path):
     write_record(tmp_path, stub("abc", status="running"))
-    with pytest.raises(BadRecordError, match=r"abc\.json: unknown status 'running'"):
-        read_record(tmp_path, "abc")
-    write_record(tmp_path, stub("other"), record_path(tmp_path, "abc"))
-    with pytest.raises(BadRecordError, match=r"abc\.json: the record of run other"):
-        read_record(tmp_path, "abc")
+    with pytest.raises(BadRecordError, match=rf"{ABC}\.json: unknown status 'running'"):
+        read_record(tmp_path, ABC)
+    write_record(tmp_path, stub("other"), record_path(tmp_path, ABC))
+    with pytest.raises(BadRecordError, match=rf"{ABC}\.json: the record of run {OTHER}"):
+        read_record(tmp_path, ABC)
 
 
 def change(record: dict, dotted: str, value) -> dict:
@@ -446,16 +482,16 @@ def test_a_well_formed_but_wrong_record_is_refused_naming_what_failed(
     status, dotted, value, problem
 ):
     assert record_problem(stub("abc", status)) is None
-    found = record_problem(change(stub("abc", status), dotted, value), "abc")
+    found = record_problem(change(stub("abc", status), dotted, value), ABC)
     assert problem in (found or "")
 
 
 def test_records_that_pass_the_checks():
     diverged = stub("abc", DIVERGED)
     diverged["summary"].update(dict.fromkeys((schema.BEST_VAL_ACC, schema.BEST_EPOCH), None))
-    assert record_problem(diverged, "abc") is None
+    assert record_problem(diverged, ABC) is None
     assert record_problem(stub("abc", FAILED, summary=None)) is None
-    assert record_problem(stub("abc"), "abd") == "the record of run abc"
+    assert record_problem(stub("abc"), "abd") == f"the record of run {ABC}"
     committed = sorted((REPO / "results" / "runs").glob("*.json"))
     assert committed and not [
         (path.name, problem)
@@ -465,7 +501,7 @@ def test_records_that_pass_the_checks():
 
 
 def test_the_reader_sets_aside_records_that_fail_the_checks_and_counts_them(tmp_path):
-    good, other = stub(RID), stub("fedcba9876543210")
+    good, other = stub("rid"), stub("fedcba")
     write_record(tmp_path / "a", good)
     write_record(tmp_path / "b", change(good, "summary.test_acc_at_best_val", 7.5))
     write_record(tmp_path / "c", other, tmp_path / "c" / f"{RID}.json")  # another run's record
@@ -550,8 +586,8 @@ def test_add_tags_rereads_the_stored_record_so_no_tag_is_lost(tmp_path):
     stale = json.loads(json.dumps(record))
     add_tags(tmp_path, record, ["b"])
     assert add_tags(tmp_path, stale, ["c"])["config"]["tags"] == ["a", "b", "c"]
-    assert read_record(tmp_path, "abc")["config"]["tags"] == ["a", "b", "c"]
-    unchanged = read_record(tmp_path, "abc")
+    assert read_record(tmp_path, ABC)["config"]["tags"] == ["a", "b", "c"]
+    unchanged = read_record(tmp_path, ABC)
     assert add_tags(tmp_path, unchanged, ["c", "a"]) is unchanged
     assert add_tags(tmp_path, {**record, "run_id": "gone"}, ["z"])["config"]["tags"] == ["a"]
     assert not record_path(tmp_path, "gone").exists()
@@ -568,10 +604,11 @@ def test_iter_records_reads_every_record_below_a_folder_in_path_order(tmp_path):
     (tmp_path / "broken.json").write_text("{")
     with pytest.warns(UserWarning) as caught:
         found = list(iter_records(tmp_path))
+    r1, r2, r3 = (stub(name)[schema.RUN_ID] for name in ("r1", "r2", "r3"))
     assert [(path.relative_to(tmp_path).as_posix(), r["run_id"]) for path, r in found] == [
-        ("a/deep/r1.json", "r1"),
-        ("b/r2.json", "r2"),
-        ("c/r3.json", "r3"),
+        (f"a/deep/{r1}.json", r1),
+        (f"b/{r2}.json", r2),
+        (f"c/{r3}.json", r3),
     ]
     messages = sorted(str(warning.message) for warning in caught)
     assert "broken.json: not a run record (not readable as JSON" in messages[0]

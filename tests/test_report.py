@@ -104,6 +104,9 @@ def make_record(
     }
     if ablation is not None:
         config["ablation"] = dict(zip(("name", "factor"), ablation, strict=True))
+    history = history or [{"epoch": e, "train_loss": 1.0, "train_acc": 0.5} for e in range(1, 11)]
+    if status == "diverged":
+        history = history[:6]
     summary = schema.summary(
         metric="accuracy",
         best_epoch=None if val is None else 5,
@@ -112,8 +115,8 @@ def make_record(
         train_acc_at_best_val=None if val is None else train,
         best_train_acc=None if val is None else train,
         final_train_acc=train,
-        epochs_run=10,
-        diverged_at_epoch=7 if status == "diverged" else None,
+        epochs_run=len(history),
+        diverged_at_epoch=len(history) + 1 if status == "diverged" else None,
     )
     return schema.record(
         run_id=run_id(config),
@@ -121,7 +124,7 @@ def make_record(
         error={"diverged": "loss is nan", "failed": "boom"}.get(status),
         config=config,
         summary=None if status == "failed" else summary,
-        history=history or [{"epoch": 1, "train_loss": 1.0, "train_acc": 0.5}],
+        history=history,
         device="cpu",
         finished_at="2024-01-01T00:01:00",
         **({} if machine is None else {schema.MACHINE: machine}),

@@ -1,6 +1,7 @@
 """Stop requests as exceptions, workers that stop with their sweep, the tally of a stopped sweep,
 and files written whole."""
 
+import json
 import os
 import signal
 import socket
@@ -18,12 +19,19 @@ from lipnorm_exp.records import (
     INTERRUPTED,
     RERUN_SUFFIX,
     record_path,
+    run_id,
     schema,
     write_record,
 )
 from lipnorm_exp.records.schema import SUMMARY_ACCURACIES
 from lipnorm_exp.sweeps.plan import PlannedRun, record_outcomes
-from lipnorm_exp.sweeps.progress import tally_line
+from lipnorm_exp.sweeps.progress import (
+    ELSEWHERE,
+    PROGRESS_FILE,
+    SKIPPED,
+    noted_skips,
+    tally_line,
+)
 from lipnorm_exp.util.atomic import replacing
 from lipnorm_exp.util.processes import process_alive
 from lipnorm_exp.util.stopping import (
@@ -92,7 +100,8 @@ def test_a_worker_stops_itself_once_its_sweep_has_ended(monkeypatch):
     assert time.monotonic() < deadline
 
 
-def _record(rid: str, status: str) -> dict:
+def _record(name: str, status: str) -> dict:
+    """A record of one epoch whose run id is its config's (``name`` tells them apart)."""
     summary = schema.summary(
         **dict.fromkeys(SUMMARY_ACCURACIES, 0.5),
         metric="accuracy",
@@ -100,23 +109,26 @@ def _record(rid: str, status: str) -> dict:
         epochs_run=1,
         diverged_at_epoch=None,
     )
-    config = {group: {"name": "x"} for group in ("dataset", "model", "norm")}
-    return {"run_id": rid, "status": status, "config": {**config, "train": {}}, "summary": summary}
+    config = {"dataset": {"name": name}, "model": {"name": "x"}, "norm": {"name": "x"}}
+    config["train"] = {}
+    history = [{"epoch": 1, "val_acc": 0.5, "test_acc": 0.5}]
+    return {"run_id": run_id(config), "status": status, "config": config, "summary": summary,
+            "history": history}  # fmt: skip
 
 
 def test_the_tally_is_read_from_the_records_the_sweep_wrote(tmp_path):
     """A job stopped after its record was written counts as its record says."""
-    runs = {name: f"{index:016x}" for index, name in enumerate("abcdef")}
+    runs = {name: _record(name, COMPLETED)["run_id"] for name in "abcdef"}
     old = ("a", COMPLETED), ("d", FAILED), ("e", COMPLETED)
     for name, status in old:
-        write_record(tmp_path, _record(runs[name], status))
+        write_record(tmp_path, _record(name, status))
     since = time.time() + 1e-3
     while time.time() < since:
         time.sleep(1e-3)
     for name, status in (("b", COMPLETED), ("c", INTERRUPTED)):
-        write_record(tmp_path, _record(runs[name], status))
+        write_record(tmp_path, _record(name, status))
     rerun = record_path(tmp_path, runs["e"]).with_name(f"{runs['e']}.json{RERUN_SUFFIX}")
-    write_record(tmp_path, _record(runs["e"], INTERRUPTED), rerun)  # a forced re-run, stopped
+    write_record(tmp_path, _record("e", INTERRUPTED), rerun)  # a forced re-run, stopped
     planned = [
         PlannedRun(tmp_path, runs["a"], force=False, finished=True),  # skipped by its job
         PlannedRun(tmp_path, runs["b"], force=False, finished=False),
@@ -130,6 +142,25 @@ def test_the_tally_is_read_from_the_records_the_sweep_wrote(tmp_path):
     assert tally_line(counts, len(planned)) == (
         "sweep stopped: 1 completed, 0 diverged, 1 skipped, 1 failed, 2 interrupted (of 6); "
         "1 without an outcome"
+    )
+
+
+def test_a_run_a_concurrent_launch_finished_is_counted_as_its_not_as_this_sweep_s(tmp_path):
+    """The plan found no record; by the time its job ran, another sweep had trained it."""
+    since = time.time()
+    write_record(tmp_path, _record("a", COMPLETED))  # written after the plan, by another launch
+    write_record(tmp_path, _record("b", COMPLETED))  # trained by this sweep
+    runs = [PlannedRun(tmp_path, _record(n, COMPLETED)["run_id"], False, False) for n in "ab"]
+    progress = tmp_path / "sweep" / PROGRESS_FILE
+    progress.parent.mkdir()
+    notes = [{"job": 0, "outcome": SKIPPED, "runs": 1, "run_id": runs[0].run_id},
+             {"job": 1, "outcome": COMPLETED, "runs": 1, "run_id": runs[1].run_id}]  # fmt: skip
+    progress.write_text("".join(json.dumps(note) + "\n" for note in notes))
+    counts = record_outcomes(runs, since, noted_skips=noted_skips(progress.parent))
+    assert counts == Counter({COMPLETED: 1, ELSEWHERE: 1})
+    assert tally_line(counts, 2) == (
+        "sweep finished: 1 completed, 0 diverged, 0 skipped, 0 failed, 0 interrupted, "
+        "1 finished by another launch (of 2)"
     )
 
 

@@ -152,7 +152,7 @@ class LipnormSweeper(Sweeper):
         """Say the tally of the runs' outcomes, from the records the sweep wrote."""
         from lipnorm_exp.records import FAILED
         from lipnorm_exp.sweeps.plan import record_outcomes
-        from lipnorm_exp.sweeps.progress import tally, tally_line
+        from lipnorm_exp.sweeps.progress import noted_skips, tally, tally_line
 
-        counts = record_outcomes(planned, since, tally(sweep_dir)[FAILED])
+        counts = record_outcomes(planned, since, tally(sweep_dir)[FAILED], noted_skips(sweep_dir))
         log.info("%s", tally_line(counts, len(planned)))

@@ -200,15 +200,20 @@ def plan_merge(sources: Sequence[Path], into: Path, prefer: str | None = None) -
     return steps
 
 
-def apply_merge(steps: Sequence[Step], into: Path) -> None:
+def apply_merge(steps: Sequence[Step], into: Path) -> int:
     """Write the records ``steps`` bring into ``into`` (the last step of each run decides).
 
     Each record is read again under the folder's tag lock and the one written names the tags
     it holds by then too (a sweep's, added since :func:`plan_merge`); a broken record there is
-    set aside (``.broken-<time>``) before the new one is written.
+    set aside (``.broken-<time>``) before the new one is written. A record that the folder
+    holds already by then (another merge wrote it since the plan) is not written again.
+
+    Returns:
+        the number of records written.
     """
     final = {step.run_id: step.record for step in steps if step.action in WRITES}
     remove_stale_temps(into)  # what a killed merge (or run) left there
+    written = 0
     with folder_lock(into, TAGS_LOCK):
         for run_id, record in final.items():
             try:
@@ -216,7 +221,11 @@ def apply_merge(steps: Sequence[Step], into: Path) -> None:
             except BadRecordError:
                 set_aside(record_path(into, run_id))
                 stored = None
-            write_record(into, with_tags(record, stored) if stored else record)
+            merged = with_tags(record, stored) if stored else record
+            if merged != stored:
+                write_record(into, merged)
+                written += 1
+    return written
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -322,7 +331,11 @@ def merge(args: argparse.Namespace) -> int:
         )
         return EXIT_CONFLICTS
     if not args.dry_run:
-        apply_merge(steps, args.into)
+        planned = len({step.run_id for step in steps if step.action in WRITES})
+        written = apply_merge(steps, args.into)
+        held = planned - written
+        since = f"; {held} held already (written since the plan by another merge or run)"
+        print(f"wrote {written} records into {args.into}" + (since if held else ""))
     return 0
 
 

@@ -21,6 +21,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from lipnorm_exp.records import schema
+from lipnorm_exp.records.consistency import (
+    consistency_problem,
+    history_problem,
+    identity_problem,
+    unknown_keys_problem,
+)
 from lipnorm_exp.records.schema import (
     COMPLETED,
     CONFIG,
@@ -157,7 +164,9 @@ def record_problem(record: Any, run_id: str | None = None) -> str | None:
     A record is an object holding :data:`~lipnorm_exp.records.schema.RECORD_KEYS`: a
     ``run_id`` (``run_id`` where given: the name of its file), a known status, versions of the
     right kind where named (:func:`version_problem`), a config of the right shape
-    (:func:`config_problem`) and, when finished, a whole summary (:func:`summary_problem`).
+    (:func:`config_problem`) and, when finished, a whole summary (:func:`summary_problem`); and
+    its parts agree (:mod:`~lipnorm_exp.records.consistency`): no unknown top-level key, a
+    config that names its run, a history of finite epochs, a summary its history makes.
     """
     if not isinstance(record, dict):
         return f"not a JSON object but {type(record).__name__}"
@@ -171,9 +180,13 @@ def record_problem(record: Any, run_id: str | None = None) -> str | None:
     if record[STATUS] not in STATUSES:
         return f"unknown {STATUS} {record[STATUS]!r} (allowed: {', '.join(STATUSES)})"
     return (
-        version_problem(record)
+        unknown_keys_problem(record)
+        or version_problem(record)
         or config_problem(record[CONFIG])
         or summary_problem(record[STATUS], record.get(SUMMARY))
+        or identity_problem(record)
+        or history_problem(record.get(schema.HISTORY))
+        or consistency_problem(record)
     )
 
 

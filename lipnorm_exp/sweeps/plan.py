@@ -37,7 +37,7 @@ from lipnorm_exp.records import (
     record_path,
     run_id,
 )
-from lipnorm_exp.sweeps.progress import SKIPPED, grid_jobs
+from lipnorm_exp.sweeps.progress import ELSEWHERE, SKIPPED, grid_jobs
 
 __all__ = [
     "PlannedRun",
@@ -173,16 +173,26 @@ def _written_since(run: PlannedRun, since: float) -> dict[str, Any] | None:
     return next((record for record in records if record is not None), None)
 
 
-def record_outcomes(planned: list[PlannedRun], since: float, noted_failures: int = 0) -> Counter:
+def record_outcomes(
+    planned: list[PlannedRun],
+    since: float,
+    noted_failures: int = 0,
+    noted_skips: frozenset[str] | set[str] = frozenset(),
+) -> Counter:
     """The outcome of each run of a sweep started at ``since`` (``time.time()``), from records.
 
-    A run its job skips is ``skipped``; any other counts with the status of the record the
-    sweep wrote for it (on or after ``since``), and has no outcome without one. A job that
-    failed before writing any record (a value refused) is known only from the ``noted_failures``
-    its jobs reported: those beyond the ``failed`` records count as failed.
+    A run the plan skips is ``skipped``; one its job found finished though the plan did not
+    (``noted_skips``: a concurrent launch trained it meanwhile) is :data:`~lipnorm_exp.sweeps.
+    progress.ELSEWHERE`; any other counts with the status of the record the sweep wrote for it
+    (on or after ``since``), and has no outcome without one. A job that failed before writing
+    any record (a value refused) is known only from the ``noted_failures`` its jobs reported:
+    those beyond the ``failed`` records count as failed.
     """
     counts: Counter = Counter()
     for run in planned:
+        if not run.skipped and run.run_id in noted_skips:
+            counts[ELSEWHERE] += 1
+            continue
         record = None if run.skipped else _written_since(run, since)
         if run.skipped or record is not None:
             counts[SKIPPED if run.skipped else record["status"]] += 1

@@ -44,6 +44,9 @@ __all__ = [
 PROGRESS_FILE = "progress.jsonl"
 SKIPPED = "skipped"
 OUTCOMES = (COMPLETED, DIVERGED, SKIPPED, FAILED, INTERRUPTED)
+#: a run the sweep planned to train that another launch (a concurrent sweep) finished first:
+#: its job found the record there and trained nothing; named in the tally only where it happened
+ELSEWHERE = "finished by another launch"
 
 
 def _param_arguments(hydra_cfg: DictConfig) -> list[str]:
@@ -164,7 +167,9 @@ def outcome_of(record: dict[str, Any]) -> str:
     return SKIPPED if record.get("skipped") else record["status"]
 
 
-def note_outcome(outcome: str, error: str | None = None, runs: int = 1) -> None:
+def note_outcome(
+    outcome: str, error: str | None = None, runs: int = 1, run_id: str | None = None
+) -> None:
     """Append the outcome (one of :data:`OUTCOMES`) of ``runs`` runs of this job to the log.
 
     The log is the sweep's progress file; a job training several seeds together notes each
@@ -175,10 +180,19 @@ def note_outcome(outcome: str, error: str | None = None, runs: int = 1) -> None:
     if not sweep_position():
         return
     hydra_cfg = HydraConfig.get()
-    line = json.dumps({"job": hydra_cfg.job.num, "outcome": outcome, "error": error, "runs": runs})
+    noted = {"job": hydra_cfg.job.num, "outcome": outcome, "error": error, "runs": runs}
+    line = json.dumps({**noted, "run_id": run_id})
     path = Path(hydra_cfg.sweep.dir) / PROGRESS_FILE
     with open(path, "a") as handle:  # one short append per job: atomic on local disks
         handle.write(line + "\n")
+
+
+def noted_skips(sweep_dir: str | Path) -> set[str]:
+    """The runs the jobs of one sweep found finished when they reached them (noted ``skipped``)."""
+    path = Path(sweep_dir) / PROGRESS_FILE
+    lines = path.read_text().splitlines() if path.exists() else []
+    noted = (json.loads(line) for line in lines if line)
+    return {note["run_id"] for note in noted if note["outcome"] == SKIPPED and note.get("run_id")}
 
 
 def tally(sweep_dir: str | Path) -> Counter:
@@ -200,7 +214,9 @@ def tally_line(counts: Counter, total: int) -> str:
     not reported.
     """
     summary = ", ".join(f"{counts[outcome]} {outcome}" for outcome in OUTCOMES)
-    missing = total - sum(counts[outcome] for outcome in OUTCOMES)
+    if counts[ELSEWHERE]:
+        summary += f", {counts[ELSEWHERE]} {ELSEWHERE}"
+    missing = total - sum(counts[outcome] for outcome in (*OUTCOMES, ELSEWHERE))
     if not missing and not counts[INTERRUPTED]:
         return f"sweep finished: {summary} (of {total})"
     tail = f"; {missing} without an outcome" if missing > 0 else ""

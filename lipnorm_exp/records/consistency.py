@@ -1,0 +1,98 @@
+"""A record checked against itself: its name against its config, its history, its summary.
+
+:func:`~lipnorm_exp.records.store.record_problem` checks each part of a record on its own; the
+checks here compare the parts: a record whose config was edited under the same run id, whose
+history is not a list of finite epochs, or whose summary is not the one its history and status
+make, is not what the run computed, and is never reused by a skip or read by the report.
+"""
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from lipnorm_exp.records import schema
+from lipnorm_exp.records.identity import run_id
+
+__all__ = ["consistency_problem", "history_problem", "identity_problem", "unknown_keys_problem"]
+
+#: the history columns that hold a fraction in [0, 1] where not ``null``
+ACCURACY_SUFFIX = "_acc"
+
+
+def unknown_keys_problem(record: Mapping[str, Any]) -> str | None:
+    """A top-level key no run writes (:data:`~lipnorm_exp.records.schema.RECORD_FIELDS`)."""
+    unknown = sorted(key for key in record if key not in schema.RECORD_FIELDS)
+    return f"unknown top-level keys {', '.join(unknown)}" if unknown else None
+
+
+def identity_problem(record: Mapping[str, Any]) -> str | None:
+    """A config that names another run than the record's ``run_id`` (edited after the run)."""
+    named = run_id(record[schema.CONFIG])
+    if named != record[schema.RUN_ID]:
+        return f"its config names run {named}, not {record[schema.RUN_ID]} (changed after the run)"
+    return None
+
+
+def _value_problem(epoch: int, key: str, value: Any) -> str | None:
+    values = value if isinstance(value, list) else [value]
+    for item in values:
+        if item is None or isinstance(item, str):
+            continue
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            return f"epoch {epoch}'s {key} is {item!r}, not a number"
+        if not math.isfinite(item):
+            return f"epoch {epoch}'s {key} is {item!r}, not finite (a record writes null)"
+        if key.endswith(ACCURACY_SUFFIX) and not 0.0 <= item <= 1.0:
+            return f"epoch {epoch}'s {key} is {item!r}, not in [0, 1]"
+    return None
+
+
+def history_problem(history: Any) -> str | None:
+    """Why ``history`` is not a run's epochs: a list of rows numbered 1, 2, ..., finite values."""
+    if history is None:
+        return None
+    if not isinstance(history, list):
+        return f"its {schema.HISTORY} is {type(history).__name__}, not a list of epochs"
+    for k, row in enumerate(history, 1):
+        if not isinstance(row, Mapping) or row.get("epoch") != k:
+            return f"its {schema.HISTORY}'s row {k} is not epoch {k}"
+        for key, value in row.items():
+            problem = _value_problem(k, key, value)
+            if problem:
+                return problem
+    return None
+
+
+def consistency_problem(record: Mapping[str, Any]) -> str | None:
+    """Why a finished record's summary is not the one its history and status make, or ``None``.
+
+    Its epochs run are its history's rows; its best epoch is one of them, with the validation
+    and test accuracies the summary names (where the row holds them); a diverged record's
+    divergence comes after its last row, and one that diverged before any epoch was scored
+    holds no accuracy.
+    """
+    summary, history = record.get(schema.SUMMARY), record.get(schema.HISTORY)
+    if record[schema.STATUS] not in schema.FINISHED or summary is None or history is None:
+        return None
+    if summary[schema.EPOCHS_RUN] != len(history):
+        says = summary[schema.EPOCHS_RUN]
+        return f"its {schema.SUMMARY} says {says} epochs, its history has {len(history)}"
+    diverged_at = summary[schema.DIVERGED_AT_EPOCH]
+    if (record[schema.STATUS] == schema.DIVERGED) != (diverged_at is not None):
+        return f"a {record[schema.STATUS]} record with {schema.DIVERGED_AT_EPOCH} {diverged_at!r}"
+    if diverged_at is not None and diverged_at != len(history) + 1:
+        return f"it diverged at epoch {diverged_at} after {len(history)} epochs"
+    best = summary[schema.BEST_EPOCH]
+    if best is None:
+        scored = [summary[key] for key in schema.SUMMARY_ACCURACIES if summary[key] is not None]
+        return f"accuracies {scored} without a best epoch" if scored and not history else None
+    if not 1 <= best <= len(history):
+        return f"its best epoch {best} is not one of its {len(history)} epochs"
+    row = history[best - 1]
+    for key, column in (
+        (schema.BEST_VAL_ACC, "val_acc"),
+        (schema.TEST_ACC_AT_BEST_VAL, "test_acc"),
+    ):
+        if column in row and summary[key] != row[column]:
+            return f"its {key} {summary[key]!r} is not epoch {best}'s {column} {row[column]!r}"
+    return None
