@@ -15,7 +15,11 @@ import torch
 from test_lipschitz_bounds import C, check_blow_up, check_head, orthogonal, quadratic_bound
 
 from lipnorm_exp.nn import lipschitz_normalize
-from lipnorm_exp.nn.huggingface import ATTENTION_NAME, lipschitz_attention_forward
+from lipnorm_exp.nn.huggingface import (
+    ATTENTION_NAME,
+    lipschitz_attention_forward,
+    register_lipschitz_attention,
+)
 
 transformers = pytest.importorskip("transformers")
 
@@ -279,3 +283,13 @@ def test_the_library_imports_without_transformers_and_names_the_extra():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "pip install 'lipnorm_exp[hf]'" in done.stdout
+
+
+def test_the_registered_name_alone_gives_lipschitz_norm_with_alpha_1():
+    """A model set to the name by hand (as ``from_pretrained(..., attn_implementation=...)``
+    does) gets LipschitzNorm with its default alpha, not unnormalised scores."""
+    register_lipschitz_attention()
+    by_name = built("bert", ATTENTION_NAME)
+    by_call = lipschitz_normalize(built("bert"), alpha=1.0)
+    torch.testing.assert_close(output(by_name, "bert"), output(by_call, "bert"))
+    assert not torch.allclose(output(by_name, "bert"), output(built("bert"), "bert"), atol=1e-4)

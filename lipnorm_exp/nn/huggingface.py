@@ -37,7 +37,8 @@ __all__ = [
 
 #: the name of the attention function in ``transformers``' ``AttentionInterface``
 ATTENTION_NAME = "lipschitz_norm"
-#: the config attribute that holds :math:`\alpha` (``None``: the scores are not normalised)
+#: the config attribute that holds :math:`\alpha` (``None``: the scores are not normalised;
+#: absent, as after ``from_pretrained(..., attn_implementation="lipschitz_norm")``: 1.0)
 ALPHA_KEY = "lipschitz_norm_alpha"
 #: inputs some models pass that change the scores in ways the normalisation does not bound
 REFUSED_INPUTS = ("position_bias", "softcap", "sinks", "s_aux")
@@ -78,7 +79,8 @@ def lipschitz_attention_forward(
     Per head and query :math:`i`, over the keys :math:`j` the mask leaves to it,
     :math:`\mathrm{out}_i = \sum_j \operatorname{softmax}_j(s_{ij}) \, v_j` with
     :math:`s_{ij} = \alpha \, q_i^\top k_j / (\max\{uv, uw, vw\} + \epsilon)` (Eq. 19, see
-    :class:`DenseLipschitzNorm`; :math:`\alpha` from ``module.config``'s :data:`ALPHA_KEY`), or
+    :class:`DenseLipschitzNorm`; :math:`\alpha` from ``module.config``'s :data:`ALPHA_KEY`,
+    1 where it has none), or
     with ``alpha`` ``None`` the model's own :math:`s_{ij} = \text{scaling} \cdot q_i^\top k_j`
     plus the mask. Grouped key and value heads are repeated to the query heads. With no mask
     and a causal module (``is_causal``, else ``module.is_causal``), query :math:`i` attends to
@@ -118,7 +120,7 @@ def lipschitz_attention_forward(
     value = value.repeat_interleave(groups, dim=1) if groups > 1 else value
     causal = getattr(module, "is_causal", False) if is_causal is None else is_causal
     mask = _additive_mask(attention_mask, causal, query, key)
-    alpha = getattr(module.config, ALPHA_KEY, None)
+    alpha = getattr(module.config, ALPHA_KEY, 1.0)
     if alpha is None:
         scale = query.size(-1) ** -0.5 if scaling is None else scaling
         logits = (query @ key.transpose(-2, -1)) * scale
