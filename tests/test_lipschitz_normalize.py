@@ -172,3 +172,22 @@ def test_transformer_encoder(mode):
 def test_invalid_arguments_are_value_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         lipschitz_normalize(Mixed(), **kwargs)
+
+
+def test_what_is_replaced_is_logged_as_a_count_per_class(caplog):
+    with caplog.at_level("INFO", logger="lipnorm_exp.nn.convert"):
+        lipschitz_normalize(Mixed())
+    assert "(norm=lip): 1 GATConv, 1 MultiheadAttention, 1 TransformerConv" in caplog.text
+
+
+@pytest.mark.parametrize("model", [nn.Linear(3, 3), nn.Sequential(nn.Linear(3, 3), nn.ReLU())])
+def test_a_model_without_attention_is_refused_naming_what_is_looked_for(model):
+    looked_for = "looks for GATConv, GATv2Conv, TransformerConv, MultiheadAttention"
+    with pytest.raises(ValueError, match=f"nothing to normalise in {type(model).__name__}; "):
+        lipschitz_normalize(model)
+    with pytest.raises(ValueError, match=looked_for):
+        lipschitz_normalize(model)
+    before = copy.deepcopy(model.state_dict())
+    with pytest.warns(UserWarning, match=looked_for):
+        assert lipschitz_normalize(model, strict=False) is model
+    torch.testing.assert_close(model.state_dict(), before, rtol=0, atol=0)

@@ -31,6 +31,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 def test_every_python_script_is_a_known_command():
     assert COMMANDS == [
         "bench_checkpoint.py",
+        "bench_huggingface.py",
         "bench_layers.py",
         "bench_sweep.py",
         "epoch_budget.py",
@@ -38,7 +39,9 @@ def test_every_python_script_is_a_known_command():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", ["bench_layers.py", "bench_checkpoint.py", "bench_sweep.py"])
+@pytest.mark.parametrize(
+    "script", ["bench_layers.py", "bench_checkpoint.py", "bench_sweep.py", "bench_huggingface.py"]
+)
 def test_benchmark_runs_in_its_smoke_mode(script, tmp_path):
     done = _run([str(SCRIPTS / script), "--smoke", "--out", str(tmp_path)], cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]

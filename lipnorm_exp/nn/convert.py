@@ -4,9 +4,15 @@
 ``TransformerConv`` and every ``torch.nn.MultiheadAttention`` inside a module by the library's
 drop-in (:class:`GATLayer`, :class:`GATv2Layer`, :class:`GTLayer`,
 :class:`LipschitzMultiheadAttention`) with the same arguments and state dict, and the
-normalisation of the paper's Eq. (17), (15) or (19) on its attention scores.
+normalisation of the paper's Eq. (17), (15) or (19) on its attention scores; a Hugging Face
+``transformers`` model is switched to the attention function of
+:mod:`~lipnorm_exp.nn.huggingface` (Eq. 19). It logs what it changed and refuses a model in
+which it finds nothing to change.
 """
 
+import logging
+import warnings
+from collections import Counter
 from collections.abc import Callable
 
 from torch import nn
@@ -15,15 +21,23 @@ from torch_geometric.nn import GATConv, GATv2Conv, TransformerConv
 from lipnorm_exp.nn.gat_layer import GATLayer
 from lipnorm_exp.nn.gatv2_layer import GATv2Layer
 from lipnorm_exp.nn.gt_layer import GTLayer
+from lipnorm_exp.nn.huggingface import use_lipschitz_attention
 from lipnorm_exp.nn.lipschitz_norm import check_norm_options
 from lipnorm_exp.nn.multihead_attention import LipschitzMultiheadAttention
 from lipnorm_exp.nn.score_norm import lipschitz_norm
 
 __all__ = ["lipschitz_normalize"]
 
+_log = logging.getLogger(__name__)
+
 
 def lipschitz_normalize(
-    model: nn.Module, alpha: float = 1.0, variant: str = "paper", *, norm: str | None = "lip"
+    model: nn.Module,
+    alpha: float = 1.0,
+    variant: str = "paper",
+    *,
+    norm: str | None = "lip",
+    strict: bool = True,
 ) -> nn.Module:
     r"""Replace every attention layer of ``model`` by the library's layer with LipschitzNorm.
 
@@ -39,6 +53,14 @@ def lipschitz_normalize(
     which its layers could no longer take. The analogue of
     ``torch.nn.utils.parametrizations.spectral_norm`` for attention.
 
+    A Hugging Face ``transformers`` model (a ``PreTrainedModel``, or one inside ``model``)
+    keeps its modules and weights and is switched to
+    :func:`~lipnorm_exp.nn.huggingface.lipschitz_attention_forward` (Eq. 19 per head and
+    query over the keys its mask leaves; with ``norm=None`` the model's own attention scores),
+    which every attention module of a model built on ``transformers``' ``AttentionInterface``
+    calls. What was changed is logged (``INFO``, logger ``lipnorm_exp.nn.convert``) as a count
+    per class.
+
     Args:
         model (nn.Module): any module (a PyG ``Sequential``, ``torch_geometric.nn.models.GAT``,
             an ``nn.TransformerEncoder``...), changed in place; or one attention layer.
@@ -49,17 +71,25 @@ def lipschitz_normalize(
         norm (str or None, optional): ``"lip"``, or ``None`` to swap in the library's layers
             without normalisation (they compute what the replaced layers computed).
             (default: :obj:`"lip"`)
+        strict (bool, optional): refuse a ``model`` with nothing to change (else warn).
+            (default: :obj:`True`)
 
     Returns:
         nn.Module: ``model``, or its replacement when ``model`` is itself an attention layer.
 
     Raises:
         ValueError: for an ``alpha`` that is not a finite number > 0, an unknown ``variant`` or
-            ``norm``.
+            ``norm``; with ``strict``, for a ``model`` with nothing to change; for a Hugging Face
+            model whose attention does not go through ``AttentionInterface``.
+        ImportError: never for a model without Hugging Face models; for the attention
+            function without ``transformers`` installed (``pip install 'lipnorm_exp[hf]'``).
     """
     check_norm_options("lipschitz_normalize", alpha, None, variant)
     if norm not in ("lip", None):
         raise ValueError(f"lipschitz_normalize: norm must be 'lip' or None, got {norm!r}")
+    found = Counter(type(m).__name__ for m in model.modules() if type(m) in _BUILDERS)
+    found.update(use_lipschitz_attention(model, None if norm is None else alpha))
+    _report(found, model, norm, strict)
 
     def replace(module: nn.Module) -> nn.Module:
         build = _BUILDERS.get(type(module))
@@ -135,3 +165,19 @@ _BUILDERS: dict[type, Callable[[nn.Module, NormFor], nn.Module]] = {
 
 def _holds_ours(encoder: nn.TransformerEncoder) -> bool:
     return any(isinstance(m, LipschitzMultiheadAttention) for m in encoder.modules())
+
+
+def _report(found: Counter, model: nn.Module, norm: str | None, strict: bool) -> None:
+    """Log what :func:`lipschitz_normalize` changes; refuse (or warn of) a model without any."""
+    if found:
+        changed = ", ".join(f"{count} {name}" for name, count in sorted(found.items()))
+        _log.info("lipschitz_normalize (norm=%s): %s", norm, changed)
+        return
+    looked_for = ", ".join(cls.__name__ for cls in _BUILDERS)
+    message = (
+        f"lipschitz_normalize: nothing to normalise in {type(model).__name__}; it looks for "
+        f"{looked_for} (exactly these classes) and Hugging Face transformers models"
+    )
+    if strict:
+        raise ValueError(message + " (strict=False: a warning instead)")
+    warnings.warn(message, stacklevel=3)

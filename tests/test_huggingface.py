@@ -1,0 +1,295 @@
+"""LipschitzNorm in Hugging Face transformers models (tiny random configs, nothing downloaded):
+BERT (padding mask), GPT-2 (causal, generation with the key-value cache), ViT and Llama
+(grouped-query attention, rotary embeddings) switched by ``lipschitz_normalize``; with
+``norm=None`` their outputs are their own, with LipschitzNorm the scores are bounded by alpha
+(Corollary 2 on Jacobians, as in test_lipschitz_bounds.py), masks hold, half precision and
+``torch.compile`` work. Without transformers the library imports and names the extra."""
+
+import math
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+import torch
+from test_lipschitz_bounds import C, check_blow_up, check_head, orthogonal, quadratic_bound
+
+from lipnorm_exp.nn import lipschitz_normalize
+from lipnorm_exp.nn.huggingface import (
+    ATTENTION_NAME,
+    lipschitz_attention_forward,
+    register_lipschitz_attention,
+)
+
+transformers = pytest.importorskip("transformers")
+
+f64 = torch.float64
+IDS = torch.tensor([[5, 17, 3, 42, 8, 9], [11, 4, 60, 2, 33, 7]])
+PADDING = torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]])  # the first ends in 2 pads
+
+
+def bert():
+    config = transformers.BertConfig(
+        vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=16,
+    )  # fmt: skip
+    return transformers.BertModel(config)
+
+
+def gpt2():
+    config = transformers.GPT2Config(
+        vocab_size=64, n_embd=32, n_layer=2, n_head=4, n_positions=32, bos_token_id=0,
+        eos_token_id=1,
+    )  # fmt: skip
+    return transformers.GPT2LMHeadModel(config)
+
+
+def llama():
+    config = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32,
+        bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    return transformers.LlamaForCausalLM(config)
+
+
+def vit():
+    config = transformers.ViTConfig(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        image_size=16, patch_size=8,
+    )  # fmt: skip
+    return transformers.ViTModel(config)
+
+
+IMAGES = torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(0))
+#: model -> (builder, its inputs, the output compared)
+MODELS = {
+    "bert": (bert, {"input_ids": IDS, "attention_mask": PADDING}, "last_hidden_state"),
+    "gpt2": (gpt2, {"input_ids": IDS}, "logits"),
+    "llama": (llama, {"input_ids": IDS, "attention_mask": PADDING.flip(1)}, "logits"),
+    "vit": (vit, {"pixel_values": IMAGES}, "last_hidden_state"),
+}
+
+
+def built(name, implementation="sdpa", dtype=torch.float32):
+    torch.manual_seed(0)
+    model = MODELS[name][0]().to(dtype).eval()
+    model.set_attn_implementation(implementation)
+    return model
+
+
+def output(model, name, **inputs):
+    return getattr(model(**{**MODELS[name][1], **inputs}), MODELS[name][2])
+
+
+def valid(name):
+    """Positions whose outputs mean something (padded queries' outputs are not used)."""
+    mask = MODELS[name][1].get("attention_mask")
+    return slice(None) if mask is None else mask.bool()
+
+
+@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("implementation", ["sdpa", "eager"])
+def test_without_norm_the_outputs_are_the_models_own(name, implementation):
+    """Eager and SDPA paths of the model agree with the attention function without norm."""
+    model = built(name, implementation)
+    want = output(model, name)
+    assert lipschitz_normalize(model, norm=None) is model
+    assert model.config._attn_implementation == ATTENTION_NAME
+    torch.testing.assert_close(output(model, name)[valid(name)], want[valid(name)])
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_lipschitz_norm_changes_the_outputs_and_norm_none_restores_them(name):
+    model = built(name)
+    want = output(model, name)
+    lipschitz_normalize(model, alpha=0.5)
+    assert not torch.allclose(output(model, name), want, atol=1e-4)
+    lipschitz_normalize(model, norm=None)
+    torch.testing.assert_close(output(model, name)[valid(name)], want[valid(name)])
+
+
+@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("alpha", [0.5, 2.0])
+def test_scores_are_bounded_by_alpha_on_large_inputs(name, alpha):
+    """|s_ij| <= alpha: any two weights of a query differ by at most a factor e^(2 alpha), even
+    with embeddings scaled by 1e3 (where unnormalised softmax saturates)."""
+    model = built(name)
+    with torch.no_grad():
+        for parameter in model.get_input_embeddings().parameters():
+            parameter.mul_(1e3)
+    lipschitz_normalize(model, alpha=alpha)
+    weights = model(**MODELS[name][1], output_attentions=True).attentions
+    for layer in weights:
+        kept = layer[layer > 0]  # masked keys get 0
+        ratio = layer.amax(dim=-1) / layer.masked_fill(layer == 0, 1.0).amin(dim=-1)
+        assert kept.numel() and ratio.max() <= math.exp(2 * alpha) * (1 + 1e-5)
+
+
+def test_a_padded_token_changes_no_other_output():
+    model = built("bert")
+    lipschitz_normalize(model)
+    other = IDS.clone()
+    other[0, 4:] = torch.tensor([50, 51])  # the padded positions
+    padded = PADDING.bool()
+    torch.testing.assert_close(
+        output(model, "bert")[padded], output(model, "bert", input_ids=other)[padded]
+    )
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+@pytest.mark.parametrize("with_mask", [False, True])
+def test_a_later_token_changes_no_earlier_output(name, with_mask):
+    """Causal: GPT-2 without a mask leaves causality to the module's ``is_causal``."""
+    model = built(name)
+    lipschitz_normalize(model)
+    mask = {"attention_mask": torch.ones_like(IDS)} if with_mask else {"attention_mask": None}
+    other = IDS.clone()
+    other[:, 3] = 63
+    first, second = output(model, name, **mask), output(model, name, input_ids=other, **mask)
+    torch.testing.assert_close(first[:, :3], second[:, :3])
+    assert not torch.allclose(first[:, 3:], second[:, 3:])
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_generation_with_the_cache_equals_generation_without(name):
+    model = built(name)
+    lipschitz_normalize(model)
+    prompt = IDS[:1, :4]
+    options = {"max_new_tokens": 5, "do_sample": False, "pad_token_id": 0}
+    cached = model.generate(prompt, use_cache=True, **options)
+    uncached = model.generate(prompt, use_cache=False, **options)
+    assert cached.shape == (1, 9)
+    torch.testing.assert_close(cached, uncached)
+    logits = model(cached).logits  # the cached steps computed what a full pass computes
+    assert torch.equal(logits[0, 3:-1].argmax(-1), cached[0, 4:])
+
+
+def test_a_float_mask_gives_what_the_boolean_mask_gives():
+    """transformers' eager masks (0 and the dtype's lowest value) leave the same keys out."""
+    model = built("bert")
+    lipschitz_normalize(model)
+    lowest = torch.finfo(torch.float32).min
+    float_mask = (1.0 - PADDING[:, None, None, :].float()) * lowest
+    kept = PADDING.bool()
+    torch.testing.assert_close(
+        output(model, "bert", attention_mask=float_mask)[kept], output(model, "bert")[kept]
+    )
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_is_computed_as_the_other_norms(dtype):
+    """The norms are taken in float32 (norms past 181 overflow float16 squared)."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (300 * torch.randn(2, 4, 6, 8, generator=gen) for _ in range(3))
+    module = attention_module(alpha=1.0)
+    want = lipschitz_attention_forward(module, q, k, v, None)[0]
+    got = lipschitz_attention_forward(module, q.to(dtype), k.to(dtype), v.to(dtype), None)[0]
+    assert got.dtype == dtype and torch.isfinite(got).all()
+    tol = {torch.float16: 1e-2, torch.bfloat16: 5e-2}[dtype]
+    assert (got.float() - want).abs().max() <= tol * want.abs().max()
+    model = built("bert", dtype=dtype)
+    lipschitz_normalize(model)
+    assert output(model, "bert").dtype == dtype
+
+
+def attention_module(alpha, groups=1, causal=False):
+    """What the attention function reads of its caller."""
+    config = SimpleNamespace(lipschitz_norm_alpha=alpha)
+    return SimpleNamespace(config=config, num_key_value_groups=groups, is_causal=causal,
+                           training=False)  # fmt: skip
+
+
+def head_setting(alpha, n, m):
+    """One head as in test_lipschitz_bounds.py: X = (Q || K || V), m queries, n keys."""
+    torch.manual_seed(n)
+    module = attention_module(alpha)
+    q = torch.randn(m, C, dtype=f64)
+    keys = torch.randn(n, C, dtype=f64) @ orthogonal(q[0])
+    values = torch.randn(n, C, dtype=f64)
+
+    def head(x):
+        q, k, v = (t[None, None] for t in (x[:m], x[m : m + n], x[m + n :]))
+        return lipschitz_attention_forward(module, q, k, v, None, scaling=C**-0.5)[0]
+
+    return head, (m + 2 * n, C), lambda t: torch.cat([q, keys, t * values])
+
+
+@pytest.mark.parametrize(("n", "m"), [(2, 1), (5, 1), (4, 3)])
+def test_one_head_within_corollary_2(n, m):
+    check_head(*head_setting(1.0, n, m), quadratic_bound(n, m))
+
+
+def test_one_head_without_norm_exceeds_the_bound():
+    check_blow_up(*head_setting(None, 5, 1), quadratic_bound(5))
+
+
+def test_grouped_keys_serve_their_query_heads():
+    """Grouped-query attention: head h reads key and value head h // groups."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = torch.randn(1, 4, 3, 8, generator=gen), *torch.randn(2, 1, 2, 3, 8, generator=gen)
+    grouped = lipschitz_attention_forward(attention_module(1.0, groups=2), q, k, v, None)[0]
+    full = lipschitz_attention_forward(
+        attention_module(1.0), q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), None
+    )[0]
+    torch.testing.assert_close(grouped, full)
+
+
+def test_inputs_the_norm_does_not_bound_are_refused():
+    q = torch.randn(1, 1, 2, 4)
+    with pytest.raises(ValueError, match="passes softcap, .* allowed: softcap=None"):
+        lipschitz_attention_forward(attention_module(1.0), q, q, q, None, softcap=30.0)
+
+
+def test_a_model_without_the_attention_interface_is_refused_by_name():
+    config = transformers.XGLMConfig(
+        vocab_size=64, d_model=32, num_layers=1, attention_heads=4, ffn_dim=64
+    )
+    model = transformers.XGLMModel(config)
+    with pytest.raises(ValueError, match="XGLMModel does not take attention functions"):
+        lipschitz_normalize(model)
+    assert model.config._attn_implementation != ATTENTION_NAME
+
+
+def test_models_inside_a_module_are_switched_and_counted(caplog):
+    holder = torch.nn.ModuleDict(
+        {"text": built("bert"), "image": built("vit"), "mix": torch.nn.MultiheadAttention(8, 2)}
+    )
+    with caplog.at_level("INFO", logger="lipnorm_exp.nn.convert"):
+        lipschitz_normalize(holder)
+    assert "1 BertModel, 1 MultiheadAttention, 1 ViTModel" in caplog.text
+    assert holder["text"].config._attn_implementation == ATTENTION_NAME
+    assert holder["image"].config._attn_implementation == ATTENTION_NAME
+
+
+@pytest.mark.slow
+def test_torch_compile_gives_the_eager_outputs():
+    model = built("bert")
+    lipschitz_normalize(model)
+    compiled = torch.compile(model, fullgraph=True)
+    torch.testing.assert_close(output(compiled, "bert"), output(model, "bert"))
+
+
+def test_the_library_imports_without_transformers_and_names_the_extra():
+    probe = (
+        "import sys; sys.modules['transformers'] = None\n"
+        "import lipnorm_exp.nn as nn\n"
+        "from lipnorm_exp.nn.huggingface import register_lipschitz_attention\n"
+        "try:\n"
+        "    register_lipschitz_attention()\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'lipnorm_exp[hf]'" in done.stdout
+
+
+def test_the_registered_name_alone_gives_lipschitz_norm_with_alpha_1():
+    """A model set to the name by hand (as ``from_pretrained(..., attn_implementation=...)``
+    does) gets LipschitzNorm with its default alpha, not unnormalised scores."""
+    register_lipschitz_attention()
+    by_name = built("bert", ATTENTION_NAME)
+    by_call = lipschitz_normalize(built("bert"), alpha=1.0)
+    torch.testing.assert_close(output(by_name, "bert"), output(by_call, "bert"))
+    assert not torch.allclose(output(by_name, "bert"), output(built("bert"), "bert"), atol=1e-4)
