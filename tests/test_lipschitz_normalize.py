@@ -166,12 +166,36 @@ def test_transformer_encoder(mode):
     [
         ({"alpha": -1.0}, "lipschitz_normalize: alpha must be a finite number > 0"),
         ({"variant": "authors"}, "lipschitz_normalize: unknown variant 'authors'"),
+        ({"variant": None}, "lipschitz_normalize: unknown variant None; allowed: paper"),
         ({"norm": "pairnorm"}, "norm must be 'lip' or None"),
     ],
 )
 def test_invalid_arguments_are_value_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         lipschitz_normalize(Mixed(), **kwargs)
+
+
+class Twice(nn.Module):
+    """One GATConv applied twice: its two uses share their weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = GATConv(F_IN, F_IN, heads=1)
+        self.again = self.first
+
+    def forward(self, x, edge_index):
+        return self.again(self.first(x, edge_index).relu(), edge_index)
+
+
+@pytest.mark.parametrize("norm", [None, "lip"])
+def test_a_layer_used_twice_becomes_one_layer_used_twice(norm):
+    original = randomised(Twice())
+    model = lipschitz_normalize(copy.deepcopy(original), norm=norm)
+    assert type(model.first) is GATLayer and model.again is model.first
+    assert sum(1 for _ in model.parameters()) == sum(1 for _ in original.parameters())
+    if norm is None:  # the same computation, weights still shared
+        x, edges = graph_inputs()
+        torch.testing.assert_close(model(x, edges), original(x, edges), rtol=1e-5, atol=1e-5)
 
 
 def test_what_is_replaced_is_logged_as_a_count_per_class(caplog):

@@ -22,7 +22,7 @@ from lipnorm_exp.nn.gat_layer import GATLayer
 from lipnorm_exp.nn.gatv2_layer import GATv2Layer
 from lipnorm_exp.nn.gt_layer import GTLayer
 from lipnorm_exp.nn.huggingface import use_lipschitz_attention
-from lipnorm_exp.nn.lipschitz_norm import check_norm_options
+from lipnorm_exp.nn.lipschitz_norm import VARIANTS, check_norm_options
 from lipnorm_exp.nn.multihead_attention import LipschitzMultiheadAttention
 from lipnorm_exp.nn.score_norm import lipschitz_norm
 
@@ -85,17 +85,27 @@ def lipschitz_normalize(
             function without ``transformers`` installed (``pip install 'lipnorm_exp[hf]'``).
     """
     check_norm_options("lipschitz_normalize", alpha, None, variant)
+    if variant not in VARIANTS:  # None passes the check above, meant for norms without variants
+        raise ValueError(
+            f"lipschitz_normalize: unknown variant {variant!r}; allowed: {', '.join(VARIANTS)}"
+        )
     if norm not in ("lip", None):
         raise ValueError(f"lipschitz_normalize: norm must be 'lip' or None, got {norm!r}")
     found = Counter(type(m).__name__ for m in model.modules() if type(m) in _BUILDERS)
     found.update(use_lipschitz_attention(model, None if norm is None else alpha))
     _report(found, model, norm, strict)
 
+    replaced: dict[int, nn.Module] = {}  # a module used at several places becomes one layer
+
     def replace(module: nn.Module) -> nn.Module:
+        if id(module) in replaced:
+            return replaced[id(module)]
         build = _BUILDERS.get(type(module))
         if build is None:
-            for name, child in module.named_children():
-                setattr(module, name, replace(child))
+            # every name a child is bound to (named_children() yields a shared child once)
+            for name, child in list(module._modules.items()):
+                if child is not None:
+                    setattr(module, name, replace(child))
             if isinstance(module, nn.TransformerEncoder) and _holds_ours(module):
                 module.use_nested_tensor = False
             return module
@@ -108,7 +118,8 @@ def lipschitz_normalize(
         parameter = next(module.parameters())
         layer.to(parameter.device, parameter.dtype)
         layer.load_state_dict(module.state_dict())
-        return layer.train(module.training)
+        replaced[id(module)] = layer.train(module.training)
+        return replaced[id(module)]
 
     return replace(model)
 
