@@ -260,3 +260,27 @@ def test_a_bad_value_in_a_multirun_fails_that_job_only(error_runs):
     found = records(root / "in_a_multirun")
     assert len(found) == 1
     assert [record["config"]["model"]["depth"] for record in found.values()] == [1]
+
+
+def test_the_slurm_launcher_without_slurm_is_refused_in_one_line_from_any_folder(
+    tmp_path, data_dir
+):
+    """Run from a folder outside the checkout, on a machine whose PATH has no sbatch or srun."""
+    elsewhere = tmp_path / "login_node"
+    elsewhere.mkdir()
+    done = subprocess.run(
+        command(tmp_path, data_dir, "--multirun", "seed=0,1", "hydra/launcher=submitit_slurm"),
+        cwd=elsewhere,
+        env=environment(PATH=str(tmp_path / "no_programs")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == EXIT_USER_ERROR, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"{ERROR_PREFIX}hydra/launcher=submitit_slurm needs SLURM, and sbatch and srun cannot be "
+        "found on this machine's PATH; run the sweep where SLURM is (a cluster's login node), "
+        "or use hydra/launcher=basic or joblib here"
+    )
+    assert "Traceback" not in done.stderr and not (tmp_path / "runs").exists()

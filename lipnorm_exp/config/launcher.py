@@ -5,6 +5,7 @@ Hydra hands them to the launcher unchecked; joblib's refuses ``n_jobs=0``, and s
 first, in one line.
 """
 
+import shutil
 import warnings
 from typing import Any
 
@@ -22,6 +23,8 @@ SUBMITIT = (
     "hydra_plugins.lipnorm_exp_launcher.slurm_launcher.SlurmLauncher",
     "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher",
 )
+#: what the SLURM launcher submits with and runs its jobs with
+SLURM_PROGRAMS = ("sbatch", "srun")
 #: the submitit launchers' sizes per job: key → (the smallest value, what ``null`` means, if
 #: allowed); sbatch would refuse the others only once the sweep has started
 SUBMITIT_SIZES = {
@@ -63,6 +66,14 @@ def check_launcher(launcher: DictConfig) -> None:
             f"hydra.launcher.n_jobs must be an integer >= 1 (worker processes) or <= -1 (-1: "
             f"every CPU, -2: all but one, ...), got {show(launcher.get('n_jobs'), int)}"
         )
+    if target == SUBMITIT[0]:
+        missing = [program for program in SLURM_PROGRAMS if shutil.which(program) is None]
+        if missing:
+            raise ConfigError(
+                f"hydra/launcher=submitit_slurm needs SLURM, and {' and '.join(missing)} "
+                "cannot be found on this machine's PATH; run the sweep where SLURM is (a "
+                "cluster's login node), or use hydra/launcher=basic or joblib here"
+            )
     if target in SUBMITIT:
         for key, (smallest, null) in SUBMITIT_SIZES.items():
             if key in launcher:
