@@ -31,6 +31,7 @@ from lipnorm_exp.cli.tracking import (
     run_name,
     sweep_keys,
     wandb_metrics,
+    wandb_run_id,
 )
 from lipnorm_exp.records import schema
 from lipnorm_exp.sweeps.plan import job_configs
@@ -135,6 +136,7 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
 
     assert logged["run"]["display_name"] == "GAT-Lip Cora 0% missing depth 2 seed 0"
     assert logged["config"]["run_id"] == record["run_id"]
+    assert logged["dir"].name.endswith(f"-{record['run_id']}")  # the W&B run's id
     assert logged["run"]["run_group"] == in_multirun  # a sweep without a preset
     assert logged["run"]["tags"] == ["t1"]
     assert logged["config"]["model"]["depth"] == 2 and logged["config"]["train"]["epochs"] == 2
@@ -264,6 +266,14 @@ def test_explicit_group_wins_over_the_sweep_folder(make_cfg, offline_wandb, in_m
     tracker = make_tracker(make_cfg("logger=wandb", "logger.group=mine"), "abc")
     tracker.finish({"status": "completed"})
     assert read_run(offline_wandb)["run"]["run_group"] == "mine"
+
+
+def test_a_run_keeps_its_w_and_b_id_and_a_forced_rerun_gets_its_own(make_cfg):
+    """Resumed, a run continues its W&B run (resume="allow"); forced, it starts a new one."""
+    plain, forced = make_cfg(*SMALL), make_cfg(*SMALL, "force=true")
+    assert wandb_run_id(plain, "0123456789abcdef") == "0123456789abcdef"
+    again = wandb_run_id(forced, "0123456789abcdef")
+    assert again.startswith("0123456789abcdef-") and len(again) == len("0123456789abcdef") + 16
 
 
 def test_metrics_are_namespaced_by_split_and_layer():

@@ -38,6 +38,7 @@ import logging
 import netrc
 import os
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -83,6 +84,7 @@ class WandbTracker(NullTracker):
         group: the W&B group (:func:`run_group`), or ``None``.
         job_type: the W&B job type (:func:`current_preset`), or ``None``.
         tags: W&B tags (the config's ``tags``).
+        run_id: the W&B run id (:func:`wandb_run_id`): a resumed run continues its W&B run.
     """
 
     #: set once an online start failed: later runs of this process go offline at once
@@ -96,6 +98,7 @@ class WandbTracker(NullTracker):
         group: str | None = None,
         job_type: str | None = None,
         tags: Sequence[str] = (),
+        run_id: str | None = None,
     ):
         import wandb
 
@@ -110,6 +113,8 @@ class WandbTracker(NullTracker):
             name=name,
             tags=list(tags),
             config=config,
+            id=run_id,
+            resume="allow" if run_id else None,
             reinit="finish_previous",
             settings=wandb.Settings(init_timeout=timeout, silent=True),
         )
@@ -358,6 +363,17 @@ def shareable_paths(paths: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+def wandb_run_id(cfg: DictConfig, run_id: str) -> str:
+    """The W&B run id of a run: its own id, so a resumed run continues the same W&B run.
+
+    A forced re-run (``force=true``) computes the run again from its start: it gets a W&B run
+    of its own (``<run_id>-<UTC time>``), never steps appended to the finished one's.
+    """
+    if not cfg.get("force"):
+        return run_id
+    return f"{run_id}-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
+
+
 def make_tracker(cfg: DictConfig, run_id: str) -> NullTracker:
     """The tracker named by ``logger.name``.
 
@@ -379,6 +395,7 @@ def make_tracker(cfg: DictConfig, run_id: str) -> NullTracker:
         group=run_group(cfg),
         job_type=current_preset(),
         tags=list(cfg.get("tags", [])),
+        run_id=wandb_run_id(cfg, run_id),
     )
 
 
@@ -395,5 +412,6 @@ __all__ = [
     "shareable_paths",
     "sweep_keys",
     "wandb_config",
+    "wandb_run_id",
     "wandb_metrics",
 ]
