@@ -175,8 +175,7 @@ def _progress(members: list[Member]) -> dict[str, str]:
     if not state.history:
         return {}
     row = state.history[-1]
-    return {
-        "loss": f"{row['train_step_loss']:.3f}",
-        "val": f"{row['val_acc']:.3f}",
-        "best": f"{state.best['val_acc']:.3f}",
-    }
+    shown = {"loss": f"{row['train_step_loss']:.3f}", "val": f"{row['val_acc']:.3f}"}
+    if state.best is not None:  # none until an epoch may be the best (may_be_best)
+        shown["best"] = f"{state.best['val_acc']:.3f}"
+    return shown
