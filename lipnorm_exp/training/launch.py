@@ -20,7 +20,8 @@ in the checkpoint the next launch resumes from. Neither replaces a finished reco
 
 import time
 from datetime import datetime, timezone
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 import torch
 from omegaconf import DictConfig, ListConfig
@@ -97,7 +98,7 @@ def run(
             train(members, device, together, desc)
             for k, member in zip(todo, members, strict=True):
                 records[k] = member.record
-    return records
+    return cast(list[dict[str, Any]], records)  # each one found or trained by now
 
 
 def train(members: list[Member], device: torch.device, together: bool, desc: str = "") -> None:
@@ -145,7 +146,7 @@ def fit(members: list[Member], engine: Engine, setup_s: float = 0.0, desc: str =
             for member in active:
                 member.state.start_epoch()
             for member, outcome in zip(active, engine.epoch(active), strict=True):
-                member.take(epoch, outcome, lambda member=member: engine.lipschitz(member))
+                member.take(epoch, outcome, partial(engine.lipschitz, member))
             for member in active:
                 if member.state.done:
                     open_runs.remove(member)
