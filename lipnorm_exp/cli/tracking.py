@@ -40,7 +40,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
 from omegaconf import DictConfig, OmegaConf
@@ -126,7 +126,8 @@ class WandbTracker(NullTracker):
     def _start(self, mode: str, kwargs: dict[str, Any]):
         """``wandb.init`` in ``mode``, else offline, else no run (``None``) and a warning."""
         try:
-            run = self.wandb.init(mode=mode, **kwargs)
+            # a mode wandb checks itself (logger.mode, WANDB_MODE)
+            run = self.wandb.init(mode=cast(Any, mode), **kwargs)
         except Exception as error:  # no network, bad key, time-out
             if mode == "offline":
                 log.warning("W&B offline start failed (%s); tracking nothing", error)
@@ -298,7 +299,7 @@ def default_mode() -> str:
         return "online"
     host = urlparse(os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")).hostname
     try:
-        found = netrc.netrc(os.environ.get("NETRC")).authenticators(host)
+        found = netrc.netrc(os.environ.get("NETRC")).authenticators(host or "")
     except (OSError, netrc.NetrcParseError):
         found = None
     return "online" if found else "offline"
@@ -308,7 +309,8 @@ def _hydra() -> DictConfig | None:
     """Hydra's config of the running job, or ``None`` outside Hydra."""
     from hydra.core.hydra_config import HydraConfig
 
-    return HydraConfig.get() if HydraConfig.initialized() else None
+    # a DictConfig of the HydraConf schema
+    return cast(DictConfig, HydraConfig.get()) if HydraConfig.initialized() else None
 
 
 def _multirun() -> DictConfig | None:
@@ -343,7 +345,7 @@ def run_group(cfg: DictConfig) -> str | None:
 
 def wandb_config(cfg: DictConfig, run_id: str) -> dict[str, Any]:
     """The W&B run config: the resolved ``cfg``, its ``paths`` shareable, and the ``run_id``."""
-    config = OmegaConf.to_container(cfg, resolve=True)
+    config = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
     config["paths"] = shareable_paths(config["paths"])
     return {**config, "run_id": run_id}
 

@@ -31,7 +31,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 from omegaconf import OmegaConf
@@ -107,7 +107,7 @@ def first_difference(stored: Sequence[dict], ours: Sequence[dict]) -> int | None
     return None
 
 
-def spread(setting_tests: Sequence[float]) -> float:
+def spread(setting_tests: Sequence[float | None]) -> float:
     """Points of test accuracy within which a finding counts as ``within spread``."""
     finite = [value for value in setting_tests if value is not None and math.isfinite(value)]
     std = statistics.stdev(finite) if len(finite) >= 2 else 0.0
@@ -144,7 +144,8 @@ def verify_record(record: dict, allowed: float, device: str, threads: int) -> Fi
     if run_id(config) != record[schema.RUN_ID]:
         raise VerifyError(f"{record['run_id']}: its config no longer names its run; not verified")
     with tempfile.TemporaryDirectory(prefix="lipnorm-verify-") as folder:
-        config.paths = {**OmegaConf.to_container(here.paths, resolve=True), "results_dir": folder}
+        paths = cast(dict[str, Any], OmegaConf.to_container(here.paths, resolve=True))
+        config.paths = {**paths, "results_dir": folder}
         config.force, config.device, config.train.progress = True, device, False
         config.logger = {"name": "none"}
         before = torch.get_num_threads()
@@ -207,7 +208,7 @@ def _cells(finished: list[dict], args: argparse.Namespace) -> list[dict]:
 
 def setting_spreads(records: list[dict]) -> dict[str, float]:
     """The :func:`spread` of each finished record's setting, by run id."""
-    tests: dict[str, list[float]] = defaultdict(list)
+    tests: dict[str, list[float | None]] = defaultdict(list)
     keys = {}
     for record in records:
         if record[schema.STATUS] in FINISHED:

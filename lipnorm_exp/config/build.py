@@ -1,7 +1,7 @@
 """Objects built from config groups: the one place where group keys become keyword arguments."""
 
 import copy
-from typing import get_type_hints
+from typing import Any, cast, get_type_hints
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
@@ -22,8 +22,8 @@ def build_model(
     keys a protocol sets for every model); ``norm.name`` is its ``norm`` and the other keys of
     the ``norm`` group its ``norm_options``.
     """
-    options = OmegaConf.to_container(model, resolve=True)
-    norm_options = OmegaConf.to_container(norm, resolve=True)
+    options = cast(dict[str, Any], OmegaConf.to_container(model, resolve=True))
+    norm_options = cast(dict[str, Any], OmegaConf.to_container(norm, resolve=True))
     name, norm_name = options.pop("name"), norm_options.pop("name")
     hints = get_type_hints(schema.MODELS[name], include_extras=True)
     ignored = {key for key, hint in hints.items() if may_be_absent(hint)}

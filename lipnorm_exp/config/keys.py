@@ -8,7 +8,7 @@ matched against what some composition accepts.
 import difflib
 from dataclasses import fields, is_dataclass
 from functools import cache
-from typing import get_type_hints
+from typing import cast, get_type_hints
 
 from lipnorm_exp.config.schema import Config
 from lipnorm_exp.util.constraints import ByName, split
@@ -29,7 +29,7 @@ def _keys(schema: type, prefix: str) -> list[str]:
         base, extras = split(hints[field.name])
         options = [extra.schemas.values() for extra in extras if isinstance(extra, ByName)]
         for option in [base] if is_dataclass(base) else [s for group in options for s in group]:
-            found += _keys(option, f"{key}.")
+            found += _keys(cast(type, option), f"{key}.")  # a schema: a dataclass
     return found
 
 

@@ -8,7 +8,7 @@ key, the value and what is allowed.
 """
 
 from dataclasses import fields, is_dataclass
-from typing import Any, get_type_hints
+from typing import Any, cast, get_type_hints
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -66,7 +66,7 @@ def _group_schema(node: DictConfig, key: str, annotation: Any) -> tuple[type, st
     by_name = next((extra for extra in extras if isinstance(extra, ByName)), None)
     if by_name is None:
         return base, key
-    name = _resolve(node, "name", f"{key}.name") if "name" in node else None
+    name: Any = _resolve(node, "name", f"{key}.name") if "name" in node else None
     if name not in by_name.schemas:
         options = ", ".join(sorted(by_name.schemas))
         raise ConfigError(f"{key}.name must be one of {options}, got {show(name, str)}")
@@ -82,9 +82,9 @@ def _check_group(node: DictConfig, schema: type, prefix: str, what: str) -> dict
     """The keys of ``node`` checked against the fields of ``schema``, resolved."""
     hints = get_type_hints(schema, include_extras=True)
     names = [field.name for field in fields(schema)]
-    unknown = [key for key in node.keys() if key not in hints]
+    unknown: list[Any] = [key for key in node.keys() if key not in hints]
     if unknown:
-        value = OmegaConf.to_container(node, resolve=False)[unknown[0]]
+        value = cast(dict[str, Any], OmegaConf.to_container(node, resolve=False))[unknown[0]]
         raise ConfigError(
             f"{prefix}{unknown[0]}={show(value)} is not a key of {what}; "
             f"allowed: {', '.join(sorted(names))}"

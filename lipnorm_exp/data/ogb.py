@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from types import ModuleType
+from typing import Any, cast
 
 import pandas as pd
 import torch
@@ -61,7 +62,8 @@ def _import_ogb(name: str) -> ModuleType:
     """``ogb.nodeproppred``, imported without its update check; one line if ``ogb`` is absent."""
     absent = object()
     outdated = sys.modules.get("outdated", absent)
-    sys.modules["outdated"] = None  # makes ogb skip its version check against PyPI
+    # makes ogb skip its version check against PyPI (typeshed's sys.modules omits None)
+    sys.modules["outdated"] = None  # type: ignore[assignment]
     try:
         import ogb.nodeproppred as ogbn
     except ModuleNotFoundError as error:
@@ -73,16 +75,17 @@ def _import_ogb(name: str) -> ModuleType:
         if outdated is absent:
             del sys.modules["outdated"]
         else:
-            sys.modules["outdated"] = outdated
+            sys.modules["outdated"] = outdated  # type: ignore[assignment]  # as it was
     return ogbn
 
 
 def _meta_info(ogbn: ModuleType, name: str, meta_dict: DictConfig | None) -> dict:
     """OGB's meta information: the packaged ``master.csv`` column, or the configured dict."""
     if meta_dict is None:
+        assert ogbn.__file__ is not None, "ogb is a package of files"
         master = Path(ogbn.__file__).parent / "master.csv"
         return pd.read_csv(master, index_col=0, keep_default_na=False)[name].to_dict()
-    meta = OmegaConf.to_container(meta_dict, resolve=True)
+    meta = cast(dict[str, Any], OmegaConf.to_container(meta_dict, resolve=True))
     return {key: str(value) if isinstance(value, bool) else value for key, value in meta.items()}
 
 
@@ -114,7 +117,7 @@ def _ogb_reading() -> Iterator[None]:
         socket.setdefaulttimeout(previous)
 
 
-def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType, object, Data]:
+def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType, Any, Data]:
     """``ogb.nodeproppred``, ``ogb``'s dataset ``name`` and its graph, its files made present.
 
     The graph is the dataset's first, without its :class:`SourceStamp`.
@@ -271,7 +274,7 @@ def load_ogbn_proteins(dataset: DictConfig, paths: DictConfig, seed: int) -> Tas
     ogbn, loaded, graph = _load("ogbn-proteins", dataset, paths)
     masks = _masks(loaded.get_idx_split(), graph.num_nodes)
     data = Data(x=_protein_features(graph), edge_index=graph.edge_index, y=graph.y.float(), **masks)
-    order = {"shuffle": True, "generator": torch.Generator().manual_seed(seed)}
+    order: dict[str, Any] = {"shuffle": True, "generator": torch.Generator().manual_seed(seed)}
     if loader == "random_nodes":
         train_batches = RandomNodeLoader(data, dataset.num_parts, **order)
     else:

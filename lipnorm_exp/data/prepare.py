@@ -44,7 +44,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
+T = TypeVar("T", bound=Sequence[Any])  # a dataset: its graphs by index
 
 
 def _first_line(error: BaseException) -> str:
@@ -66,7 +66,8 @@ class AtomicSave:
     def save(cls, data_list: Sequence[Any], path: str) -> None:
         """``InMemoryDataset.save`` to a temporary name, then a rename to ``path``."""
         with replacing(path) as temporary:
-            super().save(data_list, str(temporary))
+            # the dataset class this is mixed into has ``save``
+            super().save(data_list, str(temporary))  # type: ignore[misc]
 
 
 class Stamp(Protocol):

@@ -87,7 +87,7 @@ def draw_trees(depth: int, count: int, seed: int) -> list[tuple[int, torch.Tenso
         chosen = torch.randperm(total, generator=generator)[:count].tolist()
         return [(every[i][0], torch.tensor(every[i][1])) for i in chosen]
     seen: set[tuple[int, bytes]] = set()
-    trees = []
+    trees: list[tuple[int, torch.Tensor]] = []
     while len(trees) < count:
         key = int(torch.randint(leaves, (1,), generator=generator))
         values = torch.randperm(leaves, generator=generator)

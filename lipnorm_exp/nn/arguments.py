@@ -8,6 +8,7 @@ argument, its value and what is allowed, before anything is allocated or indexed
 
 import math
 import numbers
+from typing import TypeGuard
 
 import torch
 from torch import Tensor
@@ -20,7 +21,8 @@ class EdgeIndexError(ValueError, IndexError):
     """An ``edge_index`` naming a node outside the graph (an ``IndexError`` too, as in PyG)."""
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is an integer (``int`` or a NumPy integer, compared as ``int``)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
@@ -43,8 +45,12 @@ def check_channels(owner: str, name: str, value: object, lazy: bool = True) -> N
 
 def check_scale(owner: str, name: str, value: object) -> None:
     """Refuse a ``value`` of ``name`` that is not a finite number > 0 (``alpha``, ``eps``)."""
-    real = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if not real or not math.isfinite(value) or value <= 0:
+    if (
+        not isinstance(value, numbers.Real)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise ValueError(f"{owner}: {name} must be a finite number > 0, got {value!r}")
 
 

@@ -14,6 +14,7 @@ import logging
 import warnings
 from collections import Counter
 from collections.abc import Callable
+from typing import Any, cast
 
 from torch import nn
 from torch_geometric.nn import GATConv, GATv2Conv, TransformerConv
@@ -24,7 +25,7 @@ from lipnorm_exp.nn.gt_layer import GTLayer
 from lipnorm_exp.nn.huggingface import use_lipschitz_attention
 from lipnorm_exp.nn.lipschitz_norm import VARIANTS, check_norm_options
 from lipnorm_exp.nn.multihead_attention import LipschitzMultiheadAttention
-from lipnorm_exp.nn.score_norm import lipschitz_norm
+from lipnorm_exp.nn.score_norm import ScoreNorm, lipschitz_norm
 
 __all__ = ["lipschitz_normalize"]
 
@@ -112,7 +113,10 @@ def lipschitz_normalize(
         layer = build(
             module,
             lambda cls: (
-                None if norm is None else lipschitz_norm(cls.score_contract, alpha, variant=variant)
+                None
+                if norm is None
+                # each LipschitzNorm keeps the contract it is built for
+                else cast(ScoreNorm, lipschitz_norm(cls.score_contract, alpha, variant=variant))
             ),
         )
         parameter = next(module.parameters())
@@ -125,7 +129,7 @@ def lipschitz_normalize(
 
 
 #: ``norm_for(cls)`` gives the norm of a layer of class ``cls`` (or ``None``)
-NormFor = Callable[[type], nn.Module | None]
+NormFor = Callable[[Any], ScoreNorm | None]  # Any: a layer class, with its score_contract
 
 
 def _message_passing(conv: nn.Module) -> dict:
@@ -166,7 +170,8 @@ def _mha(mha: nn.MultiheadAttention, norm_for: NormFor) -> LipschitzMultiheadAtt
     )  # fmt: skip
 
 
-_BUILDERS: dict[type, Callable[[nn.Module, NormFor], nn.Module]] = {
+# Any: an instance of the key's class
+_BUILDERS: dict[type, Callable[[Any, NormFor], nn.Module]] = {
     GATConv: _gat,
     GATv2Conv: _gatv2,
     TransformerConv: _gt,

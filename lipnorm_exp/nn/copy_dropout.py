@@ -72,6 +72,13 @@ def copy_streams(streams: list[RandomStream]) -> Iterator[None]:
         _STREAMS.reset(token)
 
 
+def _streams() -> list[RandomStream]:
+    """The streams of the enclosing :func:`copy_streams` (the mask op runs inside one only)."""
+    streams = _STREAMS.get()
+    assert streams is not None, "a copy's mask is drawn inside copy_streams only"
+    return streams
+
+
 def _mask(like: Tensor, p: float) -> Tensor:
     return F.dropout(torch.ones_like(like), p=p, training=True)
 
@@ -79,7 +86,7 @@ def _mask(like: Tensor, p: float) -> Tensor:
 @torch.library.custom_op("lipnorm_exp::copy_dropout_mask", mutates_args=())
 def _copy_mask(like: Tensor, p: float) -> Tensor:
     """The scaled mask of a single copy: the first stream's."""
-    with _STREAMS.get()[0].active():
+    with _streams()[0].active():
         return _mask(like, p)
 
 
@@ -91,7 +98,7 @@ def _(like: Tensor, p: float) -> Tensor:
 def _copy_mask_vmap(info, in_dims: tuple, like: Tensor, p: float) -> tuple[Tensor, int]:
     """One mask per copy along the vmapped dimension, copy ``k`` from ``streams[k]``."""
     like = like.movedim(in_dims[0], 0)
-    streams = _STREAMS.get()
+    streams = _streams()
     if len(streams) != like.size(0):
         raise RuntimeError(f"{like.size(0)} stacked copies but {len(streams)} random streams")
     masks = []

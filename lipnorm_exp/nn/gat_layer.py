@@ -146,6 +146,7 @@ class GATLayer(AttentionLayer):
         if self.lin is not None:
             z_src, z_dst = self.project(self.lin, self.lin, x_src, x_dst)
         else:
+            assert self.lin_src is not None and self.lin_dst is not None, "set where lin is not"
             z_src, z_dst = self.project(self.lin_src, self.lin_dst, x_src, x_dst)
         score_src = (z_src * self.att_src).sum(dim=-1)
         score_dst = None if z_dst is None else (z_dst * self.att_dst).sum(dim=-1)
@@ -187,9 +188,9 @@ class GATLayer(AttentionLayer):
         edge = self.project_edges(edge_attr)
         slope = self.negative_slope
         if self.norm is not None:
-            att = [self.att_dst] if score_dst is not None else []
-            att += [self.att_src] if edge is None else [self.att_src, self.att_edge]
-            att = torch.cat(att, dim=-1)[0]
+            vectors: list[Tensor] = [self.att_dst] if score_dst is not None else []
+            vectors += [self.att_src] if edge is None else [self.att_src, self.att_edge]
+            att = torch.cat(vectors, dim=-1)[0]
             edge_index = self.edge_pairs(edge_index_j, index)
             denominator = self.norm.denominator(
                 x=z, att=att, edge_index=edge_index, edge_attr=edge, num_targets=dim_size

@@ -143,4 +143,7 @@ class GATLipschitzNorm(LipschitzNormBase):
 def _target_count(x: Tensor | tuple[Tensor, Tensor | None], num_targets: int | None) -> int:
     """Rows of the target features, or ``num_targets`` when there are none."""
     x_dst = source_target(x)[1]
-    return num_targets if x_dst is None else x_dst.size(0)
+    if x_dst is not None:
+        return x_dst.size(0)
+    assert num_targets is not None, "a layer without target features gives their count"
+    return num_targets

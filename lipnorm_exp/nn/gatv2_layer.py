@@ -186,7 +186,9 @@ class GATv2Layer(AttentionLayer):
         hidden = hidden_i + hidden_j
         edge_attr = self.edge_rows(edge_attr)
         if edge_attr is not None:
-            hidden = hidden + self.project_edges(edge_attr)
+            edge = self.project_edges(edge_attr)
+            assert edge is not None, "edge features reach a layer that projects them"
+            hidden = hidden + edge
         score = (F.leaky_relu(hidden, self.negative_slope) * self.att).sum(dim=-1)
         if self.norm is not None:
             edge_index = self.edge_pairs(edge_index_j, index)

@@ -18,6 +18,7 @@ model (none can exist before ``transformers`` is imported) is looked through wit
 
 import sys
 from collections import Counter
+from typing import TYPE_CHECKING, cast
 
 import torch
 import torch.nn.functional as F
@@ -25,6 +26,9 @@ from torch import Tensor, nn
 
 from lipnorm_exp.nn.dense_lipschitz_norm import DenseLipschitzNorm
 from lipnorm_exp.nn.multihead_attention import _additive, _softmax
+
+if TYPE_CHECKING:  # an optional package (the hf extra), imported only where a model is one
+    from transformers import PreTrainedModel
 
 __all__ = [
     "ALPHA_KEY",
@@ -154,7 +158,7 @@ def _additive_mask(
     return attention_mask.masked_fill(attention_mask == lowest, float("-inf")).to(query.dtype)
 
 
-def huggingface_models(model: nn.Module) -> list[nn.Module]:
+def huggingface_models(model: nn.Module) -> list["PreTrainedModel"]:
     """The outermost ``transformers`` ``PreTrainedModel`` instances in ``model`` (or itself).
 
     Without ``transformers`` imported there is none, and nothing is imported to look.
@@ -163,7 +167,7 @@ def huggingface_models(model: nn.Module) -> list[nn.Module]:
     if modeling_utils is None:
         return []
     pretrained = modeling_utils.PreTrainedModel
-    found: list[nn.Module] = []
+    found: list[PreTrainedModel] = []
 
     def visit(module: nn.Module) -> None:
         if isinstance(module, pretrained):
@@ -211,7 +215,8 @@ def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
             type(sub).__name__
             for sub in found.modules()
             if hasattr(sub, "set_attn_implementation")
-            and sub.config._attn_implementation != ATTENTION_NAME
+            # a module with set_attn_implementation is a PreTrainedModel
+            and cast("PreTrainedModel", sub).config._attn_implementation != ATTENTION_NAME
         ]
         if refused:
             found.set_attn_implementation(previous)

@@ -49,4 +49,4 @@ class LastInput:
         return {}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__()
+        LastInput.__init__(self)

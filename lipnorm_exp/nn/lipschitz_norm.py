@@ -13,6 +13,8 @@ Everything is written with differentiable torch operations (autograd, forward mo
 (:func:`compute_dtype`).
 """
 
+from typing import overload
+
 import torch
 from torch import Tensor, nn
 
@@ -128,6 +130,14 @@ def quadratic_scale(u: Tensor, v: Tensor, w: Tensor) -> Tensor:
     return torch.maximum(torch.maximum(u * v, u * w), v * w)
 
 
+@overload
+def source_target(x: Tensor | tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]: ...
+
+
+@overload
+def source_target(x: Tensor | tuple[Tensor, Tensor | None]) -> tuple[Tensor, Tensor | None]: ...
+
+
 def source_target(x: Tensor | tuple[Tensor, Tensor | None]) -> tuple[Tensor, Tensor | None]:
     """``(x_src, x_dst)``: a pair as given (bipartite graphs), or one tensor for both."""
     return (x[0], x[1]) if isinstance(x, tuple | list) else (x, x)
@@ -141,7 +151,10 @@ def edge_ends(edge_index: Tensor | tuple[Tensor, Tensor]) -> tuple[Tensor, Tenso
 
 
 def max_row_sq(
-    src_sq: Tensor, edge_index: Tensor, num_targets: int, edge_sq: Tensor | None = None
+    src_sq: Tensor,
+    edge_index: Tensor | tuple[Tensor, Tensor],
+    num_targets: int,
+    edge_sq: Tensor | None = None,
 ) -> Tensor:
     r"""Per target :math:`i`, :math:`\max_{j \in \mathcal{N}(i)} (\|x_j\|^2 + \|e_{ij}\|^2)`.
 
@@ -176,7 +189,9 @@ def target_max(edge_values: Tensor, index: Tensor, num_nodes: int) -> Tensor:
     return gather_positions(edge_values, argmax_positions(edge_values, None, index, num_nodes))
 
 
-def neighbourhood_max(values: Tensor, edge_index: Tensor, num_nodes: int) -> Tensor:
+def neighbourhood_max(
+    values: Tensor, edge_index: Tensor | tuple[Tensor, Tensor], num_nodes: int
+) -> Tensor:
     r"""Per target node, the maximum of a non-negative per-node quantity over its in-neighbours.
 
     .. math::

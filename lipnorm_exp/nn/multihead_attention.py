@@ -1,4 +1,5 @@
 import math
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -116,7 +117,7 @@ class LipschitzMultiheadAttention(nn.Module):
             raise ValueError(f"{name}: embed_dim={embed_dim} must be a multiple of {num_heads=}")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout}")
-        factory = {"device": device, "dtype": dtype}
+        factory: dict[str, Any] = {"device": device, "dtype": dtype}
         self.embed_dim = embed_dim
         self.kdim = embed_dim if kdim is None else kdim
         self.vdim = embed_dim if vdim is None else vdim
@@ -140,8 +141,8 @@ class LipschitzMultiheadAttention(nn.Module):
             self.register_parameter("in_proj_bias", None)
         self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
         if add_bias_kv:
-            self.bias_k = Parameter(torch.empty(1, 1, embed_dim, **factory))
-            self.bias_v = Parameter(torch.empty(1, 1, embed_dim, **factory))
+            self.bias_k: Parameter | None = Parameter(torch.empty(1, 1, embed_dim, **factory))
+            self.bias_v: Parameter | None = Parameter(torch.empty(1, 1, embed_dim, **factory))
         else:
             self.bias_k = self.bias_v = None
         self.norm = resolve_norm(name, norm, self.score_contract)
@@ -161,7 +162,7 @@ class LipschitzMultiheadAttention(nn.Module):
         if self.in_proj_bias is not None:
             constant_(self.in_proj_bias, 0.0)
             constant_(self.out_proj.bias, 0.0)
-        if self.bias_k is not None:
+        if self.bias_k is not None and self.bias_v is not None:
             xavier_normal_(self.bias_k)
             xavier_normal_(self.bias_v)
 
@@ -198,7 +199,7 @@ class LipschitzMultiheadAttention(nn.Module):
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
         q, k, v = self._project(query, key, value)
         mask = self._mask(attn_mask, key_padding_mask, q)
-        if self.bias_k is not None:  # one more key and value, attended by every query
+        if self.bias_k is not None and self.bias_v is not None:  # one more key and value
             k = torch.cat([k, self.bias_k.expand(k.size(0), 1, -1)], dim=1)
             v = torch.cat([v, self.bias_v.expand(v.size(0), 1, -1)], dim=1)
             mask = None if mask is None else F.pad(mask, (0, 1))

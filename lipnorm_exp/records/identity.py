@@ -11,7 +11,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -42,7 +42,7 @@ def defining_config(config: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
         config: a composed config (resolved here) or a record's ``config`` (resolved already).
     """
     if isinstance(config, DictConfig):
-        container = OmegaConf.to_container(config, resolve=True)
+        container = cast(dict[str, Any], OmegaConf.to_container(config, resolve=True))
     else:
         container = copy.deepcopy(dict(config))
     for key in NON_DEFINING_KEYS:

@@ -216,6 +216,7 @@ def apply_merge(steps: Sequence[Step], into: Path) -> int:
     written = 0
     with folder_lock(into, TAGS_LOCK):
         for run_id, record in final.items():
+            assert record is not None, "a step that writes holds the record it writes"
             try:
                 stored = read_record(into, run_id)
             except BadRecordError:

@@ -324,7 +324,7 @@ class FolderRecords:
             try:
                 record = json.loads(path.read_text())
             except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-                problem = f"not readable as JSON ({error})"
+                problem: str | None = f"not readable as JSON ({error})"
             else:
                 problem = record_problem(record, path.name.removesuffix(".json"))
             if problem is None:

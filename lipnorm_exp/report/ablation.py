@@ -11,6 +11,7 @@ ablation is named here: rows come from the records.
 """
 
 import math
+from typing import Any
 
 import pandas as pd
 
@@ -61,7 +62,7 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
     for (dataset, rate, depth, name), group in runs.groupby(list(ROW_KEYS), dropna=False):
         factor = "; ".join(sorted(group["ablation_factor"].astype(str).unique()))
         where = f"{dataset_label(dataset)} {missing_label(rate)}, {int(depth)} layers"
-        line = {"dataset": dataset_label(dataset), "missing": missing_label(rate)}
+        line: dict[str, Any] = {"dataset": dataset_label(dataset), "missing": missing_label(rate)}
         line.update(depth=int(depth), ablation=name, factor=factor)
         for label in grid.labels:
             chosen = select(group[group["label"] == label])

@@ -195,6 +195,13 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     return Selection(chosen, report, cell_runs=len(runs), cell_diverged=diverged)
 
 
+def select_group(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) -> Selection:
+    """:func:`select` of runs known to be there (a group of a ``groupby``, say)."""
+    chosen = select(runs, report, select_by)
+    assert chosen is not None, "a group of runs holds one at least"
+    return chosen
+
+
 def cell_numbers(chosen: Selection | None) -> dict[str, float | int]:
     """``mean``, ``std`` (in %), ``n`` and ``n_diverged`` of a cell's selection, for a CSV row.
 
@@ -216,7 +223,7 @@ def curves(
     """
     points = []
     for (label, value), group in runs.groupby(["label", x], sort=True):
-        chosen = select(group, report, select_by)
+        chosen = select_group(group, report, select_by)
         points.append((label, value, chosen.mean, chosen.std, chosen.n, chosen.n_diverged, chosen))
     columns = ["label", "x", "mean", "std", "n", "n_diverged", "selection"]
     return pd.DataFrame(points, columns=columns)
@@ -296,6 +303,7 @@ __all__ = [
     "preset_runs",
     "report_groups",
     "select",
+    "select_group",
     "tagged",
     "usable_runs",
 ]

@@ -30,7 +30,7 @@ import pandas as pd
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import ModelConfig, dataset_label
 from lipnorm_exp.report import paper
-from lipnorm_exp.report.aggregate import hyper_settings, select
+from lipnorm_exp.report.aggregate import hyper_settings, select, select_group
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.verdicts import (
     FAILS,
@@ -161,6 +161,7 @@ def fig2_lines(
             return ", ".join(f"{peak:.2g}" for peak in peaks), all(rule(p) for p in peaks)
 
         ours, holds = check(list(chosen["history"]))
+        assert grid is not None, "runs come with their preset's grid"
         where, others = _at_other_settings(runs, grid, protocol, chosen, label, depth, check)
         facts = run_facts(chosen, protocol)
         facts["runs"] += others
@@ -216,6 +217,7 @@ def fig3_lines(
             return values, all(rule(first, best) for first, best in pairs)
 
         ours, holds = check(list(chosen["history"]))
+        assert grid is not None, "runs come with their preset's grid"
         where, others = _at_other_settings(runs, grid, protocol, chosen, label, depth, check)
         facts = run_facts(chosen, protocol)
         facts["runs"] += others
@@ -262,22 +264,24 @@ def fig5_lines(
 ) -> list[ScoreLine]:
     """Fig. 5's values at depth 10 and its two claims about models and depth."""
     item, depth, train = "Fig. 5", paper.TREES_DEPTH, schema.BEST_TRAIN_ACC
-    why = why("trees")
+    reason = why("trees")
     at_depth = None if runs is None else runs[runs["tree_depth"] == depth]
     lines = []
     for label, value in paper.TREES_TRAIN_ACC.items():
         chosen = (
-            select(at_depth[at_depth["label"] == label], train, train) if runs is not None else None
+            select(at_depth[at_depth["label"] == label], train, train)
+            if at_depth is not None
+            else None
         )
         subject = f"{label}, tree depth {depth}: training accuracy (%)"
         if not chosen:
-            lines.append(ScoreLine(item, subject, f"{value:g}", "–", NOT_RUN, why))
+            lines.append(ScoreLine(item, subject, f"{value:g}", "–", NOT_RUN, reason))
             continue
         verdict = number_verdict(chosen.mean, paper.PaperValue(value))
         facts = _trees_facts(chosen.runs, protocol)
         lines.append(ScoreLine(item, subject, f"{value:g}", chosen.text(), verdict, **facts))
-    lines.append(_best_at_depth_10(at_depth, protocol, why))
-    lines.append(_gat_ggnn_beat_gcn_gin(runs, protocol, why))
+    lines.append(_best_at_depth_10(at_depth, protocol, reason))
+    lines.append(_gat_ggnn_beat_gcn_gin(runs, protocol, reason))
     return lines
 
 
@@ -285,7 +289,7 @@ def _best_per_label(runs: pd.DataFrame) -> dict[str, tuple[float, pd.DataFrame]]
     train = schema.BEST_TRAIN_ACC
     best = {}
     for label, group in runs.groupby("label"):
-        chosen = select(group, train, train)
+        chosen = select_group(group, train, train)
         best[label] = (chosen.mean, chosen.runs)
     return best
 
@@ -321,6 +325,7 @@ def _gat_ggnn_beat_gcn_gin(runs: pd.DataFrame | None, protocol: str, why: str) -
     depths = [] if runs is None else sorted(int(d) for d in runs["tree_depth"].dropna().unique())
     shown, failures, used = [], [], []
     for depth in (d for d in depths if d >= 4):
+        assert runs is not None, "the depths are the runs'"
         best = _best_per_label(runs[runs["tree_depth"] == depth])
         if not all(label in best for label in (*strong, *weak)):
             continue
@@ -362,7 +367,7 @@ def fig6_lines(
 def _depth_means(rows: pd.DataFrame, label: str) -> dict[int, tuple[float, pd.DataFrame]]:
     means = {}
     for depth, group in rows[rows["label"] == label].groupby("depth"):
-        chosen = select(group)
+        chosen = select_group(group)
         means[int(depth)] = (chosen.mean, chosen.runs)
     return means
 

@@ -36,6 +36,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -63,7 +64,7 @@ from lipnorm_exp.report.aggregate import (
     hyper_settings,
     number_text,
     preset_runs,
-    select,
+    select_group,
 )
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
@@ -202,7 +203,7 @@ def _gradient_runs(runs: pd.DataFrame) -> dict[int, dict[str, Selection]]:
     rows = runs[runs["history"].map(_has_gradients)]
     picked: dict[int, dict[str, Selection]] = {}
     for (depth, label), group in rows.groupby(["depth", "label"]):
-        chosen = select(group)
+        chosen = select_group(group)
         lowest_seed = chosen.runs.iloc[:1]
         picked.setdefault(int(depth), {})[label] = Selection(
             lowest_seed, chosen.report, chosen.cell_runs, chosen.cell_diverged
@@ -267,7 +268,9 @@ def _heatmap_column(
             continue
         run = histories[depth]
         image = draw_gradient_heatmap(ax, run["history"], norm)
-        blank |= bool(np.ma.getmaskarray(image.get_array()).any())
+        drawn = image.get_array()
+        assert drawn is not None, "a drawn heatmap holds its values"
+        blank |= bool(np.ma.getmaskarray(drawn).any())
         ax.set_title(f"{label}, {depth} layers (seed {int(run['seed'])})")
     if histories:
         panel.colorbar(image, ax=list(axes), label=f"{label}: attention-gradient norm")
@@ -403,7 +406,7 @@ def _other_budget_points(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict]) 
     """
     cells, words = [], []
     for (label, depth), group in runs.groupby(["label", "tree_depth"]):
-        chosen = select(group, TRAIN, TRAIN)
+        chosen = select_group(group, TRAIN, TRAIN)
         budget = budgets(chosen.runs).iloc[0]
         x, style = depth + APART_OFFSET, styles[label]
         cells.append(UsedCell(label, f"{_passes(budget)}, tree depth {int(depth)}", chosen))
@@ -485,7 +488,12 @@ def _paper_depth_panel(ax: Axes, styles: dict[str, dict]) -> None:
 
 def _fig5_keys(budget: float, apart: bool) -> list[Line2D]:
     """Fig. 5's legend entries for what the model labels' entries do not say."""
-    hollow = {"linestyle": "none", "marker": "o", "markerfacecolor": "none", "color": "grey"}
+    hollow: dict[str, Any] = {
+        "linestyle": "none",
+        "marker": "o",
+        "markerfacecolor": "none",
+        "color": "grey",
+    }
     keys = [
         Line2D(
             [],
@@ -625,7 +633,7 @@ def write_figures(
     for preset, spec in figures:
         found = preset_runs(runs, preset, scale, protocol)
         drawn = spec.draw(*found) if found else None
-        if drawn is None:
+        if not found or drawn is None:
             print(f"{spec.name}: no runs of preset {preset}, skipped")
             continue
         drawn_from, grid = found

@@ -40,7 +40,7 @@ SET_BY_HAND = ("dataset.normalize_features", "model.activation", "train.conv_wei
 
 def search_keys(configs_dir: Path) -> tuple[str, ...]:
     """The config keys a hyper-parameter search (``configs/search/*.yaml``) sweeps, sorted."""
-    keys = set()
+    keys: set[str] = set()
     for path in (configs_dir / "search").glob("*.yaml"):
         params = OmegaConf.select(OmegaConf.load(path), "hydra.sweeper.params") or {}
         keys.update(key.lstrip("+") for key in params)

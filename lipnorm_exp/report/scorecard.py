@@ -95,6 +95,7 @@ def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[Sc
             verdict = number_verdict(chosen.mean, published) if chosen.n else DIVERGED_ALL
             why = ""
             if verdict == DIFFERS:
+                assert grid is not None, "runs come with their preset's grid"
                 settings = hyper_settings(cell, grid)
                 why = departures(chosen.runs, cell, published.depth, preset.budget, settings)
             ours = chosen.text(show_depth=column.depth is None)
@@ -273,7 +274,14 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance]) -> str:
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, (line, mark) in enumerate(zip(lines, marks, strict=True), 1):
         what = line.subject.split(RULE, 1)[0]
-        values = (f"[{k}](#line-{k})", line.item, what, line.paper, line.ours, line.verdict)
+        values: tuple[str, ...] = (
+            f"[{k}](#line-{k})",
+            line.item,
+            what,
+            line.paper,
+            line.ours,
+            line.verdict,
+        )
         values += (mark.numerics + ("" if mark.current else " ⚠"), mark.verified)
         out.append("| " + " | ".join(_cell(str(value)) for value in values) + " |")
     out += ["", "## Details", ""]

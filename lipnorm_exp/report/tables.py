@@ -27,6 +27,7 @@ runs among those seeds; a cell without records reads ``–``.
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -162,7 +163,7 @@ class TableOfRuns:
 
 
 def _cell(label: str, column: Column, chosen, published) -> dict:
-    cell = {"model": label, "column": column.title, "dataset": column.dataset}
+    cell: dict[str, Any] = {"model": label, "column": column.title, "dataset": column.dataset}
     cell["missing_rate"] = column.missing_rate
     cell.update(cell_numbers(chosen))
     if chosen is None:
@@ -188,7 +189,8 @@ def build_table(runs: pd.DataFrame, grid: PresetGrid, spec: TableSpec) -> Table 
     runs = runs[np.logical_or.reduce([column.matches(runs) for column in columns])]
     if runs.empty:
         return None
-    display, cells, used = {}, [], []
+    display: dict[str, dict[str, Any]] = {}
+    cells, used = [], []
     for label in spec.labels(grid):
         line = display.setdefault(label, {"model": label})
         for column in columns:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from lipnorm_exp.records import DIVERGED, schema
 from lipnorm_exp.report import paper
-from lipnorm_exp.report.aggregate import HyperSetting, Selection, select
+from lipnorm_exp.report.aggregate import HyperSetting, Selection, select_group
 from lipnorm_exp.report.presets import Budget
 from lipnorm_exp.report.provenance import early_stop
 from lipnorm_exp.report.tables import compact
@@ -146,13 +146,13 @@ def departures(
     if depth is not None and depth not in ran:
         found.append(f"the paper's depth {depth} not run (ran {_integers(candidates['depth'])})")
     elif depth is not None and int(chosen["depth"].iloc[0]) != depth:
-        at_depth = select(candidates[candidates["depth"].astype(int) == depth])
+        at_depth = select_group(candidates[candidates["depth"].astype(int) == depth])
         found.append(f"at the paper's depth {depth}: {at_depth.text()}{_at(at_depth, settings)}")
     own = settings[0] if settings and settings[0].own else None
     if own is not None and not chosen["run_id"].isin(own.runs["run_id"]).any():
-        at_own = select(own.runs)
-        epochs = _integers(at_own.runs["epochs"])
-        found.append(f"at the preset's values ({own.text}; {epochs} epochs): {at_own.text()}")
+        at_own = select_group(own.runs)
+        own_epochs = _integers(at_own.runs["epochs"])
+        found.append(f"at the preset's values ({own.text}; {own_epochs} epochs): {at_own.text()}")
     seeds = chosen["seed"].nunique()
     fewer = [s for s in settings if s is not own and s.runs["seed"].nunique() < seeds]
     if fewer:

@@ -87,17 +87,17 @@ def job_configs(config: DictConfig, jobs: list[list[str]] | None = None) -> Iter
             (parsed[line],) = parser.parse_overrides([line])
         return parsed[line]
 
-    by_choice: dict[tuple[str, ...], list[tuple[list[str], list[Override]]]] = {}
+    by_choice: dict[tuple[str | None, ...], list[tuple[list[str], list[Override]]]] = {}
     for job in grid_jobs(config.hydra) if jobs is None else jobs:
         overrides = [parse(line) for line in job]
         values = [override for override in overrides if _sets_a_value(override, is_group)]
         choice = tuple(override.input_line for override in overrides if override not in values)
         by_choice.setdefault(choice, []).append((job, values))
-    for jobs in by_choice.values():
-        composed = loader.load_sweep_config(config, jobs[0][0])
+    for same_choice in by_choice.values():
+        composed = loader.load_sweep_config(config, same_choice[0][0])
         with read_write(composed), open_dict(composed):
             del composed["hydra"]
-        for _, values in jobs:
+        for _, values in same_choice:
             for override in values:
                 added = override.is_add() or override.is_force_add()
                 OmegaConf.update(
@@ -190,12 +190,12 @@ def record_outcomes(
     """
     counts: Counter = Counter()
     for run in planned:
-        if not run.skipped and run.run_id in noted_skips:
+        if run.skipped:
+            counts[SKIPPED] += 1
+        elif run.run_id in noted_skips:
             counts[ELSEWHERE] += 1
-            continue
-        record = None if run.skipped else _written_since(run, since)
-        if run.skipped or record is not None:
-            counts[SKIPPED if run.skipped else record["status"]] += 1
+        elif (record := _written_since(run, since)) is not None:
+            counts[record["status"]] += 1
     counts[FAILED] += max(0, noted_failures - counts[FAILED])
     return counts
 

@@ -105,6 +105,7 @@ def check_grid_overrides(hydra_cfg: DictConfig) -> None:
     for override in OverridesParser.create().parse_overrides(list(hydra_cfg.overrides.task)):
         key = override.get_key_element()
         if override.is_sweep_override() and override.key_or_group.startswith("grid."):
+            assert override.input_line is not None, "a parsed override keeps its line"
             value = override.input_line.split("=", 1)[1]
             raise ConfigError(
                 f"{override.input_line} sweeps over the grid key {key} instead of setting it; "
@@ -131,8 +132,10 @@ def grid_size(hydra_cfg: DictConfig) -> int:
 def runs_of_job(job: list[str]) -> int:
     """Number of runs one job (its override list) trains: the seeds of its ``seed`` list, or 1."""
     for override in OverridesParser.create().parse_overrides(job):
-        if override.get_key_element() == "seed" and isinstance(override.value(), list):
-            return len(override.value())
+        if override.get_key_element() == "seed":
+            value = override.value()
+            if isinstance(value, list):
+                return len(value)
     return 1
 
 

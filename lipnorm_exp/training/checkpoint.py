@@ -27,7 +27,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -113,7 +113,8 @@ def random_state(generators: Sequence[torch.Generator] = ()) -> dict[str, Any]:
     The result holds only what ``torch.load(weights_only=True)`` reads back (NumPy's key
     table as a tensor).
     """
-    name, keys, position, has_gauss, gauss = np.random.get_state(legacy=True)
+    legacy = cast(tuple[str, np.ndarray, int, int, float], np.random.get_state(legacy=True))
+    name, keys, position, has_gauss, gauss = legacy
     return {
         "python": random.getstate(),
         "numpy": (name, torch.from_numpy(keys.astype(np.int64)), position, has_gauss, gauss),

@@ -16,6 +16,7 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
+from lipnorm_exp.models import DepthwiseGNN
 from lipnorm_exp.nn.copy_dropout import RandomStream, copy_streams
 
 __all__ = ["StackedCopies"]
@@ -41,7 +42,7 @@ class StackedCopies:
         streams: one random stream per copy, for its dropout masks.
     """
 
-    def __init__(self, models: Sequence[nn.Module], streams: Sequence[RandomStream]):
+    def __init__(self, models: Sequence[DepthwiseGNN], streams: Sequence[RandomStream]):
         if len(models) != len(streams):
             raise ValueError(f"{len(models)} models but {len(streams)} random streams")
         self.models = list(models)

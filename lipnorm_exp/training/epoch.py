@@ -17,6 +17,7 @@ from torch import nn
 from torch_geometric.data import Data
 
 from lipnorm_exp.data import SPLITS, Task
+from lipnorm_exp.models import DepthwiseGNN
 
 log = logging.getLogger(__name__)
 
@@ -78,12 +79,12 @@ def task_loss(task: Task, logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor
     return F.cross_entropy(logits, y.view(-1))
 
 
-def _forward(model: nn.Module, batch, device: torch.device) -> tuple[torch.Tensor, object]:
+def _forward(model: nn.Module, batch: Data, device: torch.device) -> tuple[torch.Tensor, Data]:
     batch = batch.to(device)
     return model(batch.x, batch.edge_index, getattr(batch, "batch", None)), batch
 
 
-def gradient_norms(model: nn.Module) -> torch.Tensor:
+def gradient_norms(model: DepthwiseGNN) -> torch.Tensor:
     """Per graph layer: [L2 norm of the attention parameters' gradient, of the layer's].
 
     Returns a ``[depth, 2]`` tensor (0 where a layer has no attention parameters).
@@ -102,7 +103,7 @@ def _grad_norm(params: list[nn.Parameter]) -> torch.Tensor:
 
 
 def train_epoch(
-    model: nn.Module,
+    model: DepthwiseGNN,
     optimizer: torch.optim.Optimizer,
     task: Task,
     device: torch.device,
@@ -167,8 +168,8 @@ def score(task: Task, outputs: Iterable[tuple[torch.Tensor, Data]]) -> dict[str,
     Raises:
         NonFiniteError: some output is NaN or infinite.
     """
-    logits = {split: [] for split in SPLITS}
-    targets = {split: [] for split in SPLITS}
+    logits: dict[str, list[torch.Tensor]] = {split: [] for split in SPLITS}
+    targets: dict[str, list[torch.Tensor]] = {split: [] for split in SPLITS}
     for out, batch in outputs:
         if not bool(torch.isfinite(out).all()):
             raise NonFiniteError("the model's outputs are not all finite")

@@ -20,7 +20,8 @@ in the checkpoint the next launch resumes from. Neither replaces a finished reco
 
 import time
 from datetime import datetime, timezone
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 import torch
 from omegaconf import DictConfig, ListConfig
@@ -97,7 +98,7 @@ def run(
             train(members, device, together, desc)
             for k, member in zip(todo, members, strict=True):
                 records[k] = member.record
-    return records
+    return cast(list[dict[str, Any]], records)  # each one found or trained by now
 
 
 def train(members: list[Member], device: torch.device, together: bool, desc: str = "") -> None:
@@ -145,7 +146,7 @@ def fit(members: list[Member], engine: Engine, setup_s: float = 0.0, desc: str =
             for member in active:
                 member.state.start_epoch()
             for member, outcome in zip(active, engine.epoch(active), strict=True):
-                member.take(epoch, outcome, lambda member=member: engine.lipschitz(member))
+                member.take(epoch, outcome, partial(engine.lipschitz, member))
             for member in active:
                 if member.state.done:
                     open_runs.remove(member)
@@ -175,8 +176,7 @@ def _progress(members: list[Member]) -> dict[str, str]:
     if not state.history:
         return {}
     row = state.history[-1]
-    return {
-        "loss": f"{row['train_step_loss']:.3f}",
-        "val": f"{row['val_acc']:.3f}",
-        "best": f"{state.best['val_acc']:.3f}",
-    }
+    shown = {"loss": f"{row['train_step_loss']:.3f}", "val": f"{row['val_acc']:.3f}"}
+    if state.best is not None:  # none until an epoch may be the best (may_be_best)
+        shown["best"] = f"{state.best['val_acc']:.3f}"
+    return shown

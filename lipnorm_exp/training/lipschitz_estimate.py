@@ -17,11 +17,14 @@ state, hence training, unchanged.
 """
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import nn
 from torch.func import jvp, vjp
 from torch_geometric.data import Data
+
+from lipnorm_exp.models import DepthwiseGNN
 
 #: power-iteration steps of :func:`layer_lipschitz` (each one a JVP and a VJP)
 ITERATIONS = 10
@@ -51,7 +54,7 @@ def spectral_norm(
     x = x.detach()
     generator = torch.Generator(device=x.device).manual_seed(seed)
     v = torch.randn(x.shape, generator=generator, device=x.device, dtype=x.dtype)
-    _, pullback = vjp(fn, x)
+    pullback = vjp(fn, x)[1]
     for _ in range(iterations):
         v = v / v.norm().clamp_min(torch.finfo(v.dtype).tiny)
         (v,) = pullback(jvp(fn, (x,), (v,))[1])
@@ -59,7 +62,14 @@ def spectral_norm(
     return jvp(fn, (x,), (v,))[1].norm().item()
 
 
-def layer_lipschitz(model: nn.Module, batch: Data, iterations: int = ITERATIONS) -> list[float]:
+def _of_first(
+    conv: nn.Module, rest: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``conv`` as a function of its first input, its other inputs fixed."""
+    return lambda h: conv(h, *rest, **kwargs)
+
+
+def layer_lipschitz(model: DepthwiseGNN, batch: Data, iterations: int = ITERATIONS) -> list[float]:
     """:func:`spectral_norm` of each graph layer of ``model`` at the input it receives on ``batch``.
 
     The model runs in evaluation mode (no dropout) and is put back in its former mode. Each
@@ -90,11 +100,7 @@ def layer_lipschitz(model: nn.Module, batch: Data, iterations: int = ITERATIONS)
         for hook in hooks:  # before the estimates call the layers again
             hook.remove()
         return [
-            spectral_norm(
-                lambda h, conv=conv, rest=args[1:], kwargs=kwargs: conv(h, *rest, **kwargs),
-                args[0],
-                iterations,
-            )
+            spectral_norm(_of_first(conv, args[1:], kwargs), args[0], iterations)
             for conv, args, kwargs in calls
         ]
     finally:

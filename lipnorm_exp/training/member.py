@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -94,7 +94,7 @@ class Member:
 
     def _new_record(self, device: torch.device, started: datetime) -> dict[str, Any]:
         """The record of the run about to train: ``failed`` until its training returns."""
-        config = OmegaConf.to_container(self.cfg, resolve=True)
+        config = cast(dict[str, Any], OmegaConf.to_container(self.cfg, resolve=True))
         config["paths"] = portable_paths(config["paths"])
         return schema.record(
             schema_version=SCHEMA_VERSION,
@@ -132,6 +132,7 @@ class Member:
         if outcome.diverged is not None:
             self.state.diverge(epoch, outcome.diverged)
         else:
+            assert outcome.metrics is not None, "an epoch that did not diverge is scored"
             self.state.end_epoch(epoch, outcome.loss, outcome.metrics, outcome.grads, lipschitz)
 
     def keep(self) -> None:

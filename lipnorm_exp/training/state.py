@@ -8,12 +8,13 @@ rows, selects its best epoch and stops on the same rule.
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import torch
 from omegaconf import DictConfig
 
 from lipnorm_exp.data import MONITORED
+from lipnorm_exp.models import DepthwiseGNN
 from lipnorm_exp.records import COMPLETED, DIVERGED, EPOCH_TIME_KEY, schema
 from lipnorm_exp.training.checkpoint import copied
 
@@ -55,7 +56,7 @@ class NullTracker:
 TrackerFactory = Callable[[DictConfig, str], Tracker]
 
 
-def make_optimizer(model: torch.nn.Module, train: DictConfig) -> torch.optim.Adam:
+def make_optimizer(model: DepthwiseGNN, train: DictConfig) -> torch.optim.Adam:
     """Adam over ``model``'s parameters with ``train.lr`` and ``train.weight_decay``.
 
     Where ``train.conv_weight_decay`` is set, the graph layers' parameters (``model.convs``) take
@@ -87,6 +88,8 @@ def make_scheduler(
     """
     if train.scheduler == "none":
         return None
+    mode: Literal["min", "max"]
+    threshold_mode: Literal["rel", "abs"]
     if MONITORED[train.scheduler_metric]:
         mode, threshold_mode = "max", "abs"
     else:
@@ -174,7 +177,9 @@ class RunState:
         self.stopping = EarlyStopping(train)
         self.history: list[dict[str, Any]] = []
         self.best: dict[str, Any] | None = None
-        self.status, self.error, self.diverged_at = COMPLETED, None, None
+        self.status = COMPLETED
+        self.error: str | None = None
+        self.diverged_at: int | None = None
         self.done = False
         self.epoch = 0  # the last epoch finished
         self.started = time.perf_counter()
@@ -222,7 +227,7 @@ class RunState:
         loss: float,
         metrics: dict[str, float],
         grads: torch.Tensor | None = None,
-        lipschitz=None,
+        lipschitz: Callable[[], list[float]] | None = None,
     ) -> dict[str, Any]:
         """Record one finished epoch; returns its row.
 
@@ -233,7 +238,7 @@ class RunState:
             grads: mean ``[depth, 2]`` gradient norms of the epoch, when tracked.
             lipschitz: called for the per-layer Lipschitz estimates when they are due.
         """
-        row = {"epoch": epoch, "train_step_loss": loss, **metrics}
+        row: dict[str, Any] = {"epoch": epoch, "train_step_loss": loss, **metrics}
         if self.scheduler is not None:
             row["lr"] = self.optimizer.param_groups[0]["lr"]
             self.scheduler.step(row[self.train.scheduler_metric])

@@ -18,10 +18,15 @@ full-graph tasks can be batched: every copy trains and evaluates on one graph, t
 (its features may differ, as the missing vectors of each seed do).
 """
 
+from collections.abc import Sequence
+from functools import partial
+from typing import cast
+
 import torch
 from omegaconf import DictConfig
 from torch_geometric.data import Data
 
+from lipnorm_exp.nn.copy_dropout import RandomStream
 from lipnorm_exp.training.copies import StackedCopies
 from lipnorm_exp.training.epoch import (
     EpochOutcome,
@@ -82,8 +87,9 @@ class Together:
             raise ConfigError(
                 "seed=[...] needs one graph for every seed; these seeds' graphs differ"
             )
+        streams = [member.stream for member in members]  # each one's own: they train together
         self.copies = StackedCopies(
-            [member.model for member in members], [member.stream for member in members]
+            [member.model for member in members], cast(list[RandomStream], streams)
         )
         self.x = torch.stack([graph.x for graph in self.graphs])
         self._inputs: tuple[list[int], torch.Tensor] = (list(range(len(members))), self.x)
@@ -94,7 +100,7 @@ class Together:
             self._inputs = active, self.x[active]
         return self._inputs[1]
 
-    def epoch(self, members: list[Member]) -> list[EpochOutcome]:
+    def epoch(self, members: Sequence[Member]) -> list[EpochOutcome]:
         """One epoch of every run of ``members``: one optimiser step each, then evaluation."""
         active = [self.members.index(member) for member in members]
         inputs = self._stacked_inputs(active)
@@ -104,11 +110,12 @@ class Together:
             outputs = self.copies(active, inputs, self.edge_index)
         outcomes = []
         for i, k in enumerate(active):
-            if overflows[i] is not None:
-                outcomes.append(EpochOutcome.overflowed(overflows[i]))
+            overflow = overflows[i]
+            if overflow is not None:
+                outcomes.append(EpochOutcome.overflowed(overflow))
                 continue
             task, scored = self.members[k].task, [(outputs[i], self.graphs[k])]
-            outcomes.append(outcome(losses[i], grads[i], lambda t=task, s=scored: score(t, s)))
+            outcomes.append(outcome(losses[i], grads[i], partial(score, task, scored)))
         return outcomes
 
     def _train_step(

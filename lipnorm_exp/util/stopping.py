@@ -55,7 +55,9 @@ def install_stop_handlers() -> dict[int, Any]:
 
     Call from the main thread. Returns the handlers replaced, by signal.
     """
-    previous = {number: signal.getsignal(number) for number in (*STOP_SIGNALS, signal.SIGINT)}
+    previous: dict[int, Any] = {
+        number: signal.getsignal(number) for number in (*STOP_SIGNALS, signal.SIGINT)
+    }
     for number in STOP_SIGNALS:
         signal.signal(number, _raise_stopped)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -131,7 +133,8 @@ def stop_requests() -> Iterator[None]:
         yield
         return
     previous = install_stop_handlers()
-    watch = _SweepWatch(_sweep_pid()) if in_sweep_worker() else None
+    pid = _sweep_pid()
+    watch = _SweepWatch(pid) if pid is not None and in_sweep_worker() else None
     if watch is not None:
         watch.start()
     try:
