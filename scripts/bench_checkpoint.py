@@ -21,11 +21,11 @@ from pathlib import Path
 import pandas as pd
 import torch
 from bench_environment import environment, header, write_results
-from hydra import compose, initialize_config_dir
 
 from lipnorm_exp.cli.tracking import NullTracker
-from lipnorm_exp.config import build_model, config_dir, register_resolvers
+from lipnorm_exp.config import build_model, config_dir
 from lipnorm_exp.data import load_task
+from lipnorm_exp.report.presets import compose_config
 from lipnorm_exp.training.checkpoint import Checkpoint, snapshot
 from lipnorm_exp.training.epoch import evaluate, train_epoch
 from lipnorm_exp.training.state import RunState, make_optimizer
@@ -58,10 +58,8 @@ def parse_args(argv=None):
 
 def measure(overrides: list[str], args, folder: Path) -> dict:
     """Median seconds per epoch of training + evaluation, keeping the state, writing it."""
-    register_resolvers()
     paths = [f"paths.data_dir={Path(args.data_dir).resolve()}", f"paths.raw_dirs=[{args.raw_dir}]"]
-    with initialize_config_dir(str(config_dir()), version_base="1.3"):
-        cfg = compose("config", overrides=[*paths, "device=cpu", *overrides])
+    cfg = compose_config(config_dir(), (*paths, "device=cpu", *overrides))
     task = load_task(cfg.dataset, cfg.paths, cfg.seed)
     model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs)
     state = RunState(make_optimizer(model, cfg.train), cfg.train, NullTracker())

@@ -25,15 +25,15 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from torch import nn
 from torch_geometric.data import Data
 from torch_geometric.nn import GATConv, TransformerConv
 from torch_geometric.utils import add_self_loops, remove_self_loops
 
-from lipnorm_exp.config import build_model, config_dir, register_resolvers
+from lipnorm_exp.config import build_model, config_dir
 from lipnorm_exp.data import Task, load_task
+from lipnorm_exp.report.presets import compose_config
 from lipnorm_exp.training.epoch import train_epoch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -185,9 +185,7 @@ def make_model(model: str, norm: str, depth: int, graph: Graph) -> nn.Module:
         "model.residual=false",
         *([] if norm == "none" else [f"norm.variant={norm}"]),
     ]
-    register_resolvers()
-    with initialize_config_dir(str(config_dir()), version_base="1.3"):
-        cfg = compose("config", overrides=overrides)
+    cfg = compose_config(config_dir(), tuple(overrides))
     model_cfg, norm_cfg = cfg.model, cfg.norm
     return build_model(model_cfg, norm_cfg, in_channels, out_channels)
 

@@ -15,7 +15,8 @@ from omegaconf import DictConfig, open_dict, read_write
 
 from lipnorm_exp.cli.errors import stop
 from lipnorm_exp.config import check_keys, validate
-from lipnorm_exp.config.launcher import check_launcher
+from lipnorm_exp.config.launcher import check_launcher, missing_slurm
+from lipnorm_exp.sweeps.plan import planned_runs
 from lipnorm_exp.sweeps.progress import check_grid_overrides, grid_jobs
 from lipnorm_exp.util.errors import UserError
 from lipnorm_exp.util.folders import writable_folder
@@ -59,13 +60,17 @@ class Preflight(Callback):
         between keys wait for each job's own config (``model=gcn`` with ``norm`` swept over
         ``none,pairnorm`` holds the default ``norm=lip`` here). A sweep over a preset's grid key
         and a launcher argument the launcher cannot take
-        (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused; a sweep that cannot
+        (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused, and so is the SLURM
+        launcher where SLURM is missing and the sweep has a run to train; a sweep that cannot
         be expanded is refused by the sweeper (:func:`expand_sweep`).
         """
         try:
             check_grid_overrides(config.hydra)
             check_keys(_without_hydra(config))
             check_launcher(config.hydra.launcher)
+            no_slurm = missing_slurm(config.hydra.launcher)
+            if no_slurm is not None and not all(run.skipped for run in planned_runs(config)):
+                raise no_slurm  # where every run is finished the launcher submits nothing
             _check_folders(config)
         except UserError as error:
             stop(error)

@@ -14,7 +14,7 @@ from omegaconf import DictConfig
 from lipnorm_exp.util.constraints import show
 from lipnorm_exp.util.errors import ConfigError
 
-__all__ = ["JOBLIB", "SUBMITIT", "check_launcher"]
+__all__ = ["JOBLIB", "SLURM_PROGRAMS", "SUBMITIT", "check_launcher", "missing_slurm"]
 
 #: ``hydra.launcher._target_`` of ``hydra/launcher=joblib``
 JOBLIB = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
@@ -66,18 +66,29 @@ def check_launcher(launcher: DictConfig) -> None:
             f"hydra.launcher.n_jobs must be an integer >= 1 (worker processes) or <= -1 (-1: "
             f"every CPU, -2: all but one, ...), got {show(launcher.get('n_jobs'), int)}"
         )
-    if target == SUBMITIT[0]:
-        missing = [program for program in SLURM_PROGRAMS if shutil.which(program) is None]
-        if missing:
-            raise ConfigError(
-                f"hydra/launcher=submitit_slurm needs SLURM, and {' and '.join(missing)} "
-                "cannot be found on this machine's PATH; run the sweep where SLURM is (a "
-                "cluster's login node), or use hydra/launcher=basic or joblib here"
-            )
     if target in SUBMITIT:
         for key, (smallest, null) in SUBMITIT_SIZES.items():
             if key in launcher:
                 _check_size(key, launcher.get(key), smallest, null)
+
+
+def missing_slurm(launcher: DictConfig) -> ConfigError | None:
+    """The refusal of the SLURM launcher on a machine without SLURM, or ``None``.
+
+    ``None`` for another launcher, or where :data:`SLURM_PROGRAMS` are on ``PATH``. The caller
+    raises it where the sweep has something to submit (the launcher submits nothing when every
+    run is finished).
+    """
+    if launcher.get("_target_") != SUBMITIT[0]:
+        return None
+    missing = [program for program in SLURM_PROGRAMS if shutil.which(program) is None]
+    if not missing:
+        return None
+    return ConfigError(
+        f"hydra/launcher=submitit_slurm needs SLURM, and {' and '.join(missing)} cannot be "
+        "found on this machine's PATH; run the sweep where SLURM is (a cluster's login node), "
+        "or use hydra/launcher=basic or joblib here"
+    )
 
 
 def _check_size(key: str, value: Any, smallest: int, null: str | None) -> None:
