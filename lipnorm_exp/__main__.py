@@ -18,6 +18,7 @@ from lipnorm_exp.cli.errors import (
 from lipnorm_exp.cli.hydra_refusals import HydraRefusals
 from lipnorm_exp.cli.tracking import make_tracker
 from lipnorm_exp.config import register_plugins, register_resolvers, search_path
+from lipnorm_exp.config.launcher import quiet_schema_matching
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.sweeps.progress import note_outcome, outcome_of, sweep_position
 from lipnorm_exp.training.launch import run
@@ -26,6 +27,7 @@ from lipnorm_exp.util.stopping import in_sweep_worker, stop_requests
 
 register_resolvers()
 register_plugins()
+quiet_schema_matching()
 #: Hydra's refusals of this command line, in one line (:mod:`lipnorm_exp.cli.hydra_refusals`)
 REFUSALS = HydraRefusals(sys.argv[1:])
 

@@ -14,7 +14,14 @@ from omegaconf import DictConfig
 from lipnorm_exp.util.constraints import show
 from lipnorm_exp.util.errors import ConfigError
 
-__all__ = ["JOBLIB", "SLURM_PROGRAMS", "SUBMITIT", "check_launcher", "missing_slurm"]
+__all__ = [
+    "JOBLIB",
+    "SLURM_PROGRAMS",
+    "SUBMITIT",
+    "check_launcher",
+    "missing_slurm",
+    "quiet_schema_matching",
+]
 
 #: ``hydra.launcher._target_`` of ``hydra/launcher=joblib``
 JOBLIB = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
@@ -37,14 +44,20 @@ SUBMITIT_SIZES = {
     "array_parallelism": (1, None),
 }
 
-# configs/hydra/launcher/submitit_slurm.yaml holds the project's defaults for submitit's SLURM
-# launcher: Hydra 1.3 composes it over the plugin's schema of the same name (its keys typed and
-# checked), and says on every composition that this matching by name is deprecated.
-warnings.filterwarnings(
-    "ignore",
-    message="\n'hydra/launcher/submitit_slurm' is validated against ConfigStore schema",
-    category=UserWarning,
-)
+
+def quiet_schema_matching() -> None:
+    """Silence Hydra's deprecation warning about the SLURM launcher's config, for the CLI.
+
+    ``configs/hydra/launcher/submitit_slurm.yaml`` holds the project's defaults for submitit's
+    SLURM launcher: Hydra 1.3 composes it over the plugin's schema of the same name (its keys
+    typed and checked), and says on every composition that this matching by name is
+    deprecated. The entry point calls this before Hydra composes anything.
+    """
+    warnings.filterwarnings(
+        "ignore",
+        message="\n'hydra/launcher/submitit_slurm' is validated against ConfigStore schema",
+        category=UserWarning,
+    )
 
 
 def _jobs_problem(n_jobs: Any) -> bool:
