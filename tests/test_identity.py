@@ -733,10 +733,15 @@ CASES = [
 
 #: keys added since the pins, none of which defines a run (``seeds_per_job``: how a preset's
 #: sweep groups its seeds into jobs; ``train.checkpoint_every``: how often a run saves its state)
-ADDED_SINCE = ("seeds_per_job", "train.checkpoint_every")
+ADDED_SINCE = ("seeds_per_job", "train.checkpoint_every", "rerun_stale")
 #: keys added since the pins that define a run, at the value every pinned composition has
-#: (``train.conv_weight_decay``: null, the weight decay everywhere)
-DEFINING_ADDED_SINCE = {"train.conv_weight_decay": None}
+#: (``train.conv_weight_decay``: null, the weight decay everywhere; the reporting rule of every
+#: protocol before ``protocol=authors``: the best validation epoch, the sample std)
+DEFINING_ADDED_SINCE = {
+    "train.conv_weight_decay": None,
+    "protocol.reported_epoch": "best_val",
+    "protocol.std_ddof": 1,
+}
 
 
 def whole_config_hash(cfg) -> str:

@@ -5,6 +5,7 @@ The published protocol is checked key by key against gdasoulas/LipschitzNorm's
 its model against a forward pass written out by hand. Presets run it at ``scale=paper``.
 """
 
+import pytest
 import torch
 import torch.nn.functional as F
 from conftest import CONFIGS
@@ -136,3 +137,41 @@ def test_plateau_schedule_follows_torch_on_the_recorded_validation_losses(make_c
         expected.append(probe.param_groups[0]["lr"])
         scheduler.step(row["val_loss"])
     assert lrs == expected
+
+
+def test_authors_protocol_is_the_published_setup_with_their_evaluation_rule(make_cfg):
+    """The scripts' ``ReduceLROnPlateau(optimizer)`` (PyTorch's defaults) on the validation loss,
+    no early stopping, the final epoch reported, ``np.std``; the rest as ``published``."""
+    authors, published = make_cfg("protocol=authors"), make_cfg("protocol=published")
+    validate(authors)
+    assert (authors.protocol.name, authors.protocol.reported_epoch) == ("authors", "final")
+    assert authors.protocol.std_ddof == 0
+    torch_defaults = torch.optim.lr_scheduler.ReduceLROnPlateau(
+        torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    )
+    train = authors.train
+    assert (train.scheduler, train.scheduler_metric) == ("plateau", "val_loss")
+    assert (train.scheduler_factor, train.scheduler_patience) == (
+        torch_defaults.factor,
+        torch_defaults.patience,
+    )
+    assert train.patience == 0
+    for group in ("model", "dataset"):
+        assert authors[group] == published[group]
+    differ = {key for key in published.train if authors.train[key] != published.train[key]}
+    assert differ == {"scheduler"}  # published trains without early stopping too
+
+
+def test_reporting_keys_at_their_first_values_leave_run_ids_as_they_were(make_cfg):
+    """``protocol.reported_epoch`` and ``protocol.std_ddof`` came after records were made: at
+    ``best_val`` and 1 they are left out of a run's hash; another value names another run."""
+    cfg = make_cfg("protocol=published")
+    before = OmegaConf.to_container(cfg, resolve=True)
+    del before["protocol"]["reported_epoch"], before["protocol"]["std_ddof"]
+    assert run_id(cfg) == run_id(before)
+    assert run_id(make_cfg("protocol=published", "protocol.reported_epoch=final")) != run_id(cfg)
+
+
+def test_a_reported_epoch_out_of_its_values_is_refused(make_cfg):
+    with pytest.raises(ValueError, match="protocol.reported_epoch must be best_val or final, got last"):
+        validate(make_cfg("protocol.reported_epoch=last"))

@@ -26,7 +26,7 @@ from cli_helpers import (
 )
 from conftest import compose_config
 
-from lipnorm_exp.records import run_id, schema
+from lipnorm_exp.records import NUMERICS_VERSION, run_id, schema
 from lipnorm_exp.training.checkpoint import CHECKPOINT_DIR
 from lipnorm_exp.training.launch import no_tracker, train
 from lipnorm_exp.training.member import Member
@@ -191,3 +191,37 @@ def test_preset_end_to_end(tmp_path, data_dir):
     assert plan in log
     assert log.index(plan) < log.index("Launching 2 jobs")  # said before the first job
     assert tally_line(skipped=2) in log
+
+
+def test_rerun_stale_trains_again_only_the_records_of_other_numerics(tmp_path, data_dir):
+    """A record made by other numerics is kept and skipped by default; ``rerun_stale=true``
+    trains that one again, with today's numerics, and skips the current one."""
+    args = command(tmp_path, data_dir, "--multirun", "seed=0,1", *TINY)
+    assert cli(args).returncode == 0
+    found = records(tmp_path)
+    old = next(rid for rid, record in found.items() if record["config"]["seed"] == 0)
+    path = tmp_path / "runs" / f"{old}.json"
+    stale = {**found[old], schema.NUMERICS: None}  # as made before numerics were versioned
+    path.write_text(json.dumps(stale, indent=1))
+
+    kept = cli(args)
+    log = kept.stdout + kept.stderr
+    assert kept.returncode == 0, kept.stderr
+    assert tally_line(skipped=2) in log
+    assert "1 of the 2 runs have a finished record made by other numerics than today's" in log
+    assert ": kept; rerun_stale=true trains them again" in log
+    assert json.loads(path.read_text())[schema.NUMERICS] is None
+
+    rerun = cli([*args, "rerun_stale=true"])
+    log = rerun.stdout + rerun.stderr
+    assert rerun.returncode == 0, rerun.stderr
+    assert ": rerun_stale=true trains them again" in log
+    assert "1 of the 2 runs have a finished record in" in log
+    assert f"re-run run {old}: its record was made by other numerics" in log
+    assert tally_line(completed=1, skipped=1) in log
+    again = records(tmp_path)
+    assert set(again) == set(found)
+    assert again[old][schema.NUMERICS] == NUMERICS_VERSION
+    assert again[old][schema.STARTED_AT] != found[old][schema.STARTED_AT]
+    other = next(rid for rid in found if rid != old)
+    assert again[other] == found[other]

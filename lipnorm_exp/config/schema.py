@@ -47,7 +47,15 @@ from lipnorm_exp.util.constraints import (
     PositiveNumber,
 )
 
+#: the epoch whose test accuracy a protocol reports (``protocol.reported_epoch``): the one of the
+#: best validation accuracy, or the last one trained
+BEST_VAL_EPOCH, FINAL_EPOCH = "best_val", "final"
+REPORTED_EPOCHS = (BEST_VAL_EPOCH, FINAL_EPOCH)
+
 __all__ = [
+    "BEST_VAL_EPOCH",
+    "FINAL_EPOCH",
+    "REPORTED_EPOCHS",
     "DATASETS",
     "LOGGERS",
     "MODELS",
@@ -237,6 +245,10 @@ class Protocol:
     """``configs/protocol/*.yaml``: a protocol's name and the tables other groups read."""
 
     name: str
+    #: the epoch whose test accuracy a table reports: the best validation one, or the last
+    reported_epoch: Annotated[str, OneOf(REPORTED_EPOCHS), Absent]
+    #: the std over seeds a table reports: 1, the sample std; 0, the population std (np.std)
+    std_ddof: Annotated[int, OneOf((0, 1)), Absent]
     heads: Annotated[Positive, Absent]
     gin_batch_norm: Annotated[bool, Absent]
     normalize_features: Annotated[bool, Absent]
@@ -298,6 +310,7 @@ class Config:
     seeds_per_job: Annotated[Positive, Absent]  # absent from records made before it existed
     scale: Annotated[str, OneOf(("quick", "paper"))]
     force: bool
+    rerun_stale: Annotated[bool, Absent]  # absent from records made before it existed
     device: Annotated[str, Matches(r"auto|cpu|cuda(:\d+)?", "auto, cpu, cuda or cuda:<index>")]
     tags: list[str]
     protocol: Protocol

@@ -24,7 +24,7 @@ from lipnorm_exp.records.identity import (
     run_id,
     setting_key,
 )
-from lipnorm_exp.records.numerics import NUMERICS_VERSION
+from lipnorm_exp.records.numerics import NUMERICS_VERSION, made_by_current_numerics
 from lipnorm_exp.records.provenance import git_commit, machine, portable_paths, versions
 from lipnorm_exp.records.schema import (
     COMPLETED,
@@ -88,6 +88,7 @@ __all__ = [
     "git_commit",
     "iter_records",
     "machine",
+    "made_by_current_numerics",
     "portable_paths",
     "read_record",
     "record_path",

@@ -19,6 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 NON_DEFINING_KEYS = (
     "paths",
     "force",
+    "rerun_stale",
     "device",
     "logger",
     "tags",
@@ -30,7 +31,11 @@ NON_DEFINING_TRAIN_KEYS = ("progress", "checkpoint_every")
 #: keys added after runs were recorded without them, each with the value under which a run
 #: computes what it computed before the key existed: at that value a key is left out of the hash,
 #: so the records made before it still name the runs that made them
-ADDED_KEYS = {("train", "conv_weight_decay"): None}
+ADDED_KEYS = {
+    ("train", "conv_weight_decay"): None,
+    ("protocol", "reported_epoch"): "best_val",
+    ("protocol", "std_ddof"): 1,
+}
 #: the key that tells the seeds of one setting apart
 SEED_KEY = "seed"
 

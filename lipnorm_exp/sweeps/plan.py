@@ -5,7 +5,9 @@ the config of every run the sweep makes, as its jobs will, and looks up each run
 (:func:`planned_runs`): a run whose finished record is in ``paths.results_dir`` is skipped by its
 job (:func:`lipnorm_exp.training.prepare.finished_record`), so a preset whose records are there
 already trains nothing. :func:`plan_line` says how many runs that is, in which folder, and the two
-ways to train them anyway (``force=true``, or another ``paths.results_dir``). At the end of the
+ways to train them anyway (``force=true``, or another ``paths.results_dir``); with
+``rerun_stale=true`` those made by other numerics than today's are trained again
+(:func:`stale_line`). At the end of the
 sweep, also when it is stopped, the tally of its runs' outcomes is read from the records the sweep
 wrote (:func:`record_outcomes`), so the tally agrees with the records after any stop.
 
@@ -20,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -31,8 +33,10 @@ from lipnorm_exp.config import member_configs
 from lipnorm_exp.records import (
     FAILED,
     FINISHED,
+    NUMERICS_VERSION,
     RERUN_SUFFIX,
     BadRecordError,
+    made_by_current_numerics,
     read_record,
     record_path,
     run_id,
@@ -46,6 +50,7 @@ __all__ = [
     "plan_line",
     "planned_runs",
     "record_outcomes",
+    "stale_line",
 ]
 
 
@@ -123,17 +128,26 @@ class PlannedRun:
         run_id: its :func:`~lipnorm_exp.records.run_id`.
         force: it is trained even with a finished record.
         finished: a finished record of it was there when the sweep started.
+        stale: that record was made by other numerics than today's.
+        rerun_stale: ``rerun_stale=true``: a stale record is trained again.
     """
 
     results_dir: Path
     run_id: str
     force: bool
     finished: bool
+    stale: bool = False
+    rerun_stale: bool = False
+
+    @property
+    def rerun(self) -> bool:
+        """Whether its job trains it again though it was finished (``force``, or stale)."""
+        return self.finished and (self.force or (self.stale and self.rerun_stale))
 
     @property
     def skipped(self) -> bool:
-        """Whether its job skips it (a finished record, and no ``force``)."""
-        return self.finished and not self.force
+        """Whether its job skips it (a finished record it does not train again)."""
+        return self.finished and not self.rerun
 
 
 def planned_runs(config: DictConfig, jobs: list[list[str]] | None = None) -> list[PlannedRun]:
@@ -148,13 +162,38 @@ def planned_runs(config: DictConfig, jobs: list[list[str]] | None = None) -> lis
             rid = run_id(run)
             record = _stored(results_dir, rid)
             finished = record is not None and record["status"] in FINISHED
-            planned.append(PlannedRun(results_dir, rid, bool(run.force), finished))
+            stale = finished and not made_by_current_numerics(cast(dict[str, Any], record))
+            rerun_stale = bool(run.get("rerun_stale"))
+            planned.append(
+                PlannedRun(results_dir, rid, bool(run.force), finished, stale, rerun_stale)
+            )
     return planned
 
 
 def finished_runs(planned: list[PlannedRun]) -> dict[tuple[Path, bool], int]:
-    """How many ``planned`` runs have a finished record, by folder and ``force``."""
-    return dict(Counter((run.results_dir, run.force) for run in planned if run.finished))
+    """How many ``planned`` runs have a finished record, by folder and ``force``.
+
+    Those ``rerun_stale=true`` trains again are left out: :func:`stale_line` says them.
+    """
+    kept = (run for run in planned if run.finished and (run.force or not run.rerun))
+    return dict(Counter((run.results_dir, run.force) for run in kept))
+
+
+def stale_line(planned: list[PlannedRun]) -> str | None:
+    """The line that says which finished records other numerics made; ``None``: none did.
+
+    They are kept and skipped, unless ``rerun_stale=true`` trains them again.
+    """
+    stale = [run for run in planned if run.stale and not run.force]
+    if not stale:
+        return None
+    what = (
+        f"{len(stale)} of the {len(planned)} runs have a finished record made by other "
+        f"numerics than today's (v{NUMERICS_VERSION})"
+    )
+    if stale[0].rerun_stale:
+        return f"{what}: rerun_stale=true trains them again"
+    return f"{what}: kept; rerun_stale=true trains them again"
 
 
 def _written_since(run: PlannedRun, since: float) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ import torch
 from omegaconf import DictConfig
 
 from lipnorm_exp.config import validate
-from lipnorm_exp.records import FINISHED, add_tags, take_record
+from lipnorm_exp.records import FINISHED, add_tags, made_by_current_numerics, take_record
 from lipnorm_exp.training.checkpoint import CHECKPOINT_DIR, checkpoint_path
 from lipnorm_exp.util.atomic import remove_stale_temps
 from lipnorm_exp.util.device import pick_device
@@ -64,10 +64,14 @@ def run_locks(results_dir: Path, rids: list[str], desc: str = "") -> Iterator[No
 def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> dict | None:
     """The finished record of run ``rid``, re-tagged with ``cfg.tags`` and marked ``skipped``.
 
-    ``None`` when the run has no finished record, or ``force=true`` asks to run it again.
+    ``None`` when the run has no finished record, or ``force=true`` asks to run it again, or
+    ``rerun_stale=true`` does and the record was made by other numerics than today's.
     """
     existing = take_record(results_dir, rid)
     if not existing or existing["status"] not in FINISHED or cfg.force:
+        return None
+    if cfg.get("rerun_stale") and not made_by_current_numerics(existing):
+        log.info("%s re-run run %s: its record was made by other numerics", desc, rid)
         return None
     log.info("%s skip run %s: a %s record exists", desc, rid, existing["status"])
     checkpoint_path(results_dir, rid).unlink(missing_ok=True)  # a kill came after the record
