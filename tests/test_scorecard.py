@@ -233,3 +233,23 @@ def test_a_number_whose_every_seed_diverged_reads_diverged_never_differs(committ
     changed = scorecard(pd.concat([others, records_frame(diverged)]))
     (new,) = [new for new in changed if new.subject == line.subject]
     assert new.verdict == DIVERGED_ALL and "†" in new.ours
+
+
+def test_each_figure_claim_has_a_verdict_at_the_setting_chosen_and_at_the_papers_own(lines):
+    """Fig. 2's blow-up, checked on the records by hand at each of the two settings."""
+    fig2 = [line for line in lines if line.item == "Fig. 2" and line.subject.startswith("GAT,")]
+    chosen, own = fig2
+    assert ", at the setting chosen on validation (rule: " in chosen.subject
+    assert ", at the paper's own setting (rule: " in own.subject
+    for line, dropout in ((chosen, 0.0), (own, 0.6)):
+        peaks = []
+        for rid in line.runs:
+            record = json.loads((RUNS / f"{rid}.json").read_text())
+            model = record["config"]["model"]
+            if (model["dropout"], model["heads"]) == (dropout, 4):
+                history = record["history"][:100]
+                peaks.append((record["config"]["seed"], max(max(r["grad_attn"]) for r in history)))
+        peaks = [peak for _, peak in sorted(peaks)]
+        assert line.ours == ", ".join(f"{peak:.2g}" for peak in peaks)
+        assert line.verdict == (HOLDS if min(peaks) >= 1e7 else FAILS)
+    assert (chosen.verdict, own.verdict) == (FAILS, HOLDS)  # the blow-up is the paper's setting's

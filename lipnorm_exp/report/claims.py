@@ -36,6 +36,7 @@ from lipnorm_exp.report.verdicts import (
     FAILS,
     HOLDS,
     NOT_RUN,
+    RULE,
     ScoreLine,
     number_verdict,
     run_facts,
@@ -65,33 +66,53 @@ FAILS_BY_POINTS = 10.0
 DEEP = 15
 
 
-def _at_other_settings(
+Check = Callable[[list], tuple[str, bool]]
+
+
+def _setting_lines(
+    item: str,
+    subject: str,
+    claim: str,
+    check: Check,
     runs: pd.DataFrame,
     grid: PresetGrid,
     protocol: str,
     chosen: pd.DataFrame,
-    label: str,
-    depth: int,
-    check: Callable[[list], tuple[str, bool]],
-) -> tuple[str, tuple[str, ...]]:
-    """The line's *why* and the runs it rests on beside ``chosen``'s.
+) -> list[ScoreLine]:
+    """A figure claim's verdicts: at the setting chosen on validation, and at the paper's own.
 
-    The *why* names the chosen setting and gives the claim at every other setting run
-    (``check(histories)``: the values and whether the claim holds at one setting), each named by
-    the search keys where the settings differ (:func:`~lipnorm_exp.report.aggregate.
-    hyper_settings`); empty, with no runs, where ``label`` ran at one setting only.
+    ``check(histories)`` gives the values of one setting's seeds and whether the claim holds on
+    them. ``runs`` are those of the claim's model and depth; ``chosen`` the seeds of the setting
+    :func:`select` picks among them. The first line is at that setting; the second at the preset's
+    own values (the paper's, :meth:`PresetGrid.sets`) where the chosen setting is another one and
+    the own one was run. Each line's *why* names its setting and gives the claim at every setting
+    that has no line of its own (:func:`~lipnorm_exp.report.aggregate.hyper_settings`).
     """
-    same = runs[(runs["label"] == label) & (runs["depth"] == depth)]
-    settings = hyper_settings(same, grid)
-    if len(settings) < 2:
-        return "", ()
+    settings = hyper_settings(runs, grid)
     [kept] = [s for s in settings if s.runs["run_id"].isin(chosen["run_id"]).any()]
-    others = [setting for setting in settings if setting is not kept]
-    parts = [f"at the setting chosen on validation ({kept.text})"]
+    own = [s for s in settings if s.own and s is not kept]
+    shown = [
+        (kept, chosen, "at the setting chosen on validation"),
+        *((s, s.runs, "at the paper's own setting") for s in own),
+    ]
+    others = [s for s in settings if all(s is not line[0] for line in shown)]
+    elsewhere = []
     for setting in others:
         values, holds = check(list(setting.runs.sort_values(["seed", "run_id"])["history"]))
-        parts.append(f"at {setting.text}: {HOLDS if holds else FAILS} ({values})")
-    return "; ".join(parts), tuple(sorted(rid for s in others for rid in s.runs["run_id"]))
+        elsewhere.append(f"at {setting.text}: {HOLDS if holds else FAILS} ({values})")
+    other_runs = tuple(sorted(rid for s in others for rid in s.runs["run_id"]))
+    lines = []
+    for setting, seeds, where in shown:
+        ours, holds = check(list(seeds.sort_values(["seed", "run_id"])["history"]))
+        named = f"{where} ({setting.text})"
+        facts = run_facts(seeds, protocol)
+        facts["runs"] += other_runs
+        why = "; ".join([named, *elsewhere]) if len(settings) > 1 else ""
+        verdict = HOLDS if holds else FAILS
+        head, rule = subject.split(RULE, 1)
+        title = f"{head}, {where}{RULE}{rule}" if own else subject
+        lines.append(ScoreLine(item, title, claim, ours, verdict, why, **facts))
+    return lines
 
 
 def _chosen(runs: pd.DataFrame | None, label: str, **where) -> pd.DataFrame:
@@ -160,13 +181,9 @@ def fig2_lines(
             peaks = [_peak(history, epochs) for history in histories]
             return ", ".join(f"{peak:.2g}" for peak in peaks), all(rule(p) for p in peaks)
 
-        ours, holds = check(list(chosen["history"]))
-        assert grid is not None, "runs come with their preset's grid"
-        where, others = _at_other_settings(runs, grid, protocol, chosen, label, depth, check)
-        facts = run_facts(chosen, protocol)
-        facts["runs"] += others
-        verdict = HOLDS if holds else FAILS
-        lines.append(ScoreLine(item, subject, claim, ours, verdict, where, **facts))
+        assert runs is not None and grid is not None, "runs come with their preset's grid"
+        same = runs[(runs["label"] == label) & (runs["depth"] == depth)]
+        lines += _setting_lines(item, subject, claim, check, same, grid, protocol, chosen)
     return lines
 
 
@@ -216,13 +233,9 @@ def fig3_lines(
             values = ", ".join(f"{first:.1f} → {best:.1f}" for first, best in pairs)
             return values, all(rule(first, best) for first, best in pairs)
 
-        ours, holds = check(list(chosen["history"]))
-        assert grid is not None, "runs come with their preset's grid"
-        where, others = _at_other_settings(runs, grid, protocol, chosen, label, depth, check)
-        facts = run_facts(chosen, protocol)
-        facts["runs"] += others
-        verdict = HOLDS if holds else FAILS
-        lines.append(ScoreLine(item, subject, claim, ours, verdict, where, **facts))
+        assert runs is not None and grid is not None, "runs come with their preset's grid"
+        same = runs[(runs["label"] == label) & (runs["depth"] == depth)]
+        lines += _setting_lines(item, subject, claim, check, same, grid, protocol, chosen)
     return lines
 
 

@@ -37,6 +37,7 @@ from lipnorm_exp.report.verdicts import (
     DIFFERS,
     DIVERGED_ALL,
     NOT_RUN,
+    RULE,
     TOLERANCE_POINTS,
     VERDICTS,
     ScoreLine,
@@ -168,8 +169,6 @@ def _cell(text: str) -> str:
 FINDINGS = "verification.csv"
 #: no line of ``SCORECARD.md`` is longer
 MAX_LINE = 400
-#: how a claim's subject states its rule; the rule goes to the line's details
-RULE = " (rule: "
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,10 @@ VERDICTS = (REPRODUCED, HOLDS, DIFFERS, FAILS, DIVERGED_ALL, NOT_RUN)
 TOLERANCE_POINTS = 2.0
 
 
+#: how a claim's subject states its rule; the scorecard moves the rule to the line's details
+RULE = " (rule: "
+
+
 @dataclass(frozen=True)
 class ScoreLine:
     """One line of the scorecard.
@@ -185,6 +189,7 @@ __all__ = [
     "HOLDS",
     "NOT_RUN",
     "REPRODUCED",
+    "RULE",
     "TOLERANCE_POINTS",
     "VERDICTS",
     "ScoreLine",
