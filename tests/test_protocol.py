@@ -173,5 +173,7 @@ def test_reporting_keys_at_their_first_values_leave_run_ids_as_they_were(make_cf
 
 
 def test_a_reported_epoch_out_of_its_values_is_refused(make_cfg):
-    with pytest.raises(ValueError, match="protocol.reported_epoch must be best_val or final, got last"):
+    with pytest.raises(
+        ValueError, match="protocol.reported_epoch must be best_val or final, got last"
+    ):
         validate(make_cfg("protocol.reported_epoch=last"))

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from lipnorm_exp.cli.verify import DIFFERENT, IDENTICAL, WITHIN, main, spread
-from lipnorm_exp.records import record_path, schema
+from lipnorm_exp.records import COMPLETED, NUMERICS_VERSION, record_path, schema
 from lipnorm_exp.training.launch import run
 
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2", "train.epochs=3")
@@ -33,6 +33,14 @@ def test_a_record_made_by_todays_code_is_identical_and_a_changed_one_is_not(
     [finding] = pd.read_csv(out, dtype={"run_id": str}).to_dict("records")
     assert finding["run_id"] == record["run_id"] and finding["verdict"] == IDENTICAL
     assert finding["threads"] == 1 and finding["epochs"] == 3
+
+    # the record trained again, kept: a record of today's numerics, the same in all but times
+    kept = tmp_path / "kept"
+    assert _verify(runs, out, "--run-id", record["run_id"], "--again", "--keep", str(kept)) == 0
+    remade = json.loads(record_path(kept, record["run_id"]).read_text())
+    assert remade[schema.NUMERICS] == NUMERICS_VERSION and remade[schema.STATUS] == COMPLETED
+    assert remade[schema.SUMMARY] == record[schema.SUMMARY]
+    assert remade[schema.STARTED_AT] != record[schema.STARTED_AT]
 
     # the same run verified again at the same commit is skipped unless asked
     assert _verify(runs, out, "--run-id", record["run_id"]) == 0

@@ -15,15 +15,19 @@ the new history against the stored one:
 Where the processor or the thread count differ from the record's, a difference may be rounding
 (floating-point sums in another order), not a change of code: each finding names both machines.
 Findings go to a CSV file (``results/verification.csv`` by default), one row per run, replacing
-an earlier finding of the same run; the scorecard reads it.
+an earlier finding of the same run; the scorecard reads it. ``--keep FOLDER`` keeps the records
+trained again there, made by today's numerics: ``lipnorm-exp-merge FOLDER --into results/runs
+--prefer newer`` puts them in place of the stored ones (those found ``different``, say).
 
     lipnorm-exp-verify --run-id 7a221658c0ffee00                # one run
     lipnorm-exp-verify --preset residual --per-setting 1 --dry-run   # what it would cost
     python -m lipnorm_exp.cli.verify --preset missing_vector --per-setting 1
+    lipnorm-exp-verify --run-id 7a221658c0ffee00 --keep remade      # and keep the new record
 """
 
 import argparse
 import math
+import shutil
 import statistics
 import sys
 import tempfile
@@ -44,6 +48,7 @@ from lipnorm_exp.records import (
     SEED_KEY,
     git_commit,
     iter_records,
+    record_path,
     schema,
     setting_key,
 )
@@ -130,8 +135,13 @@ def _test(record: dict) -> float | None:
     return None if value is None else 100 * value
 
 
-def verify_record(record: dict, allowed: float, device: str, threads: int) -> Finding:
-    """Train ``record``'s run again from its config, here and now, and judge the result."""
+def verify_record(
+    record: dict, allowed: float, device: str, threads: int, keep: Path | None = None
+) -> Finding:
+    """Train ``record``'s run again from its config, here and now, and judge the result.
+
+    ``keep``: a folder the new record is copied into (made where missing).
+    """
     import torch
 
     from lipnorm_exp.training.launch import run
@@ -154,6 +164,9 @@ def verify_record(record: dict, allowed: float, device: str, threads: int) -> Fi
             [ours] = run(config)
         finally:
             torch.set_num_threads(before)
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.copy(record_path(folder, ours[schema.RUN_ID]), keep)
     verdict, where = classify(record, ours, allowed)
     machine = record.get(schema.MACHINE) or {}
     return Finding(
@@ -263,6 +276,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--runs", type=folder_path, default=RUNS_FOLDER, help="folder of records")
     parser.add_argument("--out", type=Path, default=FINDINGS, help="the findings' CSV file")
+    parser.add_argument(
+        "--keep", type=Path, help="a folder to keep the records trained again in (default: none)"
+    )
     parser.add_argument("--device", default="cpu", help="where to train (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     parser.add_argument(
@@ -298,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         findings = []
         for k, record in enumerate(chosen, 1):
             finding = verify_record(
-                record, spreads[record[schema.RUN_ID]], args.device, args.threads
+                record, spreads[record[schema.RUN_ID]], args.device, args.threads, args.keep
             )
             findings.append(finding)
             print(
