@@ -9,7 +9,7 @@ export LIPNORM_RAW_DIRS ?= $(CURDIR)/../shared/datasets
 endif
 
 # install is a name for the stamp's target, not a file
-.PHONY: help install run test test-fast test-slurm lint format tables figures scorecard report reproduce reproduce-cpu bench clean
+.PHONY: help install run test test-fast test-slurm lint format docs tables figures scorecard report reproduce reproduce-cpu bench clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) \
@@ -48,12 +48,15 @@ test-slurm: ## sweeps on a one-node SLURM cluster started here (root; apt-get in
 	LIPNORM_SLURM_TESTS=1 $(PYTHON) -m pytest -q tests/test_slurm.py
 
 lint: ## ruff check and format check
-	$(PYTHON) -m ruff check lipnorm_exp hydra_plugins tests scripts
-	$(PYTHON) -m ruff format --check lipnorm_exp hydra_plugins tests scripts
+	$(PYTHON) -m ruff check lipnorm_exp hydra_plugins tests scripts examples
+	$(PYTHON) -m ruff format --check lipnorm_exp hydra_plugins tests scripts examples
 
 format: ## ruff fix and format
-	$(PYTHON) -m ruff check --fix lipnorm_exp hydra_plugins tests scripts
-	$(PYTHON) -m ruff format lipnorm_exp hydra_plugins tests scripts
+	$(PYTHON) -m ruff check --fix lipnorm_exp hydra_plugins tests scripts examples
+	$(PYTHON) -m ruff format lipnorm_exp hydra_plugins tests scripts examples
+
+docs: install ## the documentation site (mkdocs.yml, docs/) into site/, every warning an error
+	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict
 
 tables: ## the paper's tables from the records in $(RUNS)
 	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only tables
@@ -81,5 +84,5 @@ reproduce-cpu: install ## the paper-scale sweeps behind results/ on a CPU (narro
 bench: ## layer benchmark: epoch time and memory, Lip vs none vs PyG (results/bench/layers.md)
 	$(PYTHON) scripts/bench_layers.py
 
-clean: ## remove Hydra logs (records stay)
-	rm -rf logs
+clean: ## remove Hydra logs and the built site (records stay)
+	rm -rf logs site

@@ -18,7 +18,7 @@ model (none can exist before ``transformers`` is imported) is looked through wit
 
 import sys
 from collections import Counter
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -76,7 +76,7 @@ def lipschitz_attention_forward(
     dropout: float = 0.0,
     scaling: float | None = None,
     is_causal: bool | None = None,
-    **kwargs,
+    **kwargs: Any,
 ) -> tuple[Tensor, Tensor]:
     r"""Attention with LipschitzNorm of its scores, called by a ``transformers`` model.
 

@@ -51,7 +51,8 @@ class LipschitzMultiheadAttention(nn.Module):
         vdim (int, optional): width of the values' inputs. (default: ``embed_dim``)
         batch_first (bool, optional): inputs and outputs are :math:`(N, L, E)` rather than
             :math:`(L, N, E)`. (default: :obj:`False`)
-        device, dtype: where and how the parameters are created.
+        device (torch.device or str, optional): where the parameters are created.
+        dtype (torch.dtype, optional): the parameters' dtype.
         norm (str, DenseScoreNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
             (:class:`DenseLipschitzNorm` with defaults), or any object that keeps
             :class:`~lipnorm_exp.nn.score_norm.DenseScoreNorm`. (default: :obj:`None`)
