@@ -11,6 +11,7 @@ first; the table gives the median wall clock of each and their ratio. Writes <ou
 
     python scripts/bench_cli.py                      # --help, --cfg job and two typos, 7 times
     python scripts/bench_cli.py --baseline 75038f9   # against the code of that commit
+    python scripts/bench_cli.py "--commands=--help|train.lrr=0.1" --repeats 3   # '=': a flag
     python scripts/bench_cli.py --machine "2 cores, two training runs beside"   # in the header
     python scripts/bench_cli.py --smoke --out /tmp/bench    # does it still run?
 """
