@@ -16,12 +16,10 @@ from lipnorm_exp.cli.errors import (
     stop,
 )
 from lipnorm_exp.cli.hydra_refusals import HydraRefusals
-from lipnorm_exp.cli.tracking import make_tracker
 from lipnorm_exp.config import register_plugins, register_resolvers, search_path
 from lipnorm_exp.config.launcher import quiet_schema_matching
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.sweeps.progress import note_outcome, outcome_of, sweep_position
-from lipnorm_exp.training.launch import run
 from lipnorm_exp.util.errors import UserError
 from lipnorm_exp.util.stopping import in_sweep_worker, stop_requests
 
@@ -38,8 +36,13 @@ def main(cfg: DictConfig) -> None:
 
     In a sweep, a job that cannot run is counted as failed and the sweep goes on (Hydra shows
     its line again at the end); a stop request ends the sweep, a worker process at once.
+    The trainer (and torch with it) is imported here, once a run starts: the command line's
+    help, its config and its refusals answer without it.
     """
     REFUSALS.start_task()
+    from lipnorm_exp.cli.tracking import make_tracker
+    from lipnorm_exp.training.launch import run
+
     position = sweep_position()
     runs = len(cfg.seed) if isinstance(cfg.seed, ListConfig) else 1
     with stop_requests():

@@ -11,8 +11,9 @@ from omegaconf import OmegaConf, open_dict
 from lipnorm_exp.config import build_model, schema, validate
 from lipnorm_exp.config.capacity import device_memory, parameter_count
 from lipnorm_exp.data import DATASETS
-from lipnorm_exp.models import MODELS, DepthwiseGNN
+from lipnorm_exp.models import MODELS
 from lipnorm_exp.models.attention import AttentionGNN
+from lipnorm_exp.models.base import DepthwiseGNN
 from lipnorm_exp.models.gin import GIN
 from lipnorm_exp.models.norms import NORMS
 from lipnorm_exp.records import (

@@ -12,7 +12,7 @@ from test_models import make
 from torch.autograd.functional import jacobian
 from torch_geometric.data import Data
 
-from lipnorm_exp.data import Task
+from lipnorm_exp.data.task import Task
 from lipnorm_exp.nn import GATLayer
 from lipnorm_exp.records.heatmap import draw_gradient_heatmap
 from lipnorm_exp.report.aggregate import preset_runs, usable_runs

@@ -1,5 +1,7 @@
 """Every model × normalisation builds, trains and differs where it should."""
 
+import importlib
+import pkgutil
 from dataclasses import dataclass
 
 import pytest
@@ -9,9 +11,12 @@ from conftest import CONFIGS
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from lipnorm_exp import models
 from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.models import MODELS
-from lipnorm_exp.models.norms import NORMS, NoNorm, Normalisation, node_norm
+from lipnorm_exp.models.base import DepthwiseGNN
+from lipnorm_exp.models.no_norm import NoNorm
+from lipnorm_exp.models.norms import NORMS, Normalisation, node_norm
 from lipnorm_exp.nn.score_norm import LIPSCHITZ_NORMS, lipschitz_norm
 from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.util.errors import ConfigError
@@ -25,6 +30,18 @@ def group(name, option, **changes):
         section = compose("config", overrides=[f"{name}={option}"])[name]
     section.update(changes)
     return section
+
+
+def test_the_model_registry_names_every_model_class_of_the_package():
+    """A model module's class (one with a label of its own) is in :data:`MODELS`, where it is."""
+    classes = {
+        f"{cls.__module__}.{cls.__qualname__}"
+        for info in pkgutil.iter_modules(models.__path__)
+        for cls in vars(importlib.import_module(f"{models.__name__}.{info.name}")).values()
+        if isinstance(cls, type) and issubclass(cls, DepthwiseGNN) and vars(cls).get("label")
+    }
+    assert {MODELS.where(name) for name in MODELS} == classes
+    assert all(MODELS.get(name).__name__ == MODELS.where(name).split(".")[-1] for name in MODELS)
 
 
 def allowed_pairs():

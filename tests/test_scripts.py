@@ -31,6 +31,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 def test_every_python_script_is_a_known_command():
     assert COMMANDS == [
         "bench_checkpoint.py",
+        "bench_cli.py",
         "bench_huggingface.py",
         "bench_layers.py",
         "bench_sweep.py",
@@ -40,7 +41,14 @@ def test_every_python_script_is_a_known_command():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "script", ["bench_layers.py", "bench_checkpoint.py", "bench_sweep.py", "bench_huggingface.py"]
+    "script",
+    [
+        "bench_layers.py",
+        "bench_checkpoint.py",
+        "bench_sweep.py",
+        "bench_huggingface.py",
+        "bench_cli.py",
+    ],
 )
 def test_benchmark_runs_in_its_smoke_mode(script, tmp_path):
     done = _run([str(SCRIPTS / script), "--smoke", "--out", str(tmp_path)], cwd=REPO)

@@ -1,20 +1,23 @@
 """Objects built from config groups: the one place where group keys become keyword arguments."""
 
 import copy
-from typing import Any, cast, get_type_hints
+from typing import TYPE_CHECKING, Any, cast, get_type_hints
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from lipnorm_exp.config import schema
-from lipnorm_exp.models import MODELS, DepthwiseGNN
+from lipnorm_exp.models import MODELS
 from lipnorm_exp.util.constraints import may_be_absent
+
+if TYPE_CHECKING:
+    from lipnorm_exp.models.base import DepthwiseGNN
 
 __all__ = ["build_model"]
 
 
 def build_model(
     model: DictConfig, norm: DictConfig, in_channels: int, out_channels: int
-) -> DepthwiseGNN:
+) -> "DepthwiseGNN":
     """The model named ``model.name``, its keys and the ``norm`` group's as keyword arguments.
 
     Every key of the ``model`` group but ``name`` is a keyword argument of the model class

@@ -6,7 +6,8 @@ device (no memory), at depths 1 and 2, and the count extrapolated to ``model.dep
 layer after the first is alike), for one input feature and one output (a lower bound: the
 dataset's widths are not known before its data is read). A run's history holds about
 :data:`BYTES_PER_EPOCH` bytes per epoch. Either estimate above the memory of the device the run
-would use (:func:`device_memory`) refuses the config in one line.
+would use (:func:`device_memory`) refuses the config in one line. torch is imported by the
+checks, so a config is composed and its keys checked without it.
 """
 
 import functools
@@ -15,11 +16,9 @@ import math
 import os
 from typing import Any
 
-import torch
 from omegaconf import OmegaConf
 
 from lipnorm_exp.config.build import build_model
-from lipnorm_exp.util.device import parse_device
 from lipnorm_exp.util.errors import ConfigError
 
 __all__ = [
@@ -43,6 +42,10 @@ def device_memory(device: str) -> tuple[int, str]:
     ``auto`` and ``cuda[:i]`` name a GPU's memory where CUDA is available; otherwise (and for
     ``cpu``) the machine's physical memory.
     """
+    import torch
+
+    from lipnorm_exp.util.device import parse_device
+
     parsed = parse_device(device)
     if parsed.type == "cuda" and torch.cuda.is_available():
         index = parsed.index or 0
@@ -69,6 +72,8 @@ def parameter_count(model: dict[str, Any], norm: dict[str, Any]) -> int:
 @functools.cache
 def _layer_counts(model: str, norm: str) -> tuple[int, int]:
     """Parameters of the model at depth 1, and of each further layer (groups as JSON)."""
+    import torch
+
     norm_group = OmegaConf.create(json.loads(norm))
 
     def at_depth(depth: int) -> int:

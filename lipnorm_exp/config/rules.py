@@ -8,8 +8,6 @@ Each rule takes the resolved config (plain containers, as
 from collections.abc import Callable
 from typing import Any
 
-import torch_geometric.typing
-
 from lipnorm_exp.config.capacity import history_fits, model_fits
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.models.norms import NORMS
@@ -86,6 +84,8 @@ def ggnn_only_pads_its_input(config: dict[str, Any]) -> None:
 
 def neighbour_sampling_needs_pyg_lib(config: dict[str, Any]) -> None:
     """``dataset.loader=neighbor`` samples with pyg-lib."""
+    import torch_geometric.typing
+
     loader = config["dataset"].get("loader")
     if loader == "neighbor" and not torch_geometric.typing.WITH_PYG_LIB:
         raise ConfigError("dataset.loader=neighbor needs pyg-lib; allowed here: random_nodes")

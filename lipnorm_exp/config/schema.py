@@ -24,12 +24,8 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from lipnorm_exp.data import DATASETS as DATASET_LOADERS
-from lipnorm_exp.data import ogb, planetoid, trees
-from lipnorm_exp.data.task import MONITORED
-from lipnorm_exp.models import MODELS as MODEL_CLASSES
-from lipnorm_exp.models import gcnii, gin, gt
-from lipnorm_exp.models.attention import AttentionGNN
-from lipnorm_exp.models.base import ACTIVATIONS, DepthwiseGNN
+from lipnorm_exp.data import MONITORED, TREES_MAX_DEPTH
+from lipnorm_exp.models import ACTIVATIONS
 from lipnorm_exp.models.norms import NORMS as NORM_CLASSES
 from lipnorm_exp.util.constraints import (
     MAY_BE_ABSENT,
@@ -93,7 +89,7 @@ class Trees:
     """``configs/dataset/trees.yaml``."""
 
     name: str
-    depth: Annotated[int, Between(1, trees.MAX_DEPTH)]
+    depth: Annotated[int, Between(1, TREES_MAX_DEPTH)]
     num_trees: Positive
     train_fraction: Annotated[float, Between(0, 1, open_low=True)]
     batch_size: Positive
@@ -128,15 +124,17 @@ class OgbnProteins:
     meta_dict: dict | None
 
 
-#: the schema of each dataset loader's config (a loader may serve several names: Planetoid)
+#: the schema of each dataset loader's config, by where the loader is defined (a loader may
+#: serve several names: Planetoid)
 SCHEMA_OF_LOADER = {
-    planetoid.load_planetoid: Planetoid,
-    trees.load_trees: Trees,
-    ogb.load_ogbn_arxiv: OgbnArxiv,
-    ogb.load_ogbn_proteins: OgbnProteins,
+    "lipnorm_exp.data.planetoid.load_planetoid": Planetoid,
+    "lipnorm_exp.data.trees.load_trees": Trees,
+    "lipnorm_exp.data.ogb.load_ogbn_arxiv": OgbnArxiv,
+    "lipnorm_exp.data.ogb.load_ogbn_proteins": OgbnProteins,
 }
 #: one schema per registered dataset (``dataset.name``), derived from the dataset registry
-DATASETS = {name: SCHEMA_OF_LOADER[DATASET_LOADERS.get(name)] for name in DATASET_LOADERS}
+#: without importing a loader
+DATASETS = {name: SCHEMA_OF_LOADER[DATASET_LOADERS.where(name)] for name in DATASET_LOADERS}
 
 
 @dataclass
@@ -195,24 +193,36 @@ class GCNII(Model):
     theta: PositiveNumber
 
 
-#: the schema of the model classes that bring keys of their own; every other model class has
-#: the schema of its nearest base class here (:func:`model_schema`)
-SCHEMA_OF_CLASS: dict[type, type] = {
-    DepthwiseGNN: Model,
-    AttentionGNN: AttentionModel,
-    gt.GT: GT,
-    gin.GIN: GIN,
-    gcnii.GCNII: GCNII,
+#: the schema of the model classes that bring keys of their own, by where each class is
+#: defined; every other model class has the schema of its nearest base class here
+#: (:func:`model_schema`)
+SCHEMA_OF_CLASS: dict[str, type] = {
+    "lipnorm_exp.models.base.DepthwiseGNN": Model,
+    "lipnorm_exp.models.attention.AttentionGNN": AttentionModel,
+    "lipnorm_exp.models.gt.GT": GT,
+    "lipnorm_exp.models.gin.GIN": GIN,
+    "lipnorm_exp.models.gcnii.GCNII": GCNII,
 }
 
 
 def model_schema(model_class: type) -> type:
     """The schema of ``model_class``'s config: its own, or its nearest base class's."""
-    return next(SCHEMA_OF_CLASS[cls] for cls in model_class.__mro__ if cls in SCHEMA_OF_CLASS)
+    where = (f"{cls.__module__}.{cls.__qualname__}" for cls in model_class.__mro__)
+    return next(SCHEMA_OF_CLASS[path] for path in where if path in SCHEMA_OF_CLASS)
 
 
-#: one schema per registered model (``model.name``), derived from the model registry
-MODELS = {name: model_schema(MODEL_CLASSES.get(name)) for name in MODEL_CLASSES}
+#: one schema per registered model (``model.name``): :func:`model_schema` of its class, written
+#: out so that a config is checked without importing the model classes (and torch);
+#: ``tests/test_config.py`` checks the two agree
+MODELS = {
+    "gat": AttentionModel,
+    "gatv2": AttentionModel,
+    "gcn": Model,
+    "gcnii": GCNII,
+    "ggnn": Model,
+    "gin": GIN,
+    "gt": GT,
+}
 
 
 #: one schema per registered normalisation (``norm.name``): its class, a dataclass of its keys

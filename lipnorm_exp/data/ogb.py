@@ -45,7 +45,6 @@ from torch_geometric.data.storage import GlobalStorage
 from torch_geometric.loader import NeighborLoader, RandomNodeLoader
 from torch_geometric.utils import index_to_mask, scatter, to_undirected
 
-from lipnorm_exp.data import DATASETS
 from lipnorm_exp.data.download import ensure_files
 from lipnorm_exp.data.missing import MissingVectors
 from lipnorm_exp.data.prepare import SourceStamp, load_prepared, read_gzip
@@ -178,7 +177,6 @@ def _rocauc(evaluator, y_true: torch.Tensor, logits: torch.Tensor) -> float:
     return evaluator.eval({"y_true": y_true, "y_pred": logits})["rocauc"]
 
 
-@DATASETS.register("ogbn_arxiv", label="ogbn-arxiv")
 def load_ogbn_arxiv(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     """ogbn-arxiv, trained and evaluated full batch on OGB's time split.
 
@@ -243,7 +241,6 @@ def _loader(dataset: DictConfig) -> str:
     return dataset.loader
 
 
-@DATASETS.register("ogbn_proteins", label="ogbn-proteins")
 def load_ogbn_proteins(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     """ogbn-proteins: 112 binary tasks on OGB's species split, trained in mini-batches.
 

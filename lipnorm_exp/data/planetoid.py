@@ -8,7 +8,6 @@ from torch_geometric.datasets import Planetoid
 from torch_geometric.io.planetoid import read_file
 from torch_geometric.transforms import NormalizeFeatures
 
-from lipnorm_exp.data import DATASETS
 from lipnorm_exp.data.download import ensure_files
 from lipnorm_exp.data.missing import MissingVectors
 from lipnorm_exp.data.prepare import AtomicSave, SourceStamp, check_edges, load_prepared
@@ -37,9 +36,6 @@ def read_raw_file(path: Path) -> object:
     return read_file(str(path.parent), prefix, part)
 
 
-@DATASETS.register("pubmed", label="PubMed")
-@DATASETS.register("citeseer", label="CiteSeer")
-@DATASETS.register("cora", label="Cora")
 def load_planetoid(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     """Load a Planetoid graph as one full batch (public split: 20 per class, 500 val, 1000 test).
 

@@ -7,10 +7,6 @@ import torch
 from torch_geometric.data import Data
 
 Metric = Callable[[torch.Tensor, torch.Tensor], float]
-#: the splits a task's batches mark (``<split>_mask``) and every record scores, in this order
-SPLITS = ("train", "val", "test")
-#: columns of an epoch's row a schedule or an early stop may watch, and whether higher is better
-MONITORED = {"val_loss": False, "val_acc": True, "train_acc": True}
 
 
 def accuracy(y_true: torch.Tensor, logits: torch.Tensor) -> float:

@@ -36,12 +36,11 @@ import torch
 from omegaconf import DictConfig
 from torch_geometric.data import Data, InMemoryDataset
 
-from lipnorm_exp.data import DATASETS
+from lipnorm_exp.data import SPLITS
 from lipnorm_exp.data.prepare import AtomicSave, load_prepared
-from lipnorm_exp.data.task import SPLITS, Task
+from lipnorm_exp.data.task import Task
 
 __all__ = [
-    "MAX_DEPTH",
     "TreeBatches",
     "TreeNeighborsMatch",
     "TreesStamp",
@@ -53,9 +52,6 @@ __all__ = [
     "split_codes",
     "tree_edge_index",
 ]
-
-#: the deepest trees (keys and values are stored as ``int16``)
-MAX_DEPTH = 14
 
 
 def num_distinct_trees(depth: int) -> int:
@@ -317,7 +313,6 @@ class TreeBatches:
                 )
 
 
-@DATASETS.register("trees", label="TREES")
 def load_trees(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     r"""TREES of depth ``dataset.depth``, mini-batched, accuracy at the roots.
 

@@ -1,13 +1,13 @@
-"""The depth-wise GNN every model shares, and the registry of models by ``model.name``."""
+"""The depth-wise GNN every model shares."""
 
 from collections.abc import Mapping
 
 import torch
 from torch import nn
 
+from lipnorm_exp.models import ACTIVATIONS
 from lipnorm_exp.models.norms import node_norm
 from lipnorm_exp.nn.copy_dropout import dropout
-from lipnorm_exp.util.registry import Registry
 
 
 class DepthwiseGNN(nn.Module):
@@ -87,7 +87,7 @@ class DepthwiseGNN(nn.Module):
         self.dropout = dropout
         self.residual = residual
         self.last_activation = last_activation
-        self.activation = ACTIVATIONS[activation]()
+        self.activation = getattr(nn, ACTIVATIONS[activation])()
         self.norm = norm
         self.norm_options = dict(norm_options)
         width = self.layer_width()
@@ -165,9 +165,3 @@ class DepthwiseGNN(nn.Module):
             f"{type(self).__name__}(depth={self.depth}, conv={self.convs[0]}, "
             f"norm={type(self.norms[0]).__name__}, residual={self.residual})"
         )
-
-
-#: ``model.activation`` → the module applied after each graph layer
-ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "none": nn.Identity}
-
-MODELS: Registry[type[DepthwiseGNN]] = Registry("model.name")

@@ -1,11 +1,9 @@
 """GAT and GAT-Lip (paper Eq. 17)."""
 
 from lipnorm_exp.models.attention import AttentionGNN
-from lipnorm_exp.models.base import MODELS
 from lipnorm_exp.nn import GATLayer
 
 
-@MODELS.register("gat")
 class GAT(AttentionGNN):
     """Depth-wise GAT; ``norm="lip"`` gives GAT-Lip."""
 

@@ -3,10 +3,9 @@
 from torch import nn
 from torch_geometric.nn import GCNConv
 
-from lipnorm_exp.models.base import MODELS, DepthwiseGNN
+from lipnorm_exp.models.base import DepthwiseGNN
 
 
-@MODELS.register("gcn")
 class GCN(DepthwiseGNN):
     """Depth-wise GCN with symmetric normalisation and self-loops."""
 

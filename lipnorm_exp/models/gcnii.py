@@ -6,10 +6,9 @@ import torch
 from torch import nn
 from torch_geometric.nn import GCN2Conv
 
-from lipnorm_exp.models.base import MODELS, DepthwiseGNN
+from lipnorm_exp.models.base import DepthwiseGNN
 
 
-@MODELS.register("gcnii")
 class GCNII(DepthwiseGNN):
     r"""Depth-wise GCNII.
 

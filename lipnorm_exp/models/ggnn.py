@@ -3,10 +3,9 @@
 from torch import nn
 from torch_geometric.nn import GatedGraphConv
 
-from lipnorm_exp.models.base import MODELS, DepthwiseGNN
+from lipnorm_exp.models.base import DepthwiseGNN
 
 
-@MODELS.register("ggnn")
 class GGNN(DepthwiseGNN):
     """Depth-wise GGNN: each graph layer is one GRU-gated propagation step with its own weights.
 

@@ -5,10 +5,9 @@ from typing import Any
 from torch import nn
 from torch_geometric.nn import GINConv
 
-from lipnorm_exp.models.base import MODELS, DepthwiseGNN
+from lipnorm_exp.models.base import DepthwiseGNN
 
 
-@MODELS.register("gin")
 class GIN(DepthwiseGNN):
     """Depth-wise GIN; each layer's update is a 2-layer MLP.
 

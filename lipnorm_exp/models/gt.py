@@ -3,11 +3,9 @@
 from typing import Any
 
 from lipnorm_exp.models.attention import AttentionGNN
-from lipnorm_exp.models.base import MODELS
 from lipnorm_exp.nn import GTLayer
 
 
-@MODELS.register("gt")
 class GT(AttentionGNN):
     """Depth-wise Graph Transformer; ``norm="lip"`` gives GT-Lip.
 

@@ -12,40 +12,31 @@ two kinds:
   module that normalises its scores (:meth:`Normalisation.score_module`); only attention
   models take it (:mod:`lipnorm_exp.config.rules`).
 
-Adding either kind is one class here and one YAML file.
+Adding either kind is one class here and one YAML file. torch and PyG are imported by the
+methods that build modules, so the config is checked against these classes without them.
 """
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import torch
-from torch import nn
-from torch_geometric.nn import LayerNorm, PairNorm
-
-from lipnorm_exp.nn.lipschitz_norm import VARIANTS
-from lipnorm_exp.nn.score_norm import lipschitz_norm
 from lipnorm_exp.util.constraints import OneOf, PositiveNumber
 from lipnorm_exp.util.registry import Registry
+from lipnorm_exp.util.variants import VARIANTS
+
+if TYPE_CHECKING:
+    from torch import nn
 
 __all__ = [
     "NORMS",
     "LayerNormalisation",
     "LipschitzNormalisation",
-    "NoNorm",
     "NoNormalisation",
     "Normalisation",
     "PairNormalisation",
     "node_norm",
     "normalisation",
 ]
-
-
-class NoNorm(nn.Identity):
-    """The identity, with the ``(x, batch)`` call of PyG's normalisation layers."""
-
-    def forward(self, x: torch.Tensor, batch: torch.Tensor | None = None) -> torch.Tensor:
-        return x
 
 
 @dataclass
@@ -57,11 +48,13 @@ class Normalisation:
     #: acts on the attention scores inside attention layers (not on the node features)
     on_scores = False
 
-    def node_module(self, channels: int) -> nn.Module:
+    def node_module(self, channels: int) -> "nn.Module":
         """The module applied to the ``channels`` node features after each graph layer."""
+        from lipnorm_exp.models.no_norm import NoNorm
+
         return NoNorm()
 
-    def score_module(self, model: Any) -> nn.Module | None:
+    def score_module(self, model: Any) -> "nn.Module | None":
         """The module normalising one attention layer's scores, or ``None``: scores as they are.
 
         ``model`` is the :class:`~lipnorm_exp.models.attention.AttentionGNN` building the layer.
@@ -98,11 +91,13 @@ class LipschitzNormalisation(Normalisation):
 
     on_scores = True
 
-    def score_module(self, model: Any) -> nn.Module:
+    def score_module(self, model: Any) -> "nn.Module":
         """The LipschitzNorm of the model's layer: Eq. 17 for GAT, Eq. 19 for GT, Eq. 15 for GATv2.
 
         One table pairs them: :data:`~lipnorm_exp.nn.score_norm.LIPSCHITZ_NORMS`.
         """
+        from lipnorm_exp.nn.score_norm import lipschitz_norm
+
         return lipschitz_norm(model.layer_class.score_contract, self.alpha, self.eps, self.variant)
 
     @staticmethod
@@ -121,7 +116,9 @@ class PairNormalisation(Normalisation):
     scale: PositiveNumber
     scale_individually: bool
 
-    def node_module(self, channels: int) -> nn.Module:
+    def node_module(self, channels: int) -> "nn.Module":
+        from torch_geometric.nn import PairNorm
+
         return PairNorm(scale=self.scale, scale_individually=self.scale_individually)
 
     @staticmethod
@@ -136,7 +133,9 @@ class LayerNormalisation(Normalisation):
 
     affine: bool
 
-    def node_module(self, channels: int) -> nn.Module:
+    def node_module(self, channels: int) -> "nn.Module":
+        from torch_geometric.nn import LayerNorm
+
         return LayerNorm(channels, affine=self.affine, mode="node")
 
     @staticmethod
@@ -149,6 +148,6 @@ def normalisation(name: str, **options: Any) -> Normalisation:
     return NORMS.get(name)(name=name, **options)
 
 
-def node_norm(name: str, channels: int, **options: Any) -> nn.Module:
+def node_norm(name: str, channels: int, **options: Any) -> "nn.Module":
     """The node-feature module of normalisation ``name`` (the identity for a score norm)."""
     return normalisation(name, **options).node_module(channels)

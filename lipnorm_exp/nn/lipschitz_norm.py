@@ -19,6 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from lipnorm_exp.nn.arguments import check_scale
+from lipnorm_exp.util.variants import VARIANTS
 
 __all__ = [
     "VARIANTS",
@@ -39,9 +40,6 @@ __all__ = [
     "target_max",
     "with_rows",
 ]
-
-VARIANTS = ("paper", "published")
-"""``paper``: the paper's equations (default); ``published``: the authors' public code."""
 
 
 def check_norm_options(

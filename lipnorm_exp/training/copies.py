@@ -16,7 +16,7 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
-from lipnorm_exp.models import DepthwiseGNN
+from lipnorm_exp.models.base import DepthwiseGNN
 from lipnorm_exp.nn.copy_dropout import RandomStream, copy_streams
 
 __all__ = ["StackedCopies"]

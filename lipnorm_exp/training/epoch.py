@@ -16,8 +16,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch_geometric.data import Data
 
-from lipnorm_exp.data import SPLITS, Task
-from lipnorm_exp.models import DepthwiseGNN
+from lipnorm_exp.data import SPLITS
+from lipnorm_exp.data.task import Task
+from lipnorm_exp.models.base import DepthwiseGNN
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from torch import nn
 from torch.func import jvp, vjp
 from torch_geometric.data import Data
 
-from lipnorm_exp.models import DepthwiseGNN
+from lipnorm_exp.models.base import DepthwiseGNN
 
 #: power-iteration steps of :func:`layer_lipschitz` (each one a JVP and a VJP)
 ITERATIONS = 10
@@ -76,7 +76,7 @@ def layer_lipschitz(model: DepthwiseGNN, batch: Data, iterations: int = ITERATIO
     layer's other inputs (edges, GCNII's initial features) are held fixed.
 
     Args:
-        model: a :class:`~lipnorm_exp.models.DepthwiseGNN` (its ``convs`` are the layers).
+        model: a :class:`~lipnorm_exp.models.base.DepthwiseGNN` (its ``convs`` are the layers).
         batch: a graph with ``x`` and ``edge_index`` (and ``batch`` for PairNorm), on the
             model's device.
         iterations: power-iteration steps per layer. (default: :obj:`10`)

@@ -14,7 +14,7 @@ import torch
 from omegaconf import DictConfig
 
 from lipnorm_exp.data import MONITORED
-from lipnorm_exp.models import DepthwiseGNN
+from lipnorm_exp.models.base import DepthwiseGNN
 from lipnorm_exp.records import COMPLETED, DIVERGED, EPOCH_TIME_KEY, schema
 from lipnorm_exp.training.checkpoint import copied
 
