@@ -41,7 +41,12 @@ DRAW = {spec.name: spec.draw for _, spec in owned_figures()}
 #: the paper's budget of Table 1's preset (its YAML's ``grid.paper``)
 BUDGET = paper_budget("missing_vector")
 ATTENTION = ("gat", "gt", "gatv2")
-MODEL_DEFAULTS = {"gcn": {"hidden": 64, "dropout": 0.5}}
+MODEL_DEFAULTS = {
+    "gcn": {"hidden": 64, "dropout": 0.5},
+    "gcnii": {"alpha": 0.1, "theta": 0.5},
+    "gin": {"train_eps": False, "batch_norm": True},
+    "gt": {"beta": True},
+}
 
 
 def make_record(
@@ -76,10 +81,10 @@ def make_record(
     dataset_cfg = {"name": dataset, "missing_rate": missing_rate, "download": True}
     dataset_cfg["normalize_features"] = protocol != "published"  # as the protocols compose
     model_cfg = {"name": model, "depth": depth, "hidden": 64, "dropout": dropout}
-    model_cfg["activation"] = "elu"
+    model_cfg.update(activation="elu", input_width=None, last_activation=True, post_layernorm=False)
     model_cfg.update(MODEL_DEFAULTS.get(model, {}), residual=residual)
     if model in ATTENTION:
-        model_cfg.update(heads=heads, concat=True, attn_dropout=0.0)
+        model_cfg.update(heads=heads, concat=True, attn_dropout=0.0, head_channels=None)
     if tree_depth is not None:
         dataset_cfg = {"name": dataset, "depth": tree_depth, "num_trees": 100, "download": False}
         model_cfg.update(hidden=32, dropout=0.0)
@@ -258,7 +263,6 @@ def cell(values, depth=None, diverged=0):
         text += f" ± {statistics.stdev(tests):.1f}"
     if depth is not None:
         text += f" ({depth})"
-    text += f" n={len(tests)}"
     return text + (f" †{diverged}" if diverged else "")
 
 
@@ -537,7 +541,7 @@ def test_table3_fixed_depth_columns_from_the_grid():
     usable = usable_runs(records_frame([record_row(r) for r in runs]), "paper", "standard")
     table = build_table(*of_preset(usable, "residual"), TABLE3)
     display = by_model(table.display)
-    assert [c for c in display.columns if "paper" not in c] == [
+    assert [c for c in display.columns if not c.endswith((" paper", " val", " params"))] == [
         "Cora 15 layers",
         "Cora 30 layers",
         "PubMed 15 layers",
@@ -717,9 +721,9 @@ def test_fig3_draws_each_setting_apart_under_its_dropout_and_lr(two_settings):
     lines = {
         title: [line.get_label() for line in ax.get_lines()] for title, ax in selected[0].items()
     }
-    assert lines == {
-        "GAT": ["20 layers", "30 layers"],
-        "GAT-Lip (30 layers: no records)": ["20 layers"],
+    assert lines == {  # every seed of the setting, a line each
+        "GAT": [f"{d} layers, seed {k}" for d in (20, 30) for k in (0, 1)],
+        "GAT-Lip (30 layers: no records)": ["20 layers, seed 0", "20 layers, seed 1"],
     }
     (legend,) = figure.legends
     assert [text.get_text() for text in legend.get_texts()] == ["20 layers", "30 layers"]
@@ -772,7 +776,8 @@ def test_the_footer_of_a_figure_of_settings_drawn_apart_says_so(two_settings):
 
 
 def test_fig5_draws_ours_beside_alon_yahav_and_the_papers_depth_10(usable):
-    figure = DRAW["fig5_trees"](*of_preset(usable, "trees")).figure
+    drawn = DRAW["fig5_trees"](*of_preset(usable, "trees"))
+    figure = drawn.figure
     ax, paper_ax = figure.axes
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert np.allclose(lines["GAT-Lip"].get_ydata(), [45.0, 30.0])
@@ -783,8 +788,13 @@ def test_fig5_draws_ours_beside_alon_yahav_and_the_papers_depth_10(usable):
     assert ax.get_xlim()[1] < 4  # the axis stops where the records do
     stars = {c.get_label(): c.get_offsets()[0] for c in paper_ax.collections if c.get_label()}
     assert list(stars[f"paper GAT-Lip (depth {paper.TREES_DEPTH})"]) == [10, 68.3]
-    missing = [line for line in ax.get_lines() if line.get_marker() == "x"]
-    assert {line.get_label() for line in missing} >= {"GCN (no records)", "GAT-PN (no records)"}
+    # a model without records is not drawn, as a point or in the legend, and the footer names it
+    assert not any("no records" in line.get_label() for line in ax.get_lines())
+    (absent,) = [note for note in drawn.notes if note.startswith("Not drawn (no records): ")]
+    named = absent.removeprefix("Not drawn (no records): ").removesuffix(".").split(", ")
+    assert {"GCN", "GAT-PN"} <= set(named)
+    assert drawn.notes[0].startswith("Lines: mean over each point's seeds; bands: ± 1 sample std")
+    assert [tick.get_text() for tick in ax.get_xticklabels()] == ["2", "3"]
     (legend,) = figure.legends  # beside the panels, not over the data
     assert ax.get_legend() is None and paper_ax.get_legend() is None
     entries = [text.get_text() for text in legend.get_texts()]
@@ -854,8 +864,8 @@ def test_trees_table_gives_fig5s_numbers_beside_alon_yahav_and_the_paper(usable,
     table = trees_table(*of_preset(usable, "trees"))
     rows = by_model(table.display)
     assert (
-        rows.loc["GAT-Lip", "d = 2"] == "45.0 ± 0.0 n=2"
-        and rows.loc["GAT-Lip", "d = 3"] == "30.0 ± 0.0 n=2"
+        rows.loc["GAT-Lip", "d = 2"] == "45.0 ± 0.0"
+        and rows.loc["GAT-Lip", "d = 3"] == "30.0 ± 0.0"
     )
     assert rows.loc["GAT-Lip", "d = 3 passes"] == "10"  # 10 epochs of one pass
     assert rows.loc["GAT", "d = 2 A&Y"] == "100" and rows.loc["GAT-Lip", "d = 2 A&Y"] == "–"
@@ -910,15 +920,16 @@ def test_a_trees_cell_names_a_batch_size_or_alpha_its_protocol_and_the_paper_do_
 
 def test_fig6_marks_a_missing_point_instead_of_joining_across_it(frame):
     quick = usable_runs(frame, "quick", "standard")
-    ax = DRAW["fig6_depth"](*of_preset(quick, "depth", "quick")).figure.axes[0]
+    drawn = DRAW["fig6_depth"](*of_preset(quick, "depth", "quick"))
+    ax = drawn.figure.axes[0]
     lines = {line.get_label(): line for line in ax.get_lines()}
     gt_lip = lines["GT-Lip"]
-    assert list(gt_lip.get_xdata()) == [2, 10]
+    # the depths run, evenly spaced and labelled: a categorical axis
+    assert list(gt_lip.get_xdata()) == [0, 1]
+    assert [tick.get_text() for tick in ax.get_xticklabels()] == ["2", "10"]
     assert np.isfinite(gt_lip.get_ydata()[0]) and np.isnan(gt_lip.get_ydata()[1])
-    marks = [line for line in ax.get_lines() if line.get_marker() == "x" and len(line.get_xdata())]
-    gt_lip_marks = [m for m in marks if m.get_color() == gt_lip.get_color()]
-    assert [list(m.get_xdata()) for m in gt_lip_marks] == [[10]]
-    assert "x: no records at that x" in lines
+    assert not any(line.get_marker() == "x" for line in ax.get_lines())
+    assert "No records (line broken): GAT at 2; GT-Lip at 10." in drawn.notes
 
 
 def test_diverged_runs_are_never_averaged_and_a_cell_of_only_diverged_runs_has_no_number(
@@ -943,8 +954,8 @@ def test_a_figure_point_of_only_diverged_runs_reads_a_dagger_not_zero():
     quick = usable_runs(records_frame([record_row(r) for r in runs]), "quick", "standard")
     ax = DRAW["fig6_depth"](*of_preset(quick, "depth", "quick")).figure.axes[0]
     (gat,) = [line for line in ax.get_lines() if line.get_label() == "GAT (†2)"]
-    assert list(gat.get_xdata()) == [2, 10] and np.isnan(gat.get_ydata()[1])
-    assert [(text.get_text(), text.xy[0]) for text in ax.texts] == [("†2", 10)]
+    assert list(gat.get_xdata()) == [0, 1] and np.isnan(gat.get_ydata()[1])
+    assert [(text.get_text(), text.xy[0]) for text in ax.texts] == [("†2", 1)]  # depth 10
 
 
 def test_interrupted_runs_and_files_set_aside_are_never_results(tmp_path, capsys):
