@@ -1,6 +1,8 @@
 """The report: records → each preset's tables and figures, with the runs behind every number."""
 
+import io
 import json
+import math
 import shutil
 import statistics
 import subprocess
@@ -13,7 +15,9 @@ import pytest
 from conftest import CONFIGS
 from matplotlib.figure import Figure
 from matplotlib.image import imread
+from omegaconf import OmegaConf
 
+from lipnorm_exp.config import build_model
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.records import RERUN_SUFFIX, run_id, schema
 from lipnorm_exp.records.heatmap import BLANK_CELLS
@@ -33,6 +37,7 @@ from lipnorm_exp.report.paper_presets import PRESETS, owned_figures, owned_table
 from lipnorm_exp.report.presets import paper_budget, preset_grid
 from lipnorm_exp.report.provenance import provenance_line
 from lipnorm_exp.report.records import load_records, record_row, records_frame
+from lipnorm_exp.report.table_files import csv_text, latex
 from lipnorm_exp.report.tables import build_table, compact
 from lipnorm_exp.report.trees import batch_sizes_text, departures, notes, trees_table
 
@@ -1188,3 +1193,104 @@ def test_ablation_table_one_row_per_ablation_one_column_group_per_model(ablation
     assert "no hyper-parameter search" in markdown  # heads=2 is the ablation's, not a search
     used = pd.read_csv(tables / "ablation.runs.csv")
     assert set(used["run_id"]) == ids(records[:4])
+
+
+def final_epoch_runs(last_tests, last_vals, stop_after=None, **protocol):
+    """Table 1 records of one setting (Cora 0%, depth 2), 10 epochs each, seed k ending on the
+    k-th (test, val) accuracies; ``stop_after``: the last seed stopped early after that epoch;
+    ``protocol``: ``protocol.reported_epoch`` and ``protocol.std_ddof``."""
+    records = []
+    for k, (test, val) in enumerate(zip(last_tests, last_vals, strict=True)):
+        history = [
+            {"epoch": e, "train_loss": 1.0, "train_acc": 0.5, "val_acc": 0.5, "test_acc": 0.5}
+            for e in range(1, 11)
+        ]
+        history[-1].update(val_acc=val, test_acc=test)
+        if stop_after and k == len(last_tests) - 1:
+            history = history[:stop_after]
+        record = make_record(seed=k, val=0.6 + k / 100, test=0.8 - k / 100, history=history)
+        record["config"]["protocol"].update(protocol)
+        records.append(record)
+    return usable_runs(records_frame([record_row(r) for r in records]), "paper", "standard")
+
+
+LAST_TESTS, LAST_VALS = (0.70, 0.74, 0.81), (0.55, 0.58, 0.62)
+
+
+def test_the_final_epoch_number_is_the_mean_over_the_seeds_last_history_rows():
+    chosen = select(final_epoch_runs(LAST_TESTS, LAST_VALS))
+    tests = [100 * t for t in LAST_TESTS]
+    assert chosen.final.mean == pytest.approx(statistics.mean(tests))
+    assert chosen.final.std == pytest.approx(statistics.stdev(tests))  # ddof 1 where unsaid
+    best = [80.0, 79.0, 78.0]  # test_acc_at_best_val of the seeds: still the number reported
+    assert (chosen.mean, chosen.std) == (
+        pytest.approx(statistics.mean(best)),
+        pytest.approx(statistics.stdev(best)),
+    )
+    table = build_table(
+        *of_preset(final_epoch_runs(LAST_TESTS, LAST_VALS), "missing_vector"), TABLE1
+    )
+    row = by_model(table.display).loc["GAT"]
+    assert row["Cora 0% final"] == f"{statistics.mean(tests):.1f} ± {statistics.stdev(tests):.1f}"
+    config = table.used[0].selection.setting["config"]
+    model = build_model(
+        OmegaConf.create(config["model"]), OmegaConf.create(config["norm"]), 1433, 7
+    )
+    assert row["Cora 0% val"] == "61.0 ± 1.0"  # Cora: 1433 features, 7 classes
+    assert row["Cora 0% params"] == f"{sum(p.numel() for p in model.parameters()) / 1e3:.0f}k"
+    assert "best-validation epoch, mean ± sample std" in table.caption
+
+
+def test_the_protocols_reported_epoch_and_ddof_make_the_number_reported():
+    runs = final_epoch_runs(LAST_TESTS, LAST_VALS, reported_epoch="final", std_ddof=0)
+    chosen = select(runs)
+    tests, vals = [100 * t for t in LAST_TESTS], [100 * v for v in LAST_VALS]
+    assert chosen.mean == pytest.approx(statistics.mean(tests))
+    assert chosen.std == pytest.approx(statistics.pstdev(tests))  # np.std's ddof 0
+    assert chosen.validation.mean == pytest.approx(statistics.mean(vals))
+    assert chosen.other.mean == pytest.approx(79.0)  # the best validation epoch's, beside it
+    assert chosen.other_title == "best val"
+    table = build_table(*of_preset(runs, "missing_vector"), TABLE1)
+    assert "last epoch, mean ± std (ddof 0)" in table.caption
+    assert by_model(table.display).loc["GAT", "Cora 0% best val"] == "79.0 ± 0.8"
+    cells = table.cells.set_index(["model", "column"]).loc[("GAT", "Cora 0%")]
+    assert (cells["reported_epoch"], cells["std_ddof"]) == ("final", 0)
+    assert cells["mean"] == round(statistics.mean(tests), 2)
+
+
+def test_a_run_stopped_early_has_no_final_epoch_number():
+    runs = final_epoch_runs(LAST_TESTS, LAST_VALS, stop_after=6)
+    assert runs["final_test_acc"].isna().tolist() == [False, False, True]
+    chosen = select(runs)
+    assert math.isnan(chosen.final.mean) and chosen.n == 3  # never a mean over 2 of 3 seeds
+    table = build_table(*of_preset(runs, "missing_vector"), TABLE1)
+    # no cell has a final-epoch number: the table has no such column, its notes say when it does
+    assert not any(column.endswith(" final") for column in table.display.columns)
+    assert "where every seed trained its full budget" in table.notes
+
+
+def test_the_tex_is_booktabs_with_grouped_headers_and_the_seeds_in_a_note(usable):
+    table = build_table(*of_preset(usable, "missing_vector"), TABLE1)
+    tex = latex(table)
+    tabular = tex[tex.index(r"\begin{tabular}") : tex.index(r"\end{tabular}")]
+    assert [r"\toprule", r"\midrule", r"\bottomrule"] == [
+        line for line in tex.splitlines() if line in (r"\toprule", r"\midrule", r"\bottomrule")
+    ]
+    align = tabular[len(r"\begin{tabular}{") : tabular.index("}\n")]
+    assert align[0] == "l" and set(align[1:]) == {"r"}  # the numbers right-aligned
+    assert r"\multicolumn{4}{c}{Cora 0\%} & \multicolumn{4}{c}{Cora 100\%}" in tabular
+    assert r"\cmidrule(lr){2-5} \cmidrule(lr){6-9}" in tabular
+    assert "n=" not in tex
+    caption = tex[tex.index(r"\caption{") :].splitlines()[0]
+    assert "Preset" not in caption and "seeds per cell" in tex[tex.index(r"\end{tabular}") :]
+
+
+def test_the_csv_holds_counts_as_integers_and_numbers_rounded(usable):
+    table = build_table(*of_preset(usable, "missing_vector"), TABLE1)
+    text = csv_text(table.cells)
+    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    for column in ("depth", "n", "hidden", "heads", "epochs", "params", "paper_depth"):
+        assert frame[column].str.fullmatch(r"\d*").all(), column  # 2, not 2.0; empty: no cell
+    for column in ("mean", "std", "val_mean", "final_mean"):
+        assert frame[column].str.fullmatch(r"(\d+(\.\d{1,2})?)?").all(), column
+    assert (frame["params"] != "").any()

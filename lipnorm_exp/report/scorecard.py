@@ -103,9 +103,8 @@ def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[Sc
             if pd.notna(chosen.other.mean):
                 ours += f"; {chosen.other_title} {chosen.other.text()}"
             facts = run_facts(chosen.runs, protocol)
-            final = chosen.final
-            numbers = (published.mean, published.std, chosen.mean, chosen.std, chosen.n)
-            numbers += (final.mean, final.std)
+            ours_numbers = (chosen.mean, chosen.std, chosen.n, chosen.final.mean, chosen.final.std)
+            numbers = (published.mean, published.std, *ours_numbers)
             lines.append(
                 ScoreLine(
                     item, subject, str(published), ours, verdict, why, **facts, numbers=numbers
