@@ -396,10 +396,7 @@ def fig3_train_acc(runs: pd.DataFrame, grid: PresetGrid) -> Drawn | None:
         panel.suptitle(setting.title, fontsize="medium")
     handles = [Line2D([], [], color=colours[depth], label=f"{depth} layers") for depth in depths]
     fig.legend(handles=handles, loc="outside right upper")
-    fig.suptitle(
-        f"Fig. 3: convergence of the training accuracy on {_on(grid)} (one line per run: "
-        "every seed of the setting)"
-    )
+    fig.suptitle(f"Fig. 3: convergence of the training accuracy on {_on(grid)} (a line per seed)")
     return Drawn(fig, _gradient_cells(settings))
 
 
