@@ -24,7 +24,11 @@ Selection rule:
    score at least as high on validation, so a tie says the extra epochs found no better one,
    and the number reported is the longer run's). Its test accuracy at the best validation
    epoch (``test_acc_at_best_val``) is reported as mean ± sample std over those seeds, in %,
-   with their number (:func:`select`).
+   with their number (:func:`select`); where the records' protocol says so, the last epoch's
+   (``protocol.reported_epoch: final``) and ``np.std``'s (``protocol.std_ddof: 0``) instead.
+   Beside it, the same runs' number at the other epoch, where every seed trained its full
+   budget (a completed run of ``train.epochs`` epochs: :func:`~lipnorm_exp.report.records.
+   final_epoch`), and the validation accuracy at the epoch reported.
 6. **Settings compete on equal seeds.** Only the settings run on the most seeds of the cell
    compete, compared on the seeds they all share (on each one's own where they share none): a
    setting run on fewer seeds was a screen (one seed at every depth, more at the depth it

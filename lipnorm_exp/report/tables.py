@@ -9,9 +9,13 @@ then the grid's. It is written by :func:`~lipnorm_exp.report.table_files.write_t
 columns, notes, provenance), ``.tex``, ``.csv`` (one row per cell: the numbers, the chosen
 hyper-parameters, the paper's value) and ``.runs.csv`` (the runs behind every cell). Cells
 follow the selection rule of :mod:`lipnorm_exp.report.aggregate`: test accuracy in %, mean ±
-std over the seeds of the setting with the best mean validation accuracy, ``n=k`` seeds; where
-the table does not fix the depth, the chosen depth is in parentheses; ``†k`` marks k diverged
-runs among those seeds; a cell without records reads ``–``.
+std over the seeds of the setting with the best mean validation accuracy (the seeds per cell in
+the provenance line, not in the cells); where the table does not fix the depth, the chosen depth
+is in parentheses; ``†k`` marks k diverged runs among those seeds; a cell without records reads
+``–``. Each column has its own columns (:func:`subcolumns`): ``test``, ``final`` (the same runs
+at their last epoch, where every seed trained its full budget), ``val``, ``params``, ``paper``;
+the caption states the epoch reported and the std convention (:func:`~lipnorm_exp.report.
+aggregate.epoch_rule`).
 
 - ``table1_missing_vector`` (Table 1, preset ``missing_vector``): every dataset × missing rate
   of the grid; depth chosen on validation among the grid's depths.
