@@ -1,6 +1,8 @@
 """The report: records → each preset's tables and figures, with the runs behind every number."""
 
+import io
 import json
+import math
 import shutil
 import statistics
 import subprocess
@@ -13,7 +15,9 @@ import pytest
 from conftest import CONFIGS
 from matplotlib.figure import Figure
 from matplotlib.image import imread
+from omegaconf import OmegaConf
 
+from lipnorm_exp.config import build_model
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.records import RERUN_SUFFIX, run_id, schema
 from lipnorm_exp.records.heatmap import BLANK_CELLS
@@ -33,6 +37,7 @@ from lipnorm_exp.report.paper_presets import PRESETS, owned_figures, owned_table
 from lipnorm_exp.report.presets import paper_budget, preset_grid
 from lipnorm_exp.report.provenance import provenance_line
 from lipnorm_exp.report.records import load_records, record_row, records_frame
+from lipnorm_exp.report.table_files import csv_text, latex
 from lipnorm_exp.report.tables import build_table, compact
 from lipnorm_exp.report.trees import batch_sizes_text, departures, notes, trees_table
 
@@ -41,7 +46,12 @@ DRAW = {spec.name: spec.draw for _, spec in owned_figures()}
 #: the paper's budget of Table 1's preset (its YAML's ``grid.paper``)
 BUDGET = paper_budget("missing_vector")
 ATTENTION = ("gat", "gt", "gatv2")
-MODEL_DEFAULTS = {"gcn": {"hidden": 64, "dropout": 0.5}}
+MODEL_DEFAULTS = {
+    "gcn": {"hidden": 64, "dropout": 0.5},
+    "gcnii": {"alpha": 0.1, "theta": 0.5},
+    "gin": {"train_eps": False, "batch_norm": True},
+    "gt": {"beta": True},
+}
 
 
 def make_record(
@@ -76,10 +86,10 @@ def make_record(
     dataset_cfg = {"name": dataset, "missing_rate": missing_rate, "download": True}
     dataset_cfg["normalize_features"] = protocol != "published"  # as the protocols compose
     model_cfg = {"name": model, "depth": depth, "hidden": 64, "dropout": dropout}
-    model_cfg["activation"] = "elu"
+    model_cfg.update(activation="elu", input_width=None, last_activation=True, post_layernorm=False)
     model_cfg.update(MODEL_DEFAULTS.get(model, {}), residual=residual)
     if model in ATTENTION:
-        model_cfg.update(heads=heads, concat=True, attn_dropout=0.0)
+        model_cfg.update(heads=heads, concat=True, attn_dropout=0.0, head_channels=None)
     if tree_depth is not None:
         dataset_cfg = {"name": dataset, "depth": tree_depth, "num_trees": 100, "download": False}
         model_cfg.update(hidden=32, dropout=0.0)
@@ -258,7 +268,6 @@ def cell(values, depth=None, diverged=0):
         text += f" ± {statistics.stdev(tests):.1f}"
     if depth is not None:
         text += f" ({depth})"
-    text += f" n={len(tests)}"
     return text + (f" †{diverged}" if diverged else "")
 
 
@@ -537,7 +546,7 @@ def test_table3_fixed_depth_columns_from_the_grid():
     usable = usable_runs(records_frame([record_row(r) for r in runs]), "paper", "standard")
     table = build_table(*of_preset(usable, "residual"), TABLE3)
     display = by_model(table.display)
-    assert [c for c in display.columns if "paper" not in c] == [
+    assert [c for c in display.columns if not c.endswith((" paper", " val", " params"))] == [
         "Cora 15 layers",
         "Cora 30 layers",
         "PubMed 15 layers",
@@ -717,9 +726,9 @@ def test_fig3_draws_each_setting_apart_under_its_dropout_and_lr(two_settings):
     lines = {
         title: [line.get_label() for line in ax.get_lines()] for title, ax in selected[0].items()
     }
-    assert lines == {
-        "GAT": ["20 layers", "30 layers"],
-        "GAT-Lip (30 layers: no records)": ["20 layers"],
+    assert lines == {  # every seed of the setting, a line each
+        "GAT": [f"{d} layers, seed {k}" for d in (20, 30) for k in (0, 1)],
+        "GAT-Lip (30 layers: no records)": ["20 layers, seed 0", "20 layers, seed 1"],
     }
     (legend,) = figure.legends
     assert [text.get_text() for text in legend.get_texts()] == ["20 layers", "30 layers"]
@@ -772,7 +781,8 @@ def test_the_footer_of_a_figure_of_settings_drawn_apart_says_so(two_settings):
 
 
 def test_fig5_draws_ours_beside_alon_yahav_and_the_papers_depth_10(usable):
-    figure = DRAW["fig5_trees"](*of_preset(usable, "trees")).figure
+    drawn = DRAW["fig5_trees"](*of_preset(usable, "trees"))
+    figure = drawn.figure
     ax, paper_ax = figure.axes
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert np.allclose(lines["GAT-Lip"].get_ydata(), [45.0, 30.0])
@@ -783,8 +793,13 @@ def test_fig5_draws_ours_beside_alon_yahav_and_the_papers_depth_10(usable):
     assert ax.get_xlim()[1] < 4  # the axis stops where the records do
     stars = {c.get_label(): c.get_offsets()[0] for c in paper_ax.collections if c.get_label()}
     assert list(stars[f"paper GAT-Lip (depth {paper.TREES_DEPTH})"]) == [10, 68.3]
-    missing = [line for line in ax.get_lines() if line.get_marker() == "x"]
-    assert {line.get_label() for line in missing} >= {"GCN (no records)", "GAT-PN (no records)"}
+    # a model without records is not drawn, as a point or in the legend, and the footer names it
+    assert not any("no records" in line.get_label() for line in ax.get_lines())
+    (absent,) = [note for note in drawn.notes if note.startswith("Not drawn (no records): ")]
+    named = absent.removeprefix("Not drawn (no records): ").removesuffix(".").split(", ")
+    assert {"GCN", "GAT-PN"} <= set(named)
+    assert drawn.notes[0].startswith("Lines: mean over each point's seeds; bands: ± 1 sample std")
+    assert [tick.get_text() for tick in ax.get_xticklabels()] == ["2", "3"]
     (legend,) = figure.legends  # beside the panels, not over the data
     assert ax.get_legend() is None and paper_ax.get_legend() is None
     entries = [text.get_text() for text in legend.get_texts()]
@@ -854,8 +869,8 @@ def test_trees_table_gives_fig5s_numbers_beside_alon_yahav_and_the_paper(usable,
     table = trees_table(*of_preset(usable, "trees"))
     rows = by_model(table.display)
     assert (
-        rows.loc["GAT-Lip", "d = 2"] == "45.0 ± 0.0 n=2"
-        and rows.loc["GAT-Lip", "d = 3"] == "30.0 ± 0.0 n=2"
+        rows.loc["GAT-Lip", "d = 2"] == "45.0 ± 0.0"
+        and rows.loc["GAT-Lip", "d = 3"] == "30.0 ± 0.0"
     )
     assert rows.loc["GAT-Lip", "d = 3 passes"] == "10"  # 10 epochs of one pass
     assert rows.loc["GAT", "d = 2 A&Y"] == "100" and rows.loc["GAT-Lip", "d = 2 A&Y"] == "–"
@@ -910,15 +925,16 @@ def test_a_trees_cell_names_a_batch_size_or_alpha_its_protocol_and_the_paper_do_
 
 def test_fig6_marks_a_missing_point_instead_of_joining_across_it(frame):
     quick = usable_runs(frame, "quick", "standard")
-    ax = DRAW["fig6_depth"](*of_preset(quick, "depth", "quick")).figure.axes[0]
+    drawn = DRAW["fig6_depth"](*of_preset(quick, "depth", "quick"))
+    ax = drawn.figure.axes[0]
     lines = {line.get_label(): line for line in ax.get_lines()}
     gt_lip = lines["GT-Lip"]
-    assert list(gt_lip.get_xdata()) == [2, 10]
+    # the depths run, evenly spaced and labelled: a categorical axis
+    assert list(gt_lip.get_xdata()) == [0, 1]
+    assert [tick.get_text() for tick in ax.get_xticklabels()] == ["2", "10"]
     assert np.isfinite(gt_lip.get_ydata()[0]) and np.isnan(gt_lip.get_ydata()[1])
-    marks = [line for line in ax.get_lines() if line.get_marker() == "x" and len(line.get_xdata())]
-    gt_lip_marks = [m for m in marks if m.get_color() == gt_lip.get_color()]
-    assert [list(m.get_xdata()) for m in gt_lip_marks] == [[10]]
-    assert "x: no records at that x" in lines
+    assert not any(line.get_marker() == "x" for line in ax.get_lines())
+    assert "No records (line broken): GAT at 2; GT-Lip at 10." in drawn.notes
 
 
 def test_diverged_runs_are_never_averaged_and_a_cell_of_only_diverged_runs_has_no_number(
@@ -943,8 +959,8 @@ def test_a_figure_point_of_only_diverged_runs_reads_a_dagger_not_zero():
     quick = usable_runs(records_frame([record_row(r) for r in runs]), "quick", "standard")
     ax = DRAW["fig6_depth"](*of_preset(quick, "depth", "quick")).figure.axes[0]
     (gat,) = [line for line in ax.get_lines() if line.get_label() == "GAT (†2)"]
-    assert list(gat.get_xdata()) == [2, 10] and np.isnan(gat.get_ydata()[1])
-    assert [(text.get_text(), text.xy[0]) for text in ax.texts] == [("†2", 10)]
+    assert list(gat.get_xdata()) == [0, 1] and np.isnan(gat.get_ydata()[1])
+    assert [(text.get_text(), text.xy[0]) for text in ax.texts] == [("†2", 1)]  # depth 10
 
 
 def test_interrupted_runs_and_files_set_aside_are_never_results(tmp_path, capsys):
@@ -1177,3 +1193,104 @@ def test_ablation_table_one_row_per_ablation_one_column_group_per_model(ablation
     assert "no hyper-parameter search" in markdown  # heads=2 is the ablation's, not a search
     used = pd.read_csv(tables / "ablation.runs.csv")
     assert set(used["run_id"]) == ids(records[:4])
+
+
+def final_epoch_runs(last_tests, last_vals, stop_after=None, **protocol):
+    """Table 1 records of one setting (Cora 0%, depth 2), 10 epochs each, seed k ending on the
+    k-th (test, val) accuracies; ``stop_after``: the last seed stopped early after that epoch;
+    ``protocol``: ``protocol.reported_epoch`` and ``protocol.std_ddof``."""
+    records = []
+    for k, (test, val) in enumerate(zip(last_tests, last_vals, strict=True)):
+        history = [
+            {"epoch": e, "train_loss": 1.0, "train_acc": 0.5, "val_acc": 0.5, "test_acc": 0.5}
+            for e in range(1, 11)
+        ]
+        history[-1].update(val_acc=val, test_acc=test)
+        if stop_after and k == len(last_tests) - 1:
+            history = history[:stop_after]
+        record = make_record(seed=k, val=0.6 + k / 100, test=0.8 - k / 100, history=history)
+        record["config"]["protocol"].update(protocol)
+        records.append(record)
+    return usable_runs(records_frame([record_row(r) for r in records]), "paper", "standard")
+
+
+LAST_TESTS, LAST_VALS = (0.70, 0.74, 0.81), (0.55, 0.58, 0.62)
+
+
+def test_the_final_epoch_number_is_the_mean_over_the_seeds_last_history_rows():
+    chosen = select(final_epoch_runs(LAST_TESTS, LAST_VALS))
+    tests = [100 * t for t in LAST_TESTS]
+    assert chosen.final.mean == pytest.approx(statistics.mean(tests))
+    assert chosen.final.std == pytest.approx(statistics.stdev(tests))  # ddof 1 where unsaid
+    best = [80.0, 79.0, 78.0]  # test_acc_at_best_val of the seeds: still the number reported
+    assert (chosen.mean, chosen.std) == (
+        pytest.approx(statistics.mean(best)),
+        pytest.approx(statistics.stdev(best)),
+    )
+    table = build_table(
+        *of_preset(final_epoch_runs(LAST_TESTS, LAST_VALS), "missing_vector"), TABLE1
+    )
+    row = by_model(table.display).loc["GAT"]
+    assert row["Cora 0% final"] == f"{statistics.mean(tests):.1f} ± {statistics.stdev(tests):.1f}"
+    config = table.used[0].selection.setting["config"]
+    model = build_model(
+        OmegaConf.create(config["model"]), OmegaConf.create(config["norm"]), 1433, 7
+    )
+    assert row["Cora 0% val"] == "61.0 ± 1.0"  # Cora: 1433 features, 7 classes
+    assert row["Cora 0% params"] == f"{sum(p.numel() for p in model.parameters()) / 1e3:.0f}k"
+    assert "best-validation epoch, mean ± sample std" in table.caption
+
+
+def test_the_protocols_reported_epoch_and_ddof_make_the_number_reported():
+    runs = final_epoch_runs(LAST_TESTS, LAST_VALS, reported_epoch="final", std_ddof=0)
+    chosen = select(runs)
+    tests, vals = [100 * t for t in LAST_TESTS], [100 * v for v in LAST_VALS]
+    assert chosen.mean == pytest.approx(statistics.mean(tests))
+    assert chosen.std == pytest.approx(statistics.pstdev(tests))  # np.std's ddof 0
+    assert chosen.validation.mean == pytest.approx(statistics.mean(vals))
+    assert chosen.other.mean == pytest.approx(79.0)  # the best validation epoch's, beside it
+    assert chosen.other_title == "best val"
+    table = build_table(*of_preset(runs, "missing_vector"), TABLE1)
+    assert "last epoch, mean ± std (ddof 0)" in table.caption
+    assert by_model(table.display).loc["GAT", "Cora 0% best val"] == "79.0 ± 0.8"
+    cells = table.cells.set_index(["model", "column"]).loc[("GAT", "Cora 0%")]
+    assert (cells["reported_epoch"], cells["std_ddof"]) == ("final", 0)
+    assert cells["mean"] == round(statistics.mean(tests), 2)
+
+
+def test_a_run_stopped_early_has_no_final_epoch_number():
+    runs = final_epoch_runs(LAST_TESTS, LAST_VALS, stop_after=6)
+    assert runs["final_test_acc"].isna().tolist() == [False, False, True]
+    chosen = select(runs)
+    assert math.isnan(chosen.final.mean) and chosen.n == 3  # never a mean over 2 of 3 seeds
+    table = build_table(*of_preset(runs, "missing_vector"), TABLE1)
+    # no cell has a final-epoch number: the table has no such column, its notes say when it does
+    assert not any(column.endswith(" final") for column in table.display.columns)
+    assert "where every seed trained its full budget" in table.notes
+
+
+def test_the_tex_is_booktabs_with_grouped_headers_and_the_seeds_in_a_note(usable):
+    table = build_table(*of_preset(usable, "missing_vector"), TABLE1)
+    tex = latex(table)
+    tabular = tex[tex.index(r"\begin{tabular}") : tex.index(r"\end{tabular}")]
+    assert [r"\toprule", r"\midrule", r"\bottomrule"] == [
+        line for line in tex.splitlines() if line in (r"\toprule", r"\midrule", r"\bottomrule")
+    ]
+    align = tabular[len(r"\begin{tabular}{") : tabular.index("}\n")]
+    assert align[0] == "l" and set(align[1:]) == {"r"}  # the numbers right-aligned
+    assert r"\multicolumn{4}{c}{Cora 0\%} & \multicolumn{4}{c}{Cora 100\%}" in tabular
+    assert r"\cmidrule(lr){2-5} \cmidrule(lr){6-9}" in tabular
+    assert "n=" not in tex
+    caption = tex[tex.index(r"\caption{") :].splitlines()[0]
+    assert "Preset" not in caption and "seeds per cell" in tex[tex.index(r"\end{tabular}") :]
+
+
+def test_the_csv_holds_counts_as_integers_and_numbers_rounded(usable):
+    table = build_table(*of_preset(usable, "missing_vector"), TABLE1)
+    text = csv_text(table.cells)
+    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    for column in ("depth", "n", "hidden", "heads", "epochs", "params", "paper_depth"):
+        assert frame[column].str.fullmatch(r"\d*").all(), column  # 2, not 2.0; empty: no cell
+    for column in ("mean", "std", "val_mean", "final_mean"):
+        assert frame[column].str.fullmatch(r"(\d+(\.\d{1,2})?)?").all(), column
+    assert (frame["params"] != "").any()

@@ -6,6 +6,7 @@ lines and no other.
 import io
 import json
 import shutil
+import statistics
 from pathlib import Path
 
 import pandas as pd
@@ -127,13 +128,28 @@ def test_the_scorecard_opens_with_its_summary_and_no_line_is_long(lines, committ
 
 def test_the_csv_holds_numbers_as_numbers(lines, committed):
     frame = pd.read_csv(io.StringIO(table(lines, _marks(lines, committed)).to_csv(index=False)))
-    for column in ("paper_mean", "paper_std", "ours_mean", "ours_std", "difference"):
+    numeric = ("paper_mean", "paper_std", "ours_mean", "ours_std", "difference", "final_mean")
+    for column in (*numeric, "final_std"):
         assert frame[column].dtype == float, column
     assert str(frame["n"].dtype) in ("int64", "Int64") or frame["n"].isna().any()
     numbers = frame.dropna(subset=["ours_mean"])
     assert len(numbers) == sum(bool(line.numbers) and line.numbers[2] == line.numbers[2]
                                for line in lines)  # fmt: skip
     assert ((numbers["ours_mean"] - numbers["paper_mean"]).round(2) == numbers["difference"]).all()
+
+
+def test_a_table_1_line_gives_the_last_epochs_number_beside_the_best_validation_one(
+    lines, committed
+):
+    frame = table(lines, _marks(lines, committed))
+    table1 = frame[(frame["item"] == "Table 1") & frame["ours_mean"].notna()]
+    assert len(table1) and table1["final_mean"].notna().all()  # 1000 epochs, each run whole
+    histories = committed.set_index(schema.RUN_ID)[schema.HISTORY]
+    for _, row in table1.iterrows():
+        last = [100 * histories[rid][-1]["test_acc"] for rid in row["runs"].split()]
+        assert row["final_mean"] == round(statistics.mean(last), 2)
+        assert row["final_std"] == round(statistics.stdev(last), 2)
+        assert "; final " in row["ours"]
 
 
 def test_each_line_names_the_numerics_of_its_records_and_what_verification_found(lines, committed):

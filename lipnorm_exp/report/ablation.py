@@ -2,9 +2,11 @@
 
 Runs of the preset carry ``ablation.name`` and ``ablation.factor`` (what the ablation
 changes, as text). The table has one row per dataset × missing rate × depth × ablation (with
-its factor) and, per model label of the preset's grid, three columns: the test accuracy (the
+its factor) and, per model label of the preset's grid, four columns: the test accuracy (the
 selection rule of :mod:`~lipnorm_exp.report.aggregate`: mean ± std over the seeds of the
-setting with the best mean validation accuracy, ``n=k``, ``†k``), the final-epoch training
+setting with the best mean validation accuracy, ``†k``), the same runs' test accuracy at the
+other epoch (the last one, where the protocol reports the best validation one), the final-epoch
+training
 accuracy (mean over those seeds, %) and the largest attention-gradient norm of those runs
 over their history (where they tracked gradients, ``train.track_gradients=true``). No
 ablation is named here: rows come from the records.
@@ -17,13 +19,23 @@ import pandas as pd
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import dataset_label, missing_label
-from lipnorm_exp.report.aggregate import MISSING, Selection, cell_numbers, finite, select
+from lipnorm_exp.report.aggregate import (
+    MISSING,
+    OTHER_TITLES,
+    Selection,
+    cell_numbers,
+    epoch_rule,
+    finite,
+    select,
+)
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell
 from lipnorm_exp.report.table_files import Table
 
 #: the table's file stem
 NAME = "ablation"
+#: the display columns that say what a row is
+LINE_KEYS = ("dataset", "missing", "depth", "ablation", "factor")
 #: the frame columns that make a row
 ROW_KEYS = ("dataset", "missing_rate", "depth", "ablation")
 CAPTION = (
@@ -31,8 +43,10 @@ CAPTION = (
     "attention-gradient norm per model"
 )
 NOTES = (
-    "Test: accuracy at the best validation epoch, mean ± std over the n seeds of the "
-    "hyper-parameters with the best mean validation accuracy (†k: k diverged). Final train: "
+    "test: accuracy at the epoch the caption names, mean ± std over the seeds (their number: "
+    "seeds per cell, below) of the hyper-parameters with the best mean validation accuracy "
+    "(†k: k diverged). final (best val): test accuracy of the same runs at the last epoch (at "
+    "the best validation epoch), where every seed trained its full budget. final train: "
     "training accuracy at the last epoch, mean over those seeds. Max attn grad: the largest "
     "attention-gradient norm of those runs over their epochs and layers (– where gradients "
     "were not tracked). –: no records."
@@ -59,6 +73,7 @@ def _text(value: float, spec: str) -> str:
 def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
     """The ablation table over the runs of the ``ablation`` preset (held by ``grid``)."""
     display, cells, used = [], [], []
+    own: dict[str, None] = {}
     for (dataset, rate, depth, name), group in runs.groupby(list(ROW_KEYS), dropna=False):
         factor = "; ".join(sorted(group["ablation_factor"].astype(str).unique()))
         where = f"{dataset_label(dataset)} {missing_label(rate)}, {int(depth)} layers"
@@ -70,7 +85,13 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
                 100.0 * finite(chosen.runs)[schema.FINAL_TRAIN_ACC].mean() if chosen else math.nan
             )
             gradient = _largest_gradient(chosen) if chosen else math.nan
-            line[f"{label} test"] = chosen.text() if chosen else MISSING
+            line[f"{label} test"] = chosen.text(show_n=False) if chosen else MISSING
+            if chosen:
+                own[chosen.other_title] = None
+            for title in OTHER_TITLES.values():
+                line[f"{label} {title}"] = MISSING
+            if chosen:
+                line[f"{label} {chosen.other_title}"] = chosen.other.text()
             line[f"{label} final train"] = _text(train, ".1f")
             line[f"{label} max attn grad"] = _text(gradient, ".3g")
             cells.append(
@@ -89,7 +110,13 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
             if chosen:
                 used.append(UsedCell(f"{where}, {name}", label, chosen))
         display.append(line)
-    return Table.of_runs(NAME, CAPTION, display, cells, NOTES, grid, runs, used)
+    subs = ("test", *own, "final train", "max attn grad")
+    keys = [f"{label} {sub}" for label in grid.labels for sub in subs]
+    shown = [{key: line[key] for key in (*LINE_KEYS, *keys)} for line in display]
+    header = [("", key) for key in LINE_KEYS]
+    header += [(label, sub) for label in grid.labels for sub in subs]
+    caption = f"{CAPTION}; {epoch_rule([cell.selection for cell in used])}"
+    return Table.of_runs(NAME, caption, shown, cells, NOTES, grid, runs, used, header)
 
 
 __all__ = ["NAME", "ablation_table", "max_attention_gradient"]

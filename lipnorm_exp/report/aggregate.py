@@ -24,7 +24,11 @@ Selection rule:
    score at least as high on validation, so a tie says the extra epochs found no better one,
    and the number reported is the longer run's). Its test accuracy at the best validation
    epoch (``test_acc_at_best_val``) is reported as mean ± sample std over those seeds, in %,
-   with their number (:func:`select`).
+   with their number (:func:`select`); where the records' protocol says so, the last epoch's
+   (``protocol.reported_epoch: final``) and ``np.std``'s (``protocol.std_ddof: 0``) instead.
+   Beside it, the same runs' number at the other epoch, where every seed trained its full
+   budget (a completed run of ``train.epochs`` epochs: :func:`~lipnorm_exp.report.records.
+   final_epoch`), and the validation accuracy at the epoch reported.
 6. **Settings compete on equal seeds.** Only the settings run on the most seeds of the cell
    compete, compared on the seeds they all share (on each one's own where they share none): a
    setting run on fewer seeds was a screen (one seed at every depth, more at the depth it
@@ -34,12 +38,14 @@ Selection rule:
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from lipnorm_exp.records import DIVERGED, FINISHED, schema
 from lipnorm_exp.report.presets import PresetGrid, preset_grid
+from lipnorm_exp.report.records import FINAL_TEST_ACC, FINAL_VAL_ACC
 
 #: the column a setting is chosen by, and the one reported (rule 5)
 VALIDATION = schema.BEST_VAL_ACC
@@ -98,13 +104,44 @@ def preset_runs(
     return None if mine.empty else (mine, grid)
 
 
+#: the last epoch's column of a column read at the best validation epoch
+FINAL_OF = {VALIDATION: FINAL_VAL_ACC, TEST: FINAL_TEST_ACC}
+#: ``protocol.reported_epoch``'s values: the best validation epoch's number, the last epoch's
+BEST_VAL, FINAL = "best_val", "final"
+#: the title of the number at the other epoch than the one reported (key: reported at the last)
+OTHER_TITLES = {False: "final", True: "best val"}
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """Mean and std (in %) of one column over a selection's seeds that did not diverge.
+
+    Args:
+        mean (float): mean; ``NaN`` where no seed has a value.
+        std (float): std with the selection's ``ddof``; ``NaN`` for too few seeds.
+    """
+
+    mean: float
+    std: float
+
+    def text(self) -> str:
+        """``83.1 ± 0.5``, ``83.1`` (no std) or :data:`MISSING` (no mean), one decimal."""
+        if pd.isna(self.mean):
+            return MISSING
+        return f"{self.mean:.1f}" if pd.isna(self.std) else f"{self.mean:.1f} ± {self.std:.1f}"
+
+
 @dataclass(frozen=True)
 class Selection:
     """The runs (one per seed) of the setting chosen for a cell, and what they report.
 
+    The number reported is ``report`` at the epoch the runs' protocol names
+    (``protocol.reported_epoch``: the best validation epoch's, or the last epoch's, whose column
+    is :data:`FINAL_OF`'s), with the protocol's std convention (``protocol.std_ddof``).
+
     Args:
         runs (pandas.DataFrame): the chosen setting's records.
-        report (str): the column reported (a fraction in [0, 1]).
+        report (str): the column reported at the best validation epoch (a fraction in [0, 1]).
         cell_runs (int): runs in the cell, over all settings.
         cell_diverged (int): diverged runs in the cell, over all settings.
     """
@@ -115,14 +152,77 @@ class Selection:
     cell_diverged: int
 
     @property
+    def reported_epoch(self) -> str:
+        """The protocol's epoch reported, :data:`BEST_VAL` or :data:`FINAL` (the setting's)."""
+        return str(self.setting["reported_epoch"])
+
+    @property
+    def ddof(self) -> int:
+        """The protocol's std convention: 1 (sample std) or 0 (``np.std``'s)."""
+        return int(self.setting["std_ddof"])
+
+    @property
+    def at_final(self) -> bool:
+        """Whether the number reported is the last epoch's (the protocol's, where it has one)."""
+        return self.reported_epoch == FINAL and self.report in FINAL_OF
+
+    def column(self, final: bool) -> str | None:
+        """The column of ``report`` at the last epoch (``final``) or at the best validation one.
+
+        ``None`` for the last epoch of a column that has none (training accuracy).
+        """
+        return FINAL_OF.get(self.report) if final else self.report
+
+    def numbers(self, column: str | None) -> Numbers:
+        """Mean and std (in %, :attr:`ddof`) of ``column`` over the seeds that did not diverge.
+
+        ``NaN`` where a seed lacks the value (a last epoch's number of a run that did not train
+        its full budget: a mean over some seeds only is not reported), or for ``None``.
+        """
+        values = finite(self.runs)[column] if column else pd.Series(dtype=float)
+        if values.empty or values.isna().any():
+            return Numbers(math.nan, math.nan)
+        return Numbers(100.0 * values.mean(), 100.0 * values.std(ddof=self.ddof))
+
+    @property
+    def headline(self) -> Numbers:
+        """The number reported: :meth:`numbers` at the protocol's epoch."""
+        return self.numbers(self.column(self.at_final))
+
+    @property
+    def other(self) -> Numbers:
+        """The number at the other epoch (the last one for ``best_val``, and the reverse)."""
+        return self.numbers(self.column(not self.at_final))
+
+    @property
+    def other_title(self) -> str:
+        """What :attr:`other` is, as a column title: ``final`` or ``best val``."""
+        return OTHER_TITLES[self.at_final]
+
+    @property
+    def best_val(self) -> Numbers:
+        """``report`` at the best validation epoch."""
+        return self.numbers(self.column(final=False))
+
+    @property
+    def final(self) -> Numbers:
+        """``report`` at the last epoch (``NaN`` unless every seed trained its full budget)."""
+        return self.numbers(self.column(final=True))
+
+    @property
+    def validation(self) -> Numbers:
+        """Validation accuracy at the epoch the number reported is read at."""
+        return self.numbers(FINAL_VAL_ACC if self.at_final else VALIDATION)
+
+    @property
     def mean(self) -> float:
-        """Mean of ``report`` over the seeds that did not diverge, in % (``NaN`` for none)."""
-        return 100.0 * finite(self.runs)[self.report].mean()
+        """Mean of the number reported over the seeds that did not diverge, in %."""
+        return self.headline.mean
 
     @property
     def std(self) -> float:
-        """Sample standard deviation of :attr:`mean`'s values, in % (``NaN`` for fewer than 2)."""
-        return 100.0 * finite(self.runs)[self.report].std(ddof=1)
+        """Std of :attr:`mean`'s values with the protocol's ``ddof``, in % (``NaN``: too few)."""
+        return self.headline.std
 
     @property
     def n(self) -> int:
@@ -139,27 +239,39 @@ class Selection:
         """The chosen setting's config columns (those of its first seed)."""
         return self.runs.iloc[0]
 
-    def text(self, show_depth: bool = False) -> str:
-        """The cell, ``83.1 ± 0.5 (5) n=2 †1`` or ``†3``: :func:`format_cell` of this selection."""
+    def text(self, show_depth: bool = False, show_n: bool = True) -> str:
+        """The cell, ``83.1 ± 0.5 (5) n=2 †1`` or ``†3``: :func:`format_cell` of this selection.
+
+        ``show_n=False`` leaves ``n=k`` out (a table that states the seeds in its notes).
+        """
         depth = int(self.setting["depth"]) if show_depth else None
-        return format_cell(self.mean, self.std, self.n, depth, self.n_diverged)
+        return format_cell(self.mean, self.std, self.n, depth, self.n_diverged, show_n)
 
 
 def format_cell(
-    mean: float, std: float, n: int, depth: int | None = None, diverged: int = 0
+    mean: float,
+    std: float,
+    n: int,
+    depth: int | None = None,
+    diverged: int = 0,
+    show_n: bool = True,
 ) -> str:
     """``mean ± std (depth) n=seeds †diverged``, one decimal, as the paper prints a cell.
 
     ``n`` counts the seeds the mean is over; ``diverged`` those beside them. No ``±`` where
-    ``std`` is NaN (one seed), no ``(depth)`` for ``None``, no ``†`` for 0, and only ``†k``
-    where no seed is left (``n`` is 0).
+    ``std`` is NaN (one seed), no ``(depth)`` for ``None``, no ``n=`` without ``show_n``, no
+    ``†`` for 0, only ``†k`` where no seed is left (``n`` is 0), and :data:`MISSING` for a NaN
+    ``mean`` of seeds that did not diverge (a last epoch's number of runs stopped early).
     """
     if not n:
         return f"†{diverged}"
-    text = f"{mean:.1f}" if pd.isna(std) else f"{mean:.1f} ± {std:.1f}"
+    text = Numbers(mean, std).text()
+    if pd.isna(mean):
+        return text
     if depth is not None:
         text += f" ({depth})"
-    text += f" n={n}"
+    if show_n:
+        text += f" n={n}"
     return f"{text} †{diverged}" if diverged else text
 
 
@@ -202,14 +314,48 @@ def select_group(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDA
     return chosen
 
 
-def cell_numbers(chosen: Selection | None) -> dict[str, float | int]:
-    """``mean``, ``std`` (in %), ``n`` and ``n_diverged`` of a cell's selection, for a CSV row.
+def epoch_rule(selections: Sequence[Selection]) -> str:
+    """The rule of the numbers of ``selections``, as a caption says it.
 
-    An empty cell (``None``) has NaN means and no seeds.
+    ``best-validation epoch, mean ± sample std``; ``last epoch, mean ± std (ddof 0)``; both
+    parts, joined, where the selections follow two protocols.
     """
+    rules = sorted({(chosen.at_final, chosen.ddof) for chosen in selections})
+    return "; ".join(
+        f"{'last' if final else 'best-validation'} epoch, mean ± {std_name(ddof)}"
+        for final, ddof in rules
+    )
+
+
+def std_name(ddof: int) -> str:
+    """``sample std`` (``ddof`` 1) or ``std (ddof 0)``: a std convention in words."""
+    return "sample std" if ddof == 1 else f"std (ddof {ddof})"
+
+
+#: decimals of a number in % in a CSV file (the tables print one)
+CSV_DECIMALS = 2
+
+
+def cell_numbers(chosen: Selection | None) -> dict[str, float | int | str]:
+    """A cell's numbers for a CSV row, in % rounded to :data:`CSV_DECIMALS`.
+
+    ``mean`` and ``std`` (the number reported), ``val_mean`` and ``val_std`` (validation
+    accuracy at the same epoch), ``best_val_mean``/``std`` and ``final_mean``/``std`` (the
+    reported column at the best validation epoch and at the last one), ``n``, ``n_diverged``,
+    ``reported_epoch`` and ``std_ddof``. An empty cell (``None``) has NaN numbers and no seeds.
+    """
+    names = ("", "val_", "best_val_", "final_")
     if chosen is None:
-        return {"mean": math.nan, "std": math.nan, "n": 0, "n_diverged": 0}
-    return {"mean": chosen.mean, "std": chosen.std, "n": chosen.n, "n_diverged": chosen.n_diverged}
+        empty = {f"{name}{part}": math.nan for name in names for part in ("mean", "std")}
+        return {**empty, "n": 0, "n_diverged": 0, "reported_epoch": "", "std_ddof": math.nan}
+    numbers = (chosen.headline, chosen.validation, chosen.best_val, chosen.final)
+    cell: dict[str, float | int | str] = {}
+    for name, pair in zip(names, numbers, strict=True):
+        cell[f"{name}mean"] = round(pair.mean, CSV_DECIMALS)
+        cell[f"{name}std"] = round(pair.std, CSV_DECIMALS)
+    cell.update(n=chosen.n, n_diverged=chosen.n_diverged)
+    cell.update(reported_epoch=chosen.reported_epoch, std_ddof=chosen.ddof)
+    return cell
 
 
 def curves(
@@ -291,11 +437,18 @@ def hyper_settings(runs: pd.DataFrame, grid: PresetGrid) -> list[HyperSetting]:
 
 
 __all__ = [
+    "BEST_VAL",
+    "CSV_DECIMALS",
+    "FINAL",
+    "FINAL_OF",
     "MISSING",
+    "Numbers",
+    "OTHER_TITLES",
     "HyperSetting",
     "Selection",
     "cell_numbers",
     "curves",
+    "epoch_rule",
     "finite",
     "format_cell",
     "hyper_settings",
@@ -304,6 +457,7 @@ __all__ = [
     "report_groups",
     "select",
     "select_group",
+    "std_name",
     "tagged",
     "usable_runs",
 ]

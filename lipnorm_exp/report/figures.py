@@ -7,11 +7,12 @@ rule of :mod:`lipnorm_exp.report.aggregate` at that x value (the setting with th
 validation accuracy, its mean over the seeds that did not diverge as the line and ± one std
 as the band); a legend entry ``(†k)`` counts diverged runs among the plotted seeds, and a
 point whose seeds all diverged has no value: ``†k`` stands at the foot of the panel there
-and the line is broken. An x-axis spans only the values with records, and a legend stands
-beside its panels, never over the data. A model label of the grid without records at one of
-them is marked ``x`` at the foot of the panel there and its line is broken, never
-interpolated. Every figure has a footer
-(:func:`~lipnorm_exp.report.provenance.provenance_line`) and ``<name>.runs.csv`` beside it.
+and the line is broken. An x-axis spans only the values with records, with a tick at each
+where there are few (depths then evenly spaced, in order), and a legend stands beside its
+panels, never over the data. A model label of the grid without records is not drawn; one
+without records at some x values has its line broken there, never interpolated; the footer
+names both. Every figure has a footer (what its lines and bands are, what is not drawn, then
+:func:`~lipnorm_exp.report.provenance.provenance_line`) and ``<name>.runs.csv`` beside it.
 PNG and PDF files carry no time stamp and no software version, so the same records give the
 same bytes; every file is written whole or not at all (:mod:`lipnorm_exp.util.atomic`).
 
@@ -20,8 +21,9 @@ same bytes; every file is written whole or not at all (:mod:`lipnorm_exp.util.at
   norm is 0). Each setting of the search keys (``model.dropout``, ``train.lr``, ...) is a group
   of rows titled with its values, the preset's own first: one row per depth with records, one
   column per model label of the grid. One run per panel: the lowest seed.
-- ``fig3_train_acc`` (Fig. 3, ``gradients``): training accuracy per epoch of the same runs, a
-  row per setting, one panel per model label, one line per depth.
+- ``fig3_train_acc`` (Fig. 3, ``gradients``): training accuracy per epoch of the same
+  settings, a row per setting, one panel per model label, a colour per depth and one line per
+  run: every seed.
 - ``fig4_pubmed_depth`` (Fig. 4, ``pubmed_depth``): test accuracy against depth.
 - ``fig5_trees`` (Fig. 5, ``trees``): TREES training accuracy (``best_train_acc``, which also
   picks the setting: the figure measures how well a model can fit) against tree depth, one line
@@ -65,6 +67,7 @@ from lipnorm_exp.report.aggregate import (
     number_text,
     preset_runs,
     select_group,
+    std_name,
 )
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
@@ -76,9 +79,10 @@ NORM_MARKERS = {"none": "o", "pairnorm": "^", "lip": "s", "layernorm": "D"}
 OTHER_MARKER = "P"
 #: Fig. 5: Alon & Yahav's values (dashed lines), apart from ours (hollow: another budget)
 ALON_YAHAV_MARKER = "."
-#: where a model has no records at an x value: this marker, at this height of the panel
-MISSING_MARKER = "x"
+#: where a point's seeds all diverged: ``†k`` at this height of the panel
 MISSING_HEIGHT = 0.03
+#: an axis of at most this many values run has a tick at each (evenly spaced, for depths)
+CATEGORICAL_MAX = 8
 #: Fig. 5: how far right of its tree depth a point of another training budget stands
 APART_OFFSET = 0.2
 #: Fig. 5: a budget's words are not repeated within this many points (%) of the same words
@@ -94,10 +98,11 @@ FOOTER_CHARS_PER_INCH = 16
 
 @dataclass(frozen=True)
 class Drawn:
-    """A figure and the cells (points or panels) it shows, with their runs."""
+    """A figure, the cells (points or panels) it shows with their runs, and its footer's notes."""
 
     figure: Figure
     cells: tuple[UsedCell, ...]
+    notes: tuple[str, ...] = ()
 
 
 def _styles(grid: PresetGrid) -> dict[str, dict]:
@@ -108,19 +113,6 @@ def _styles(grid: PresetGrid) -> dict[str, dict]:
         label: {"color": palette(i % 10), "marker": NORM_MARKERS.get(norm, OTHER_MARKER)}
         for i, (label, norm) in enumerate(norms.items())
     }
-
-
-def _mark_missing(ax: Axes, xs: list, color, label: str | None = None) -> None:
-    """``x`` markers at the foot of ``ax`` at the x values ``xs`` (a model without records)."""
-    ax.plot(
-        xs,
-        [MISSING_HEIGHT] * len(xs),
-        transform=ax.get_xaxis_transform(),
-        linestyle="none",
-        marker=MISSING_MARKER,
-        color=color,
-        label=label or "_nolegend_",
-    )
 
 
 def _mark_diverged(ax: Axes, x: float, diverged: int, color) -> None:
@@ -136,6 +128,39 @@ def _mark_diverged(ax: Axes, x: float, diverged: int, color) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Curves:
+    """What :func:`_plot_curves` drew, and what it left out.
+
+    Args:
+        cells (list[UsedCell]): the points drawn.
+        absent (list[str]): model labels without a record at any x value (not drawn).
+        gaps (list[str]): ``GAT-Lip at 8, 16``: labels drawn, without records at those values.
+    """
+
+    cells: list[UsedCell]
+    absent: list[str]
+    gaps: list[str]
+
+    def notes(self, where: str = "") -> list[str]:
+        """The footer's sentences on what is not drawn (on the panel ``where``, if named)."""
+        on = f" on {where}" if where else ""
+        notes = [f"Not drawn (no records{on}): {', '.join(self.absent)}."] if self.absent else []
+        if self.gaps:
+            notes.append(f"No records (line broken{on}): {'; '.join(self.gaps)}.")
+        return notes
+
+
+def _value_ticks(ax: Axes, values: list, positions: list) -> None:
+    """A tick at each x value run, labelled with it, where there are few; whole numbers else."""
+    if len(values) > CATEGORICAL_MAX:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        return
+    ax.set_xticks(positions, [number_text(value) for value in values])
+    if len(positions) == 1:
+        ax.set_xlim(positions[0] - 1, positions[0] + 1)
+
+
 def _plot_curves(
     ax: Axes,
     runs: pd.DataFrame,
@@ -144,8 +169,12 @@ def _plot_curves(
     where: str,
     report: str = TEST,
     select_by: str = VALIDATION,
-) -> list[UsedCell]:
+    categorical: bool = False,
+) -> Curves:
     """Mean line and ± std band per model label of ``styles`` over the x values with records.
+
+    A label without records at any x value is not drawn; one without records at some is
+    broken there (never interpolated); both are said in the returned :class:`Curves`.
 
     Args:
         ax: the panel.
@@ -155,38 +184,46 @@ def _plot_curves(
         where: names the x-axis in the cells returned (``depth``, ``Cora depth``).
         report: the column drawn.
         select_by: the column whose mean picks a setting.
+        categorical: the x values run evenly spaced, in order (a depth axis of few depths),
+            where there are at most :data:`CATEGORICAL_MAX`.
 
     Returns:
-        The points drawn, as cells (row: the label; column: ``<where> <x value>``).
+        The points drawn, as cells (row: the label; column: ``<where> <x value>``), and the
+        labels and values left out.
     """
     points = curves(runs, x, report, select_by)
     xs = sorted(points["x"].unique())
-    cells, partly_missing = [], False
+    spaced = categorical and len(xs) <= CATEGORICAL_MAX
+    positions = list(range(len(xs))) if spaced else xs
+    drawn = Curves([], [], [])
     for label, style in styles.items():
         line = points[points["label"] == label].set_index("x").reindex(xs)
-        absent = [value for value, n in zip(xs, line["n"], strict=True) if pd.isna(n)]
-        if len(absent) == len(xs):
-            _mark_missing(ax, xs, style["color"], f"{label} (no records)")
+        missing = [value for value, n in zip(xs, line["n"], strict=True) if pd.isna(n)]
+        if len(missing) == len(xs):
+            drawn.absent.append(label)
             continue
         diverged = int(line["n_diverged"].sum())
         mean, std = line["mean"].to_numpy(float), line["std"].to_numpy(float)
-        ax.plot(xs, mean, label=f"{label} (†{diverged})" if diverged else label, **style)
-        ax.fill_between(xs, mean - std, mean + std, color=style["color"], alpha=0.2, lw=0)
-        for value, n, k in zip(xs, line["n"], line["n_diverged"], strict=True):
+        ax.plot(positions, mean, label=f"{label} (†{diverged})" if diverged else label, **style)
+        ax.fill_between(positions, mean - std, mean + std, color=style["color"], alpha=0.2, lw=0)
+        for at, n, k in zip(positions, line["n"], line["n_diverged"], strict=True):
             if n == 0:
-                _mark_diverged(ax, value, int(k), style["color"])
-        if absent:
-            _mark_missing(ax, absent, style["color"])
-            partly_missing = True
-        cells += [
+                _mark_diverged(ax, at, int(k), style["color"])
+        if missing:
+            drawn.gaps.append(f"{label} at {', '.join(number_text(v) for v in missing)}")
+        drawn.cells.extend(
             UsedCell(label, f"{where} {number_text(value)}", selection)
             for value, selection in line["selection"].dropna().items()
-        ]
-    if partly_missing:
-        _mark_missing(ax, [], "grey", "x: no records at that x")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        )
+    _value_ticks(ax, xs, positions)
     ax.grid(alpha=0.3)
-    return cells
+    return drawn
+
+
+def band_note(cells: Sequence[UsedCell]) -> str:
+    """What a figure's lines and bands are: mean and ± 1 std over each point's seeds."""
+    stds = sorted({std_name(cell.selection.ddof) for cell in cells})
+    return f"Lines: mean over each point's seeds; bands: ± 1 {' or '.join(stds)} over them."
 
 
 def _legend_beside(ax: Axes) -> None:
@@ -198,24 +235,31 @@ def _has_gradients(history: list) -> bool:
     return any("grad_attn" in epoch for epoch in history)
 
 
-def _gradient_runs(runs: pd.DataFrame) -> dict[int, dict[str, Selection]]:
-    """``{depth: {label: one run}}`` of one setting: Figs. 2 and 3's runs (module docstring)."""
+def _gradient_runs(runs: pd.DataFrame, every_seed: bool) -> dict[int, dict[str, Selection]]:
+    """``{depth: {label: runs}}`` of one setting: Figs. 2 and 3's runs (module docstring).
+
+    The runs of the setting chosen for each depth and label: every seed (``every_seed``) or
+    only the lowest.
+    """
     rows = runs[runs["history"].map(_has_gradients)]
     picked: dict[int, dict[str, Selection]] = {}
     for (depth, label), group in rows.groupby(["depth", "label"]):
         chosen = select_group(group)
-        lowest_seed = chosen.runs.iloc[:1]
+        shown = chosen.runs if every_seed else chosen.runs.iloc[:1]
         picked.setdefault(int(depth), {})[label] = Selection(
-            lowest_seed, chosen.report, chosen.cell_runs, chosen.cell_diverged
+            shown, chosen.report, chosen.cell_runs, chosen.cell_diverged
         )
     return picked
 
 
 def _gradient_settings(
-    runs: pd.DataFrame, grid: PresetGrid
+    runs: pd.DataFrame, grid: PresetGrid, every_seed: bool = False
 ) -> list[tuple[HyperSetting, dict[int, dict[str, Selection]]]]:
     """Each setting with gradient records and its :func:`_gradient_runs`."""
-    settings = [(setting, _gradient_runs(setting.runs)) for setting in hyper_settings(runs, grid)]
+    settings = [
+        (setting, _gradient_runs(setting.runs, every_seed))
+        for setting in hyper_settings(runs, grid)
+    ]
     return [(setting, picked) for setting, picked in settings if picked]
 
 
@@ -321,10 +365,11 @@ def _accuracy_panel(
         _no_records(ax)
         return
     for depth in drawn:
-        history = picked[depth][label].runs.iloc[0]["history"]
-        accuracy = [100.0 * epoch["train_acc"] for epoch in history]
-        epochs = [epoch["epoch"] for epoch in history]
-        ax.plot(epochs, accuracy, color=colours[depth], label=f"{depth} layers")
+        for _, run in picked[depth][label].runs.iterrows():
+            accuracy = [100.0 * epoch["train_acc"] for epoch in run["history"]]
+            epochs = [epoch["epoch"] for epoch in run["history"]]
+            name = f"{depth} layers, seed {int(run['seed'])}"
+            ax.plot(epochs, accuracy, color=colours[depth], linewidth=1, alpha=0.7, label=name)
     ax.set(xlabel="epoch", ylabel="training accuracy (%)", ylim=(0, 100))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
@@ -337,7 +382,7 @@ def fig3_train_acc(runs: pd.DataFrame, grid: PresetGrid) -> Drawn | None:
     (the paper's claim, GAT-Lip trains at every depth, is checked under each); a colour per
     depth, named in one legend outside the panels.
     """
-    settings = _gradient_settings(runs, grid)
+    settings = _gradient_settings(runs, grid, every_seed=True)
     if not settings:
         return None
     labels = grid.labels
@@ -351,22 +396,24 @@ def fig3_train_acc(runs: pd.DataFrame, grid: PresetGrid) -> Drawn | None:
         panel.suptitle(setting.title, fontsize="medium")
     handles = [Line2D([], [], color=colours[depth], label=f"{depth} layers") for depth in depths]
     fig.legend(handles=handles, loc="outside right upper")
-    fig.suptitle(
-        f"Fig. 3: convergence of the training accuracy on {_on(grid)} (one run per line: "
-        "the lowest seed)"
-    )
+    fig.suptitle(f"Fig. 3: convergence of the training accuracy on {_on(grid)} (a line per seed)")
     return Drawn(fig, _gradient_cells(settings))
+
+
+def drawn_labels(grid: PresetGrid, absent: list[str]) -> list[str]:
+    """The model labels of ``grid`` drawn: those not ``absent``."""
+    return [label for label in grid.labels if label not in absent]
 
 
 def fig4_pubmed_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     """Fig. 4: test accuracy against depth, one line per model label of the grid."""
     fig = Figure(figsize=(5.5, 4.6), layout="constrained")
     ax = fig.add_subplot()
-    cells = _plot_curves(ax, runs, "depth", _styles(grid), "depth")
+    drawn = _plot_curves(ax, runs, "depth", _styles(grid), "depth", categorical=True)
     ax.set(xlabel="graph layers", ylabel="test accuracy (%)")
-    ax.set_title(f"Fig. 4: {', '.join(grid.labels)} on {_on(grid)}")
+    ax.set_title(f"Fig. 4: {', '.join(drawn_labels(grid, drawn.absent))} on {_on(grid)}")
     _legend_beside(ax)
-    return Drawn(fig, tuple(cells))
+    return Drawn(fig, tuple(drawn.cells), (band_note(drawn.cells), *drawn.notes()))
 
 
 def _line_budget(runs: pd.DataFrame) -> float:
@@ -547,9 +594,10 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     on_line = budgets(runs) == budget
     fig = Figure(figsize=(8.5, 5.2), layout="constrained")
     ax, paper_ax = fig.subplots(1, 2, sharey=True, width_ratios=[4, 1])
-    cells = _plot_curves(
+    drawn = _plot_curves(
         ax, runs[on_line], "tree_depth", styles, f"{_passes(budget)}, tree depth", TRAIN, TRAIN
     )
+    cells = drawn.cells
     handles, _ = ax.get_legend_handles_labels()
     _mark_departures(ax, cells, styles)
     cells += _other_budget_points(ax, runs[~on_line], styles)
@@ -563,7 +611,7 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
         fontsize="x-small",
     )
     fig.suptitle("Fig. 5: TREES (Tree-NeighborsMatch) training accuracy")
-    return Drawn(fig, tuple(cells))
+    return Drawn(fig, tuple(cells), (band_note(drawn.cells), *drawn.notes()))
 
 
 def fig6_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
@@ -573,9 +621,13 @@ def fig6_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     styles = _styles(grid)
     fig = Figure(figsize=(max(4.5 * len(panels), 6), 5.2), layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
-    cells = []
+    cells, notes = [], []
     for ax, (name, rows) in zip(axes, panels.items(), strict=True):
-        cells += _plot_curves(ax, rows, "depth", styles, f"{dataset_label(name)} depth")
+        drawn = _plot_curves(
+            ax, rows, "depth", styles, f"{dataset_label(name)} depth", categorical=True
+        )
+        cells += drawn.cells
+        notes += drawn.notes(dataset_label(name) if len(panels) > 1 else "")
         metrics = rows[schema.METRIC].dropna()
         metric = metric_label(metrics.iloc[0]) if len(metrics) else "accuracy"
         ax.set(title=dataset_label(name), xlabel="graph layers", ylabel=f"test {metric} (%)")
@@ -583,7 +635,7 @@ def fig6_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     fig.suptitle(
         "Fig. 6: accuracy against depth\n(-LN LayerNorm, -PN PairNorm, -Lip LipschitzNorm)"
     )
-    return Drawn(fig, tuple(cells))
+    return Drawn(fig, tuple(cells), (band_note(cells), *notes))
 
 
 @dataclass(frozen=True)
@@ -638,6 +690,7 @@ def write_figures(
             continue
         drawn_from, grid = found
         footer = provenance_line(grid, drawn_from, drawn.cells, spec.unit, spec.settings_apart)
+        footer = " ".join(filter(None, (*drawn.notes, footer)))
         add_footer(drawn.figure, footer)
         for suffix, metadata in METADATA.items():
             path = out_dir / f"{spec.name}.{suffix}"

@@ -9,7 +9,10 @@ Folder names are never read: what a run is comes from its config. Two files with
 
 Columns: ``run_id``, ``status``, ``error``, ``path``; the config keys of
 :data:`CONFIG_COLUMNS`; the summary metrics of :data:`~lipnorm_exp.records.schema.SUMMARY_KEYS`
-(``NaN`` where absent); ``label`` (:func:`~lipnorm_exp.records.labels.model_label`); ``setting``
+(``NaN`` where absent); ``final_val_acc`` and ``final_test_acc`` (the last epoch's, where the
+run trained its full budget: :func:`final_epoch`); ``reported_epoch`` and ``std_ddof`` (the
+protocol's ``protocol.reported_epoch``, ``best_val`` where absent, and ``protocol.std_ddof``, 1
+where absent); ``label`` (:func:`~lipnorm_exp.records.labels.model_label`); ``setting``
 (:func:`lipnorm_exp.records.setting_key`: everything that defines the run except its seed, so
 that records equal in ``setting`` are seeds of one hyper-parameter setting); ``tags`` (the
 presets the run serves); ``machine`` (:func:`machine_label`); and, as object columns,
@@ -22,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from lipnorm_exp.records import iter_records, schema, setting_key
+from lipnorm_exp.records import COMPLETED, iter_records, schema, setting_key
 from lipnorm_exp.records.labels import model_label
 
 #: column → dotted config key
@@ -47,6 +50,8 @@ CONFIG_COLUMNS = {
     "protocol": "protocol.name",
     "ablation": "ablation.name",
     "ablation_factor": "ablation.factor",
+    "reported_epoch": "protocol.reported_epoch",
+    "std_ddof": "protocol.std_ddof",
 }
 
 #: values of config keys that a record may leave out
@@ -55,7 +60,15 @@ CONFIG_DEFAULTS = {
     "passes_per_epoch": 1,
     "residual": False,
     "protocol": "standard",
+    "reported_epoch": "best_val",
+    "std_ddof": 1,
 }
+
+#: the columns of a run's last epoch (:func:`final_epoch`): validation and test accuracy
+FINAL_VAL_ACC = "final_val_acc"
+FINAL_TEST_ACC = "final_test_acc"
+#: the ``history`` keys they are read from
+FINAL_KEYS = {FINAL_VAL_ACC: "val_acc", FINAL_TEST_ACC: "test_acc"}
 
 NUMERIC_COLUMNS = (
     "seed",
@@ -68,6 +81,8 @@ NUMERIC_COLUMNS = (
     "dropout",
     "lr",
     "epochs",
+    "std_ddof",
+    *FINAL_KEYS,
     *(key for key, kind in schema.SUMMARY_KINDS.items() if kind is not schema.Kind.NAME),
 )
 
@@ -79,6 +94,7 @@ COLUMNS = (
     schema.FINISHED_AT,
     *CONFIG_COLUMNS,
     *schema.SUMMARY_KEYS,
+    *FINAL_KEYS,
     "label",
     "setting",
     "tags",
@@ -108,6 +124,26 @@ def machine_label(record: Mapping[str, Any]) -> str:
     return f"{machine['device']}, {machine['cpus']} CPUs ({machine['processor']})"
 
 
+def final_epoch(record: Mapping[str, Any]) -> dict[str, float | None]:
+    """The validation and test accuracy of a run's last epoch, where it trained its full budget.
+
+    A completed run whose ``epochs_run`` is its ``train.epochs`` and whose last ``history`` row
+    is that epoch has them (:data:`FINAL_KEYS`); any other run (diverged, stopped early,
+    interrupted) has ``None``: its last epoch is not the one the protocol's budget ends on.
+    """
+    epochs = config_value(record[schema.CONFIG], "train.epochs")
+    summary = record.get(schema.SUMMARY) or {}
+    history = record.get(schema.HISTORY) or []
+    full = (
+        record[schema.STATUS] == COMPLETED
+        and epochs is not None
+        and summary.get(schema.EPOCHS_RUN) == epochs
+        and bool(history)
+        and history[-1].get("epoch") == epochs
+    )
+    return {column: history[-1].get(key) if full else None for column, key in FINAL_KEYS.items()}
+
+
 def record_row(record: Mapping[str, Any], path: Path | str = "") -> dict[str, Any]:
     """One DataFrame row (a dict keyed by :data:`COLUMNS`) from one record."""
     config = record[schema.CONFIG]
@@ -123,6 +159,7 @@ def record_row(record: Mapping[str, Any], path: Path | str = "") -> dict[str, An
         row[column] = config_value(config, dotted, CONFIG_DEFAULTS.get(column))
     for column in schema.SUMMARY_KEYS:
         row[column] = summary.get(column)
+    row.update(final_epoch(record))
     row["label"] = model_label(config)
     row["setting"] = setting_key(config)
     row["tags"] = list(config.get("tags") or [])
@@ -163,7 +200,11 @@ def load_records(runs_dir: str | Path) -> pd.DataFrame:
 
 __all__ = [
     "COLUMNS",
+    "FINAL_KEYS",
+    "FINAL_TEST_ACC",
+    "FINAL_VAL_ACC",
     "config_value",
+    "final_epoch",
     "load_records",
     "machine_label",
     "record_row",

@@ -25,6 +25,7 @@ from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.records.numerics import NUMERICS_VERSION
 from lipnorm_exp.report.aggregate import (
+    CSV_DECIMALS,
     hyper_settings,
     preset_runs,
     select,
@@ -100,8 +101,11 @@ def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[Sc
                 settings = hyper_settings(cell, grid)
                 why = departures(chosen.runs, cell, published.depth, preset.budget, settings)
             ours = chosen.text(show_depth=column.depth is None)
+            if pd.notna(chosen.other.mean):
+                ours += f"; {chosen.other_title} {chosen.other.text()}"
             facts = run_facts(chosen.runs, protocol)
-            numbers = (published.mean, published.std, chosen.mean, chosen.std, chosen.n)
+            ours_numbers = (chosen.mean, chosen.std, chosen.n, chosen.final.mean, chosen.final.std)
+            numbers = (published.mean, published.std, *ours_numbers)
             lines.append(
                 ScoreLine(
                     item, subject, str(published), ours, verdict, why, **facts, numbers=numbers
@@ -248,8 +252,11 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance]) -> str:
         "3, 5 and 6, ours beside the paper's. Made from the run records only "
         f"(`make scorecard`), at scale `{SCALE}`, each preset under the protocol its paper grid "
         "runs; a number is selected as its table selects it (best mean validation accuracy "
-        "over the settings run on the most seeds, test accuracy at the best validation epoch, "
-        "mean ± std over the n seeds)."
+        "over the settings run on the most seeds; test accuracy at the epoch the records' "
+        "protocol reports, the best validation epoch unless `protocol.reported_epoch` is "
+        "`final`, mean ± std over the n seeds, the sample std unless `protocol.std_ddof` is 0); "
+        "beside it, the same runs' number at the other epoch (`final`: the last one) where "
+        "every seed trained its full budget."
     )
     rule = (
         "Verdicts: **reproduced**: within ± max(the paper's std, "
@@ -301,14 +308,18 @@ def table(lines: list[ScoreLine], marks: list[Provenance]) -> pd.DataFrame:
     """``scorecard.csv``'s rows: the numbers as numbers, the text fields, the run ids."""
     rows = []
     for line, mark in zip(lines, marks, strict=True):
-        paper_mean, paper_std, ours_mean, ours_std, n = line.numbers or (None,) * 5
+        paper_mean, paper_std, ours_mean, ours_std, n, final_mean, final_std = (
+            line.numbers or (None,) * 7
+        )
         numbers = {
             "paper_mean": paper_mean,
             "paper_std": paper_std,
-            "ours_mean": None if ours_mean is None else round(ours_mean, 2),
-            "ours_std": None if ours_std is None else round(ours_std, 2),
+            "ours_mean": _rounded(ours_mean),
+            "ours_std": _rounded(ours_std),
             "n": n,
-            "difference": None if ours_mean is None else round(ours_mean - paper_mean, 2),
+            "difference": None if ours_mean is None else _rounded(ours_mean - paper_mean),
+            "final_mean": _rounded(final_mean),
+            "final_std": _rounded(final_std),
         }
         text = {field: getattr(line, field) for field in FIELDS}
         rows.append(
@@ -323,13 +334,28 @@ def table(lines: list[ScoreLine], marks: list[Provenance]) -> pd.DataFrame:
         )
     frame = pd.DataFrame(rows, columns=[*FIELDS, *NUMBERS, *PROVENANCE, "runs"])
     frame["n"] = frame["n"].astype("Int64")
-    for column in NUMBERS[:-2] + ("difference",):
-        frame[column] = pd.to_numeric(frame[column]).astype(float)
+    for column in NUMBERS:
+        if column != "n":
+            frame[column] = pd.to_numeric(frame[column]).astype(float)
     return frame
 
 
+def _rounded(value: float | None) -> float | None:
+    """A number in % as the CSV file holds it (:data:`CSV_DECIMALS` decimals)."""
+    return None if value is None else round(value, CSV_DECIMALS)
+
+
 #: the numeric columns of the CSV file
-NUMBERS = ("paper_mean", "paper_std", "ours_mean", "ours_std", "n", "difference")
+NUMBERS = (
+    "paper_mean",
+    "paper_std",
+    "ours_mean",
+    "ours_std",
+    "n",
+    "difference",
+    "final_mean",
+    "final_std",
+)
 #: its provenance columns
 PROVENANCE = ("numerics", "current_numerics", "verified")
 

@@ -1,9 +1,11 @@
 """A table as files: ``<name>.md``, ``.tex``, ``.csv`` and, for tables of runs, ``.runs.csv``.
 
 - ``.md``: a title line (the caption), the table, its notes and its provenance line.
-- ``.tex``: the same table in a ``table`` float whose caption holds the caption and the
-  provenance line.
-- ``.csv``: the tidy cells (one row per cell, every number unrounded).
+- ``.tex``: the same table in a ``table`` float for ``booktabs``: a short caption, grouped
+  column headers (``cmidrule`` under each group), numbers right-aligned, and the notes and the
+  provenance line in a table note below it.
+- ``.csv``: the tidy cells (one row per cell): counts as integers (:data:`INTEGER_COLUMNS`),
+  numbers in % rounded to :data:`~lipnorm_exp.report.aggregate.CSV_DECIMALS` decimals.
 - ``.runs.csv``: every run behind a number (:func:`~lipnorm_exp.report.provenance.runs_table`).
 
 Every file is a function of the table alone, so the same records give the same bytes, and is
@@ -11,19 +13,43 @@ written whole or not at all (:func:`~lipnorm_exp.util.atomic.write_whole`): a ki
 the old one or the new one.
 """
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 import pandas as pd
 from tabulate import tabulate
 
+from lipnorm_exp.report.aggregate import CSV_DECIMALS
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
 from lipnorm_exp.util.atomic import write_whole
 
 LATEX_SYMBOLS = {"±": r"$\pm$", "†": r"$^\dagger$", "–": "--"}
 LATEX_ESCAPES = {"%": r"\%", "&": r"\&", "_": r"\_", "#": r"\#"}
+#: a cell that reads as a number (right-aligned in ``.tex``): digits, ``–``, ``†k``, ``1.2M``
+NUMERIC_CELL = re.compile(r"^(–|†\d+|-?[\d.]+(e[+-]?\d+)?[kM]?( ± [\d.]+)?( \(\d+\))?( †\d+)?)$")
+#: a ``.tex`` table of more columns is scaled to the text width
+WIDE = 12
+#: CSV columns that hold counts (written as integers)
+INTEGER_COLUMNS = (
+    "depth",
+    "tree_depth",
+    "hidden",
+    "heads",
+    "epochs",
+    "n",
+    "n_diverged",
+    "cell_runs",
+    "cell_diverged",
+    "paper_depth",
+    "params",
+    "std_ddof",
+)
+#: CSV columns in % that are not a ``mean``/``std`` pair, rounded as those are
+PERCENT_COLUMNS = ("final_train_acc", "passes")
 
 
 @dataclass(frozen=True)
@@ -39,6 +65,9 @@ class Table:
         provenance (str, optional): where the numbers come from. (default: ``""``)
         used (tuple[UsedCell, ...], optional): the cells and their runs; a table of runs
             also gets ``.runs.csv``. (default: ``()``)
+        header (tuple[tuple[str, str], ...], optional): per column of ``display``, its group
+            and its own title in ``.tex`` (``("Cora 0%", "test")``; group ``""``: a column of
+            its own); ``()``: every column its own. (default: ``()``)
     """
 
     name: str
@@ -48,6 +77,7 @@ class Table:
     notes: str = ""
     provenance: str = ""
     used: tuple[UsedCell, ...] = ()
+    header: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of_runs(
@@ -60,6 +90,7 @@ class Table:
         grid: PresetGrid,
         runs: pd.DataFrame,
         used: Sequence[UsedCell],
+        header: Sequence[tuple[str, str]] = (),
     ) -> "Table":
         """A table of a preset's runs: rows as dicts, the provenance of ``runs`` and ``used``."""
         provenance = provenance_line(grid, runs, used)
@@ -71,7 +102,13 @@ class Table:
             notes,
             provenance,
             tuple(used),
+            tuple(header),
         )
+
+    @property
+    def column_heads(self) -> tuple[tuple[str, str], ...]:
+        """:attr:`header`, or every column of :attr:`display` its own."""
+        return self.header or tuple(("", str(column)) for column in self.display.columns)
 
 
 def _latex_symbols(text: str) -> str:
@@ -80,13 +117,70 @@ def _latex_symbols(text: str) -> str:
     return text
 
 
+def _latex_text(value) -> str:
+    """A cell or title as LaTeX: escaped, ``±``, ``†`` and ``–`` as commands."""
+    return _latex_symbols("".join(LATEX_ESCAPES.get(char, char) for char in str(value)))
+
+
+def _alignment(values: pd.Series) -> str:
+    """``r`` for a column of numbers (:data:`NUMERIC_CELL`), ``l`` otherwise."""
+    numeric = values.map(lambda value: bool(NUMERIC_CELL.match(str(value)))).all()
+    return "r" if numeric else "l"
+
+
+def _group_rows(heads: tuple[tuple[str, str], ...]) -> list[str]:
+    """The group header line and its ``cmidrule`` line (none where nothing is grouped)."""
+    if not any(group for group, _ in heads):
+        return []
+    cells, rules, start = [], [], 1
+    for group, members in groupby(heads, key=lambda head: head[0]):
+        width = len(list(members))
+        if group:
+            cells.append(f"\\multicolumn{{{width}}}{{c}}{{{_latex_text(group)}}}")
+            rules.append(f"\\cmidrule(lr){{{start}-{start + width - 1}}}")
+        else:
+            cells += [""] * width
+        start += width
+    return [" & ".join(cells) + r" \\", " ".join(rules)]
+
+
 def latex(table: Table) -> str:
-    """The ``.tex`` text of ``table`` (tabulate escapes the body; the caption is escaped here)."""
-    body = tabulate(table.display, headers="keys", tablefmt="latex_booktabs", showindex=False)
-    body = _latex_symbols(body)
-    caption = " ".join(filter(None, (table.caption, table.provenance)))
-    caption = _latex_symbols("".join(LATEX_ESCAPES.get(char, char) for char in caption))
-    return f"\\begin{{table}}\n\\centering\n\\caption{{{caption}}}\n{body}\n\\end{{table}}\n"
+    """The ``.tex`` text of ``table``: a ``booktabs`` tabular, a short caption, a table note.
+
+    Columns of a group (:attr:`Table.header`) share a title over a ``cmidrule``; a column of
+    numbers is right-aligned; the notes and the provenance line stand below the tabular.
+    """
+    heads = table.column_heads
+    display = table.display.astype(str)
+    align = "".join(_alignment(display[column]) for column in display.columns)
+    rows = [f"\\begin{{tabular}}{{{align}}}", r"\toprule", *_group_rows(heads)]
+    rows.append(" & ".join(_latex_text(title) for _, title in heads) + r" \\")
+    rows.append(r"\midrule")
+    rows += [
+        " & ".join(_latex_text(v) for v in line) + r" \\" for line in display.itertuples(False)
+    ]
+    rows += [r"\bottomrule", r"\end{tabular}"]
+    note = " ".join(filter(None, (table.notes, table.provenance)))
+    parts = [r"\begin{table}", r"\centering", f"\\caption{{{_latex_text(table.caption)}}}"]
+    parts += [r"\resizebox{\textwidth}{!}{%", *rows, "}"] if len(heads) > WIDE else rows
+    if note:
+        parts += [
+            r"\par\smallskip",
+            f"\\parbox{{\\textwidth}}{{\\footnotesize {_latex_text(note)}}}",
+        ]
+    return "\n".join([*parts, r"\end{table}", ""])
+
+
+def csv_text(cells: pd.DataFrame) -> str:
+    """The ``.csv`` text of a table's cells: counts as integers, numbers in % rounded."""
+    frame = cells.copy()
+    for column in INTEGER_COLUMNS:
+        if column in frame:
+            frame[column] = pd.to_numeric(frame[column]).round().astype("Int64")
+    for column in frame.columns:
+        if column.endswith(("mean", "std")) or column in PERCENT_COLUMNS:
+            frame[column] = pd.to_numeric(frame[column]).round(CSV_DECIMALS)
+    return frame.to_csv(index=False)
 
 
 def markdown(table: Table) -> str:
@@ -98,10 +192,10 @@ def markdown(table: Table) -> str:
 
 def write_table(table: Table, out_dir: Path) -> list[Path]:
     """Write the files of ``table`` under ``out_dir``, each whole; return their paths."""
-    texts = {"md": markdown(table), "tex": latex(table), "csv": table.cells.to_csv(index=False)}
+    texts = {"md": markdown(table), "tex": latex(table), "csv": csv_text(table.cells)}
     if table.used:
         texts["runs.csv"] = runs_table(table.used).to_csv(index=False)
     return [write_whole(out_dir / f"{table.name}.{suffix}", text) for suffix, text in texts.items()]
 
 
-__all__ = ["Table", "latex", "markdown", "write_table"]
+__all__ = ["INTEGER_COLUMNS", "Table", "csv_text", "latex", "markdown", "write_table"]

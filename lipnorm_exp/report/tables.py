@@ -9,9 +9,13 @@ then the grid's. It is written by :func:`~lipnorm_exp.report.table_files.write_t
 columns, notes, provenance), ``.tex``, ``.csv`` (one row per cell: the numbers, the chosen
 hyper-parameters, the paper's value) and ``.runs.csv`` (the runs behind every cell). Cells
 follow the selection rule of :mod:`lipnorm_exp.report.aggregate`: test accuracy in %, mean ±
-std over the seeds of the setting with the best mean validation accuracy, ``n=k`` seeds; where
-the table does not fix the depth, the chosen depth is in parentheses; ``†k`` marks k diverged
-runs among those seeds; a cell without records reads ``–``.
+std over the seeds of the setting with the best mean validation accuracy (the seeds per cell in
+the provenance line, not in the cells); where the table does not fix the depth, the chosen depth
+is in parentheses; ``†k`` marks k diverged runs among those seeds; a cell without records reads
+``–``. Each column has its own columns (:func:`subcolumns`): ``test``, ``final`` (the same runs
+at their last epoch, where every seed trained its full budget), ``val``, ``params``, ``paper``;
+the caption states the epoch reported and the std convention (:func:`~lipnorm_exp.report.
+aggregate.epoch_rule`).
 
 - ``table1_missing_vector`` (Table 1, preset ``missing_vector``): every dataset × missing rate
   of the grid; depth chosen on validation among the grid's depths.
@@ -36,7 +40,16 @@ from lipnorm_exp.config import preset_names
 from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, STATUSES
 from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.report import paper
-from lipnorm_exp.report.aggregate import MISSING, cell_numbers, preset_runs, select
+from lipnorm_exp.report.aggregate import (
+    MISSING,
+    OTHER_TITLES,
+    Selection,
+    cell_numbers,
+    epoch_rule,
+    preset_runs,
+    select,
+)
+from lipnorm_exp.report.params import count_text, selection_params
 from lipnorm_exp.report.presets import PresetGrid
 from lipnorm_exp.report.provenance import UsedCell
 from lipnorm_exp.report.table_files import Table, write_table
@@ -67,6 +80,10 @@ class Column:
         if self.depth is None:
             return f"{dataset_label(self.dataset)} {missing_label(self.missing_rate)}"
         return f"{dataset_label(self.dataset)} {self.depth} layers"
+
+    def name_of(self, sub: str) -> str:
+        """The display column of its own column ``sub``: ``Cora 100%`` (``test``), ``... val``."""
+        return self.title if sub == "test" else f"{self.title} {sub}"
 
     @property
     def paper_key(self) -> tuple:
@@ -128,11 +145,19 @@ class TableSpec:
             depths = compact(tuple(int(depth) for depth in runs["depth"].dropna().unique()))
             depth = f"(k): depth chosen on validation among the depths run, {depths}; "
         return (
-            "Ours: test accuracy at the best validation epoch, mean ± std over the n seeds of "
-            f"the hyper-parameters with the best mean validation accuracy; {depth}†k: k "
-            "diverged runs among those seeds; –: no records. Columns `... paper`: the "
-            "published values."
+            "test: ours, test accuracy at the epoch the caption names, mean ± std over the seeds "
+            "(their number: seeds per cell, below) of the hyper-parameters with the best mean "
+            f"validation accuracy; {FINAL_NOTE} val: validation accuracy at the epoch reported; "
+            f"params: parameters of the chosen model; {depth}†k: k diverged runs among those "
+            "seeds; –: no records; paper: the published values."
         )
+
+
+#: what a table's number at the other epoch is (:func:`subcolumns`)
+FINAL_NOTE = (
+    "final (best val): test accuracy at the last epoch (at the best validation epoch) of the same "
+    "runs, where every seed trained its full budget (– where one stopped early);"
+)
 
 
 def compact(values: tuple[int, ...]) -> str:
@@ -162,7 +187,7 @@ class TableOfRuns:
     build: Callable[[pd.DataFrame, PresetGrid], Table | None]
 
 
-def _cell(label: str, column: Column, chosen, published) -> dict:
+def _cell(label: str, column: Column, chosen: Selection | None, published) -> dict:
     cell: dict[str, Any] = {"model": label, "column": column.title, "dataset": column.dataset}
     cell["missing_rate"] = column.missing_rate
     cell.update(cell_numbers(chosen))
@@ -171,39 +196,74 @@ def _cell(label: str, column: Column, chosen, published) -> dict:
     else:
         cell.update(cell_runs=chosen.cell_runs, cell_diverged=chosen.cell_diverged)
         cell.update({key: chosen.setting[key] for key in SETTING_COLUMNS})
+    cell["params"] = selection_params(chosen)
     cell["paper_mean"] = published.mean if published else np.nan
     cell["paper_std"] = published.std if published and published.std is not None else np.nan
     cell["paper_depth"] = published.depth if published else None
     return cell
 
 
+def subcolumns(selections: Sequence[Selection]) -> tuple[str, ...]:
+    """A table column's own columns: ours, at the other epoch where a cell has it, and so on.
+
+    ``test`` (the number reported), ``final`` (the last epoch's, or ``best val`` where the
+    number reported is the last epoch's: only where some cell's seeds all trained their full
+    budget), ``val`` (validation accuracy at the epoch reported), ``params`` and ``paper``.
+    """
+    other = [chosen.other_title for chosen in selections if pd.notna(chosen.other.mean)]
+    return ("test", *dict.fromkeys(other), "val", "params", "paper")
+
+
+def _texts(chosen: Selection | None, published, show_depth: bool) -> dict[str, str]:
+    """The texts of a cell's own columns (:func:`subcolumns`)."""
+    texts = dict.fromkeys(("test", *OTHER_TITLES.values(), "val", "params"), MISSING)
+    texts["paper"] = str(published) if published else MISSING
+    if chosen is not None:
+        texts.update(
+            test=chosen.text(show_depth, show_n=False),
+            val=chosen.validation.text(),
+            params=count_text(selection_params(chosen)),
+        )
+        texts[chosen.other_title] = chosen.other.text()
+    return texts
+
+
 def build_table(runs: pd.DataFrame, grid: PresetGrid, spec: TableSpec) -> Table | None:
     """The table ``spec`` over the runs of its preset (already held by ``grid``).
 
     Returns:
-        Table or None: the display table (one row per model label, for each column ours then
-        ``<column> paper``), the tidy cells (one row per label × column) and the cells' runs;
-        ``None`` when no run falls in the table.
+        Table or None: the display table (one row per model label, for each column its own
+        columns, :func:`subcolumns`), the tidy cells (one row per label × column) and the cells'
+        runs; ``None`` when no run falls in the table.
     """
     columns = spec.columns(grid)
     runs = runs[np.logical_or.reduce([column.matches(runs) for column in columns])]
     if runs.empty:
         return None
-    display: dict[str, dict[str, Any]] = {}
-    cells, used = [], []
-    for label in spec.labels(grid):
-        line = display.setdefault(label, {"model": label})
+    labels = spec.labels(grid)
+    chosen = {
+        (label, column): select(runs[(runs["label"] == label) & column.matches(runs)])
+        for label in labels
+        for column in columns
+    }
+    selections = [selection for selection in chosen.values() if selection]
+    own = subcolumns(selections)
+    header = [("", "model"), *((column.title, sub) for column in columns for sub in own)]
+    display, cells, used = [], [], []
+    for label in labels:
+        line = {"model": label}
         for column in columns:
-            chosen = select(runs[(runs["label"] == label) & column.matches(runs)])
+            picked = chosen[label, column]
             published = spec.paper.get(label, {}).get(column.paper_key)
-            line[column.title] = chosen.text(column.depth is None) if chosen else MISSING
-            line[f"{column.title} paper"] = str(published) if published else MISSING
-            cells.append(_cell(label, column, chosen, published))
-            if chosen:
-                used.append(UsedCell(label, column.title, chosen))
-    return Table.of_runs(
-        spec.name, spec.caption, list(display.values()), cells, spec.notes(runs), grid, runs, used
-    )
+            texts = _texts(picked, published, column.depth is None)
+            line.update({column.name_of(sub): texts[sub] for sub in own})
+            cells.append(_cell(label, column, picked, published))
+            if picked:
+                used.append(UsedCell(label, column.title, picked))
+        display.append(line)
+    caption = f"{spec.caption}; {epoch_rule(selections)}"
+    notes = spec.notes(runs)
+    return Table.of_runs(spec.name, caption, display, cells, notes, grid, runs, used, header)
 
 
 #: statuses the summary always has a column for; ``interrupted`` has one where records have it

@@ -2,7 +2,7 @@
 
 One row per model label of the ``trees`` preset's grid, one column per tree depth with
 records: the best training accuracy over the run (``best_train_acc``, %; the TREES task is
-fitting, paper §7.2) as mean ± std over the seeds ``n=k`` (``†k``: k diverged), then the mean
+fitting, paper §7.2) as mean ± std over the seeds (``†k``: k diverged), then the mean
 number of passes over the training trees those runs made (``epochs_run`` × the record's
 ``dataset.passes_per_epoch``: a run stopped by its plateau makes fewer than its budget), with
 their mini-batch size where it is not their protocol's for that depth and LipschitzNorm's scale
@@ -56,7 +56,8 @@ def notes(runs: pd.DataFrame) -> str:
     table = next((t for t in tables if t), None)
     protocol = f" ({batch_sizes_text(table)})" if table else ""
     return (
-        "Ours: best training accuracy over the run, mean ± std over n seeds (†k: k diverged); "
+        "train: ours, best training accuracy over the run, mean ± std over the seeds (their "
+        "number: seeds per cell, below; †k: k diverged); "
         "passes: mean passes over the training trees those runs made; (batch b): trees per "
         f"mini-batch where the runs' differ from their protocol's{protocol}; (α = a): "
         f"LipschitzNorm's scale where it is not the paper's ({paper.LIP_ALPHA:g}). `A&Y`: Alon & "
@@ -119,6 +120,9 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
     """The TREES table over the runs of the ``trees`` preset (held by ``grid``)."""
     depths = sorted(int(depth) for depth in runs["tree_depth"].dropna().unique())
     display, cells, used = [], [], []
+    header = [("", "model")]
+    header += [(f"d = {depth}", sub) for depth in depths for sub in ("train", "passes", "A&Y")]
+    header.append(("", f"paper d = {paper.TREES_DEPTH}"))
     for label in grid.labels:
         line = {"model": label}
         alon_yahav = paper.ALON_YAHAV_TRAIN_ACC.get(label, {})
@@ -127,7 +131,7 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
                 runs[(runs["label"] == label) & (runs["tree_depth"] == depth)], TRAIN, TRAIN
             )
             passes = passes_made(chosen.runs) if chosen else float("nan")
-            line[f"d = {depth}"] = chosen.text() if chosen else MISSING
+            line[f"d = {depth}"] = chosen.text(show_n=False) if chosen else MISSING
             line[f"d = {depth} passes"] = _passes_text(chosen.runs) if chosen else MISSING
             line[f"d = {depth} A&Y"] = _published(alon_yahav, depth)
             cells.append(
@@ -143,7 +147,7 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
                 used.append(UsedCell(label, f"tree depth {depth}", chosen))
         line[f"paper d = {paper.TREES_DEPTH}"] = _published(paper.TREES_TRAIN_ACC, label)
         display.append(line)
-    return Table.of_runs(NAME, CAPTION, display, cells, notes(runs), grid, runs, used)
+    return Table.of_runs(NAME, CAPTION, display, cells, notes(runs), grid, runs, used, header)
 
 
 __all__ = ["NAME", "budgets", "departures", "passes_made", "trees_table"]

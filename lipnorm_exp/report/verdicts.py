@@ -60,7 +60,8 @@ class ScoreLine:
         seeds (str): their seeds.
         runs (tuple[str, ...]): the run ids the line rests on (records ``<run_id>.json``).
         numbers (tuple): a published number's ``(paper mean, paper std, ours mean, ours std,
-            n)`` in %, for the CSV's numeric columns; empty for a claim.
+            n, final mean, final std)`` in % (``final``: the last epoch's, NaN where a seed did
+            not train its full budget), for the CSV's numeric columns; empty for a claim.
     """
 
     item: str
