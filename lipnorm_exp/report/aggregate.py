@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from lipnorm_exp.config.schema import BEST_VAL_EPOCH, FINAL_EPOCH
 from lipnorm_exp.records import DIVERGED, FINISHED, schema
 from lipnorm_exp.report.presets import PresetGrid, preset_grid
 from lipnorm_exp.report.records import FINAL_TEST_ACC, FINAL_VAL_ACC
@@ -107,7 +108,7 @@ def preset_runs(
 #: the last epoch's column of a column read at the best validation epoch
 FINAL_OF = {VALIDATION: FINAL_VAL_ACC, TEST: FINAL_TEST_ACC}
 #: ``protocol.reported_epoch``'s values: the best validation epoch's number, the last epoch's
-BEST_VAL, FINAL = "best_val", "final"
+BEST_VAL, FINAL = BEST_VAL_EPOCH, FINAL_EPOCH
 #: the title of the number at the other epoch than the one reported (key: reported at the last)
 OTHER_TITLES = {False: "final", True: "best val"}
 

@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from lipnorm_exp.records import COMPLETED, iter_records, schema, setting_key
+from lipnorm_exp.records.identity import ADDED_KEYS
 from lipnorm_exp.records.labels import model_label
 
 #: column → dotted config key
@@ -60,8 +61,9 @@ CONFIG_DEFAULTS = {
     "passes_per_epoch": 1,
     "residual": False,
     "protocol": "standard",
-    "reported_epoch": "best_val",
-    "std_ddof": 1,
+    # the reporting rule of records made before protocols named one
+    "reported_epoch": ADDED_KEYS[("protocol", "reported_epoch")],
+    "std_ddof": ADDED_KEYS[("protocol", "std_ddof")],
 }
 
 #: the columns of a run's last epoch (:func:`final_epoch`): validation and test accuracy
