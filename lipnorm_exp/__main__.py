@@ -6,6 +6,7 @@ import sys
 import hydra
 from omegaconf import DictConfig, ListConfig
 
+from lipnorm_exp.cli.closing import closing_line
 from lipnorm_exp.cli.errors import (
     ERROR_PREFIX,
     EXIT_INTERRUPTED,
@@ -34,6 +35,9 @@ REFUSALS = HydraRefusals(sys.argv[1:])
 def main(cfg: DictConfig) -> None:
     """Train one configuration; a bad value, absent data or a stop request end it in one line.
 
+    A run outside a sweep ends on a line naming its record and what to compare it with
+    (:func:`~lipnorm_exp.cli.closing.closing_line`).
+
     In a sweep, a job that cannot run is counted as failed and the sweep goes on (Hydra shows
     its line again at the end); a stop request ends the sweep, a worker process at once.
     The trainer (and torch with it) is imported here, once a run starts: the command line's
@@ -47,8 +51,11 @@ def main(cfg: DictConfig) -> None:
     runs = len(cfg.seed) if isinstance(cfg.seed, ListConfig) else 1
     with stop_requests():
         try:
-            for record in run(cfg, desc=position, tracker=make_tracker):
+            records = run(cfg, desc=position, tracker=make_tracker)
+            for record in records:
                 note_outcome(outcome_of(record), run_id=record["run_id"])
+            if not position:  # a sweep ends on its tally instead
+                say(closing_line(records, cfg.paths.results_dir))
         except UserError as error:
             note_outcome(FAILED, str(error), runs)
             if not position:

@@ -46,7 +46,10 @@ def assert_reset_parameters_redraws(layer: torch.nn.Module) -> None:
 
 
 def compose_config(tmp_path: Path, overrides: list[str] = ()) -> DictConfig:
-    """The app's config with test paths, CPU, 2 epochs, no progress bar, local logger."""
+    """The app's config with test paths, CPU, 2 epochs, no progress bar, local logger.
+
+    Personal overrides (``configs/local/default.yaml``) are left out.
+    """
     base = [
         f"paths.data_dir={tmp_path / 'data'}",
         f"paths.results_dir={tmp_path / 'runs'}",
@@ -55,6 +58,7 @@ def compose_config(tmp_path: Path, overrides: list[str] = ()) -> DictConfig:
         "train.epochs=2",
         "train.progress=false",
         "logger=none",
+        "~local",  # no personal overrides (configs/local/default.yaml) in the tests
     ]
     with initialize_config_dir(str(CONFIGS), version_base="1.3"):
         return compose("config", overrides=[*base, *overrides])

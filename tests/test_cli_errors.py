@@ -148,6 +148,16 @@ def test_absent_data_ends_a_run_with_one_line_naming_the_folder(error_runs):
     assert "ind.cora.graph" in lines[0]
 
 
+def test_runs_that_fail_leave_no_empty_log_and_no_lock_file(error_runs):
+    """Absent data, bad values, a sweep with a failed job: Hydra's log file is made at its first
+    line, and every lock file (a run's, a dataset's) is removed as its holder lets it go."""
+    root, results = error_runs
+    assert results["no_data"][0] == 2
+    assert not list((root / "no_data").rglob("*.log"))  # the run logged nothing
+    assert [path for path in root.rglob("*.log") if not path.stat().st_size] == []
+    assert list(root.rglob("*.lock")) == []
+
+
 @pytest.mark.parametrize(
     ("case", "line"),
     [

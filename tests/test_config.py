@@ -1,12 +1,16 @@
 """Config composition, the schema and its one-line messages, and run hashing."""
 
 import os
+import shutil
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import pytest
 import torch
+from cli_helpers import cli
 from conftest import CONFIGS, REPO
-from omegaconf import OmegaConf, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from lipnorm_exp.config import build_model, schema, validate
 from lipnorm_exp.config.capacity import device_memory, parameter_count
@@ -355,3 +359,36 @@ def test_a_model_class_takes_the_schema_of_its_nearest_class_with_keys_of_its_ow
     assert schema.model_schema(Deeper) is schema.GIN
     assert schema.model_schema(DepthwiseGNN) is schema.Model
     assert {name: schema.model_schema(MODELS.get(name)) for name in MODELS} == schema.MODELS
+
+
+def _checkout_configs(folder: Path, local: str | None = None) -> Path:
+    """The checkout's ``configs/`` copied to ``folder``: without ``local/`` (as cloned), or
+    with a ``local/default.yaml`` of the ``local`` YAML."""
+    configs = folder / "configs"
+    shutil.copytree(CONFIGS, configs, ignore=shutil.ignore_patterns("local"))
+    if local is not None:
+        (configs / "local").mkdir()
+        (configs / "local" / "default.yaml").write_text(f"# @package _global_\n{local}")
+    return configs
+
+
+def _cli_config(configs: Path, *overrides: str) -> DictConfig:
+    """The config ``python -m lipnorm_exp --cfg job`` composes from ``configs``."""
+    args = [sys.executable, "-m", "lipnorm_exp", "--config-path", str(configs), "--cfg", "job"]
+    done = cli([*args, *overrides])
+    assert done.returncode == 0, done.stderr
+    return OmegaConf.create(done.stdout)
+
+
+@pytest.mark.slow  # through the CLI
+def test_a_local_override_sets_defaults_the_command_line_still_wins_over(tmp_path):
+    local = "model:\n  depth: 3\n  hidden: 16\ntrain:\n  progress: false\n"
+    cloned = _cli_config(_checkout_configs(tmp_path / "cloned"))
+    mine = _checkout_configs(tmp_path / "mine", local)
+    assert (cloned.model.depth, cloned.model.hidden, cloned.train.progress) == (10, 64, True)
+    overridden = _cli_config(mine, "model.hidden=8")
+    assert (overridden.model.depth, overridden.model.hidden) == (3, 8)  # the command line wins
+    assert not overridden.train.progress
+    del overridden.model["depth"], overridden.model["hidden"], overridden.train["progress"]
+    del cloned.model["depth"], cloned.model["hidden"], cloned.train["progress"]
+    assert overridden == cloned  # the rest as without it

@@ -1,6 +1,8 @@
-"""A folder lock excludes every other holder until its block ends."""
+"""A folder lock excludes every other holder until its block ends, and leaves no file behind."""
 
 import fcntl
+import subprocess
+import sys
 
 import pytest
 
@@ -38,3 +40,37 @@ def test_a_folder_in_place_of_the_lock_file_is_named_in_one_line(tmp_path):
         f"{tmp_path / '.locks' / 'cora.lock'} cannot be opened as a lock file (Is a directory); "
         "remove it, and it is made again"
     )
+
+
+def test_the_lock_file_is_removed_as_the_block_ends_also_when_it_raises(tmp_path):
+    path = tmp_path / ".locks" / "cora.lock"
+    with folder_lock(tmp_path, "cora"):
+        assert path.exists()
+    assert not path.exists()
+    with pytest.raises(RuntimeError), folder_lock(tmp_path, "cora"):
+        raise RuntimeError("loader failed")
+    assert not path.exists()
+
+
+#: another process taking the lock: it says when it waits, when it holds, and holds it until
+#: its standard input ends
+HOLDER = """
+import sys
+from lipnorm_exp.util.lock import folder_lock
+with folder_lock(sys.argv[1], "cora", lambda: print("waiting", flush=True)):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_process_waiting_on_a_lock_file_removed_at_release_holds_the_name(tmp_path):
+    path = tmp_path / ".locks" / "cora.lock"
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "text": True}
+    with folder_lock(tmp_path, "cora"):
+        waiter = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], **pipes)
+        assert waiter.stdout.readline() == "waiting\n"  # it opened the file this block removes
+    assert waiter.stdout.readline() == "held\n"
+    with pytest.raises(BlockingIOError):
+        _try_lock(path)  # the file at the name is the one it holds, not a removed one
+    waiter.communicate("", timeout=60)
+    assert waiter.returncode == 0 and not path.exists()

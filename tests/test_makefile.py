@@ -28,13 +28,14 @@ def test_install_runs_only_where_pyproject_changed_since_the_environment_s_stamp
     stamp = tmp_path / "env" / ".lipnorm_exp-installed"
     stamp.parent.mkdir()
 
-    def planned() -> str:
-        return _make("-n", "install", f"INSTALLED={stamp}", cwd=tmp_path)
+    def installs(target: str) -> bool:
+        return "pip install" in _make("-n", target, f"INSTALLED={stamp}", cwd=tmp_path)
 
-    assert "pip install" in planned()  # a new environment: no stamp yet
+    targets = ("install", "run", "test")  # `make run` and `make test` install first where due
+    assert all(installs(target) for target in targets)  # a new environment: no stamp yet
     stamp.touch()
     os.utime(tmp_path / "pyproject.toml", (0, 0))
-    assert "pip install" not in planned()  # nothing changed since
+    assert not any(installs(target) for target in targets)  # nothing changed since
     os.utime(tmp_path / "pyproject.toml")
     os.utime(stamp, (0, 0))
-    assert "pip install" in planned()  # pyproject.toml changed since the last install
+    assert all(installs(target) for target in targets)  # pyproject.toml changed since

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import wandb
-from cli_helpers import command, environment, start
+from cli_helpers import ERROR_PREFIX, command, environment, start
 from conftest import CONFIGS
 from hydra import compose, initialize_config_dir
 from hydra.core.hydra_config import HydraConfig
@@ -23,6 +23,7 @@ from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict, read_write
 
 from lipnorm_exp.cli import tracking
+from lipnorm_exp.cli.errors import EXIT_USER_ERROR
 from lipnorm_exp.cli.tracking import (
     WandbTracker,
     default_mode,
@@ -34,6 +35,7 @@ from lipnorm_exp.cli.tracking import (
     wandb_run_id,
 )
 from lipnorm_exp.records import schema
+from lipnorm_exp.records.identity import defining_config
 from lipnorm_exp.sweeps.plan import job_configs
 from lipnorm_exp.sweeps.progress import grid_runs
 from lipnorm_exp.training.launch import run
@@ -140,8 +142,14 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
     assert logged["run"]["run_group"] == in_multirun  # a sweep without a preset
     assert logged["run"]["tags"] == ["t1"]
     assert logged["config"]["model"]["depth"] == 2 and logged["config"]["train"]["epochs"] == 2
-    assert logged["config"]["paths"]["root_dir"] == "."
-    assert not any(os.path.isabs(text) for text in strings(logged["config"]))
+    # the keys that define the run, as its id hashes them: none of how or where it ran
+    assert {key: value for key, value in logged["config"].items() if key != "_wandb"} == {
+        **defining_config(cfg),
+        "run_id": record["run_id"],
+    }
+    for key in ("paths", "force", "device", "logger", "tags", "grid", "seeds_per_job"):
+        assert key not in logged["config"]
+    assert "progress" not in logged["config"]["train"]
     history = logged["history"]
     for row in record["history"]:
         step = history[row["epoch"]]
@@ -162,8 +170,9 @@ def test_offline_run_holds_config_metrics_gradients_heatmap_and_summary(
     assert summary["best/test/acc"] == pytest.approx(record["summary"][schema.TEST_ACC_AT_BEST_VAL])
     assert summary["test/acc"] == pytest.approx(record["history"][-1]["test_acc"])
     assert summary["timing/total_s"] == pytest.approx(record["timing"]["total_s"])
-    heatmap = logged["dir"] / "files" / summary["grad_attn/heatmap.path"]
-    assert heatmap.read_bytes().startswith(b"\x89PNG")
+    for key in ("grad_attn", "grad_layer"):  # the attention parameters' and the whole layer's
+        heatmap = logged["dir"] / "files" / summary[f"{key}/heatmap.path"]
+        assert heatmap.read_bytes().startswith(b"\x89PNG")
     assert_no_table(summary)
 
     [plain] = run(make_cfg(*SMALL, "force=true", f"paths.results_dir={tmp_path / 'plain'}"))
@@ -199,11 +208,35 @@ def test_summary_holds_the_best_validation_epoch_under_best_and_the_last_epoch_a
     assert not any(key in logged for key in (schema.BEST_VAL_ACC, schema.TEST_ACC_AT_BEST_VAL))
 
 
+def heatmap_steps(logged: dict) -> dict[str, list[int]]:
+    """The steps of the history at which each gradient heat map was logged, by its name."""
+    steps: dict[str, list[int]] = {}
+    for step, row in sorted(logged["history"].items()):
+        for name in row:
+            if name.endswith("/heatmap._type"):
+                steps.setdefault(name.removesuffix("._type"), []).append(step)
+    return steps
+
+
+@pytest.mark.parametrize(("every", "while_training"), [(2, [2, 4]), (0, [])])
+def test_heatmaps_are_logged_while_training_every_heatmap_every_epochs_and_at_the_end(
+    make_cfg, offline_wandb, every, while_training
+):
+    overrides = ("logger=wandb", f"logger.heatmap_every={every}", "train.track_gradients=true")
+    [record] = run(make_cfg(*SMALL, *overrides, "train.epochs=5"), tracker=make_tracker)
+    assert len(record["history"]) == 5
+    steps = [*while_training, 5]  # and at the end, at the last epoch's step
+    assert heatmap_steps(read_run(offline_wandb)) == {
+        "grad_attn/heatmap": steps,
+        "grad_layer/heatmap": steps,
+    }
+
+
 def test_no_gradient_heatmap_without_tracked_gradients(make_cfg, offline_wandb):
     run(make_cfg(*SMALL, "logger=wandb", "train.epochs=1"), tracker=make_tracker)
     logged = read_run(offline_wandb)
     assert logged["summary"]["best/epoch"] == 1
-    assert not any(key.startswith("grad_attn") for key in logged["summary"])
+    assert not any(key.startswith("grad_") for key in logged["summary"])
     assert "run_group" not in logged["run"]  # no sweep, no logger.group
 
 
@@ -392,3 +425,28 @@ def test_run_without_a_tracker_refuses_a_logger_in_one_line_naming_the_fix(make_
     with pytest.raises(ConfigError, match=r"^logger\.name=wandb needs its tracker: call run\("):
         run(cfg)
     assert not results.exists()  # refused before the run's folder, lock or data
+
+
+@pytest.mark.slow  # through the CLI
+def test_logger_wandb_without_the_package_is_refused_in_one_line_before_anything_is_made(
+    tmp_path,
+):
+    """A run and a sweep: one line naming the package to install, no folder, no data."""
+    no_wandb = tmp_path / "no_wandb"
+    no_wandb.mkdir()  # an environment without wandb: its import fails, as if not installed
+    (no_wandb / "sitecustomize.py").write_text('import sys\nsys.modules["wandb"] = None\n')
+    env = environment()
+    env["PYTHONPATH"] = os.pathsep.join((str(no_wandb), env["PYTHONPATH"]))
+    cases = {"run": (), "sweep": ("--multirun", "seed=0,1")}
+    processes = {
+        name: start(command(tmp_path / name, tmp_path / name / "data", "logger=wandb", *extra), env)
+        for name, extra in cases.items()
+    }
+    for name, process in processes.items():
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == EXIT_USER_ERROR, err
+        assert err.splitlines() == [
+            f"{ERROR_PREFIX}logger=wandb needs the wandb package: pip install "
+            "'lipnorm_exp[wandb]' (or logger=none)"
+        ]
+        assert not (tmp_path / name).exists()  # no records, logs or data folder

@@ -8,6 +8,7 @@ ends the process in one line (:func:`lipnorm_exp.cli.errors.stop`).
 """
 
 import copy
+import importlib.util
 from typing import Any
 
 from hydra.experimental.callback import Callback
@@ -18,10 +19,10 @@ from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.config.launcher import check_launcher, missing_slurm
 from lipnorm_exp.sweeps.plan import planned_runs
 from lipnorm_exp.sweeps.progress import check_grid_overrides, grid_jobs
-from lipnorm_exp.util.errors import UserError
+from lipnorm_exp.util.errors import ConfigError, UserError
 from lipnorm_exp.util.folders import writable_folder
 
-__all__ = ["FOLDERS", "Preflight", "expand_sweep"]
+__all__ = ["FOLDERS", "Preflight", "check_tracker_package", "expand_sweep"]
 
 #: the folders a run writes to: made and checked writable before anything runs
 FOLDERS = ("results_dir", "data_dir", "log_dir")
@@ -35,6 +36,21 @@ def _without_hydra(config: DictConfig) -> DictConfig:
     return task
 
 
+def check_tracker_package(logger: DictConfig) -> None:
+    """Refuse a ``logger`` whose package is not installed, naming what to install.
+
+    The package is looked for, not imported (the tracker imports it when a run starts).
+
+    Raises:
+        ConfigError: ``logger=wandb`` without the ``wandb`` package.
+    """
+    if logger.name == "wandb" and importlib.util.find_spec("wandb") is None:
+        raise ConfigError(
+            "logger=wandb needs the wandb package: pip install 'lipnorm_exp[wandb]' "
+            "(or logger=none)"
+        )
+
+
 def _check_folders(config: DictConfig) -> None:
     for key in FOLDERS:
         writable_folder(config.paths[key], f"paths.{key}")
@@ -44,9 +60,10 @@ class Preflight(Callback):
     """Check what can be checked before Hydra writes anything (see the module docstring)."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """A single run: its whole config, then its folders."""
+        """A single run: its whole config, its logger's package, then its folders."""
         try:
             validate(_without_hydra(config))
+            check_tracker_package(config.logger)
             _check_folders(config)
         except UserError as error:
             stop(error)
@@ -60,14 +77,16 @@ class Preflight(Callback):
         between keys wait for each job's own config (``model=gcn`` with ``norm`` swept over
         ``none,pairnorm`` holds the default ``norm=lip`` here). A sweep over a preset's grid key
         and a launcher argument the launcher cannot take
-        (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused, and so is the SLURM
-        launcher where SLURM is missing and the sweep has a run to train; a sweep that cannot
-        be expanded is refused by the sweeper (:func:`expand_sweep`).
+        (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused, and so are a logger
+        whose package is missing (:func:`check_tracker_package`) and the SLURM launcher where
+        SLURM is missing and the sweep has a run to train; a sweep that cannot be expanded is
+        refused by the sweeper (:func:`expand_sweep`).
         """
         try:
             check_grid_overrides(config.hydra)
             check_keys(_without_hydra(config))
             check_launcher(config.hydra.launcher)
+            check_tracker_package(config.logger)
             no_slurm = missing_slurm(config.hydra.launcher)
             if no_slurm is not None and not all(run.skipped for run in planned_runs(config)):
                 raise no_slurm  # where every run is finished the launcher submits nothing

@@ -14,9 +14,10 @@ What a W&B run holds:
   (``train.lr=0.005 model.dropout=0.5``), so that no two runs of a sweep share a name;
 - its group (:func:`run_group`): preset, scale and protocol (``missing_vector/quick/standard``),
   and the preset as its ``job_type`` (:func:`current_preset`);
-- the resolved config as the run config (:func:`wandb_config`), with the record's ``run_id``
-  and with ``paths`` relative to ``paths.root_dir`` (a folder outside it is left out), and the
-  tags;
+- as the run config (:func:`wandb_config`) the keys that define the run (those its
+  ``run_id`` hashes, :func:`~lipnorm_exp.records.identity.defining_config`: no ``force``,
+  ``device``, ``grid``, ``paths``, ``logger`` ...) and the record's ``run_id``; the config's
+  ``tags`` as its tags;
 - one point per epoch (the W&B step) of every metric of the history row, namespaced by
   :func:`wandb_metrics`: ``train/loss``, ``train/acc``, ``val/acc``, ``test/acc``, ...,
   ``train/lr``, ``train/time_s``, and per-layer lists as ``grad_attn/layer_07`` (also
@@ -25,8 +26,12 @@ What a W&B run holds:
   own), the best-validation epoch's under ``best/`` (``best/val/acc``, ``best/test/acc``, ...,
   ``best/epoch``), the highest training accuracy as ``max/train/acc``, the record's status,
   error, ``metric``, ``epochs_run``, ``diverged_at_epoch`` and timing (``timing/total_s``);
-- when gradients were tracked, the heat map of the attention-gradient norms (layers × epochs,
-  log colour scale, as the paper's Fig. 2) as an image.
+- when gradients were tracked (``train.track_gradients``), heat maps of the gradient norms
+  (layers × epochs, log colour scale, as the paper's Fig. 2) as images: of the attention
+  parameters (``grad_attn/heatmap``) and of the whole layer (``grad_layer/heatmap``), of the
+  epochs so far every ``logger.heatmap_every`` epochs while the run trains (``0``: never), and
+  of all its epochs when it ends. A resumed run continues its W&B run (:func:`wandb_run_id`);
+  its heat maps while it trains show the epochs this process trained, the last one all.
 
 Training knows a tracker only by the :class:`~lipnorm_exp.training.state.Tracker` protocol: the CLI
 hands :func:`make_tracker` to :func:`lipnorm_exp.training.launch.run`, so this module sits above
@@ -45,12 +50,13 @@ from urllib.parse import urlparse
 
 from omegaconf import DictConfig, OmegaConf
 
+from lipnorm_exp.cli.preflight import check_tracker_package
 from lipnorm_exp.data import SPLITS
-from lipnorm_exp.records import FAILED, INTERRUPTED, portable_paths, schema
+from lipnorm_exp.records import FAILED, INTERRUPTED, schema
+from lipnorm_exp.records.identity import defining_config
 from lipnorm_exp.records.labels import dataset_label, missing_label, model_label
 from lipnorm_exp.sweeps.progress import grid_choices
 from lipnorm_exp.training.state import NullTracker
-from lipnorm_exp.util.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +76,11 @@ RECORD_SUMMARY_NAMES = {
     schema.EPOCHS_RUN: schema.EPOCHS_RUN,
     schema.DIVERGED_AT_EPOCH: schema.DIVERGED_AT_EPOCH,
 }
+#: the per-layer gradient norms of a history row drawn as heat maps, each with its caption
+HEATMAP_CAPTIONS = {
+    "grad_attn": "attention-parameter gradient norm per layer and epoch (log colour scale)",
+    "grad_layer": "whole-layer gradient norm per layer and epoch (log colour scale)",
+}
 #: the file in a multirun's sweep folder where Hydra's basic sweeper saves the sweep's config
 SWEEP_CONFIG_FILE = "multirun.yaml"
 
@@ -78,7 +89,7 @@ class WandbTracker(NullTracker):
     """One W&B run per training run (module docstring).
 
     Args:
-        logger: the ``logger`` config group (project, entity, mode, group).
+        logger: the ``logger`` config group (project, entity, mode, group, heatmap_every).
         config: the W&B run config (:func:`wandb_config`).
         name: the W&B run name (:func:`run_name`).
         group: the W&B group (:func:`run_group`), or ``None``.
@@ -104,6 +115,8 @@ class WandbTracker(NullTracker):
 
         self.wandb = wandb
         self.failures = 0
+        self.heatmap_every = logger.heatmap_every
+        self.rows: list[dict[str, Any]] = []  # the epochs logged, for the heat maps so far
         timeout = float(os.environ.get("WANDB_INIT_TIMEOUT", ONLINE_INIT_TIMEOUT_S))
         kwargs = dict(
             project=logger.project,
@@ -154,27 +167,45 @@ class WandbTracker(NullTracker):
             log.log(level, "W&B %s failed (%s); training goes on", what, error)
 
     def log_epoch(self, row: dict[str, Any]) -> None:
-        """The row's metrics, namespaced (:func:`wandb_metrics`), at the epoch's step."""
-        self._safely("log", lambda: self.run.log(wandb_metrics(row), step=row["epoch"]))
+        """The row's metrics, namespaced (:func:`wandb_metrics`), at the epoch's step.
+
+        Every ``logger.heatmap_every`` epochs, the heat maps of the epochs so far at that step.
+        """
+        epoch = row["epoch"]
+        self.rows.append(row)
+        self._safely("log", lambda: self.run.log(wandb_metrics(row), step=epoch))
+        if self.heatmap_every and epoch % self.heatmap_every == 0:
+            self._log_heatmaps(self.rows, step=epoch)
 
     def finish(self, record: dict[str, Any]) -> None:
-        """Summary, heat map, then ``run.finish`` (failed and interrupted runs exit 1)."""
-        history = record.get(schema.HISTORY) or []
+        """Summary, heat maps, then ``run.finish`` (failed and interrupted runs exit 1)."""
         try:
             self._safely("summary", lambda: self.run.summary.update(run_summary(record)))
-            if any("grad_attn" in row for row in history):
-                self._safely("heat map", lambda: self.run.log(self._heatmap(history)))
+            self._log_heatmaps(record.get(schema.HISTORY) or [])
         finally:
             exit_code = int(record.get(schema.STATUS) in (FAILED, INTERRUPTED))
             self._safely("finish", lambda: self.run.finish(exit_code=exit_code))
 
-    def _heatmap(self, history: list[dict[str, Any]]) -> dict[str, Any]:
-        """The attention-gradient heat map as a W&B image (``grad_attn/heatmap``)."""
-        image = self.wandb.Image(
-            gradient_heatmap(history, self.run.name),
-            caption="attention-gradient norm per layer and epoch (log colour scale)",
-        )
-        return {"grad_attn/heatmap": image}
+    def _log_heatmaps(self, history: list[dict[str, Any]], step: int | None = None) -> None:
+        """The heat maps of the gradient norms ``history`` holds, as W&B images, at ``step``.
+
+        ``<key>/heatmap`` for each key of :data:`HEATMAP_CAPTIONS` the history has; nothing
+        where it has none (gradients not tracked). ``step=None``: W&B's current step, the last
+        epoch's (the end of the run).
+        """
+        keys = [key for key in HEATMAP_CAPTIONS if any(key in row for row in history)]
+        if not keys:
+            return
+
+        def images() -> dict[str, Any]:
+            return {
+                f"{key}/heatmap": self.wandb.Image(
+                    gradient_heatmap(history, self.run.name, key), caption=HEATMAP_CAPTIONS[key]
+                )
+                for key in keys
+            }
+
+        self._safely("heat map", lambda: self.run.log(images(), step=step))
 
 
 def wandb_metrics(row: dict[str, Any]) -> dict[str, Any]:
@@ -275,8 +306,12 @@ def best_epoch_metrics(record: dict[str, Any]) -> dict[str, Any]:
     return {"best/epoch": epoch, **{f"best/{k}": v for k, v in wandb_metrics(scalars).items()}}
 
 
-def gradient_heatmap(history: list[dict[str, Any]], title: str):
-    """The run's attention-gradient norms as an RGB array (Fig. 2's panel for one run)."""
+def gradient_heatmap(history: list[dict[str, Any]], title: str, key: str = "grad_attn"):
+    """The run's gradient norms ``key`` as an RGB array (Fig. 2's panel for one run).
+
+    ``key``: ``grad_attn`` (the attention parameters', as Fig. 2) or ``grad_layer`` (the whole
+    layer's).
+    """
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -285,8 +320,8 @@ def gradient_heatmap(history: list[dict[str, Any]], title: str):
 
     fig = Figure(figsize=(6, 4), layout="constrained")
     ax = fig.add_subplot()
-    image = draw_gradient_heatmap(ax, history)
-    fig.colorbar(image, ax=ax, label="attention-gradient norm (log scale)")
+    image = draw_gradient_heatmap(ax, history, key=key)
+    fig.colorbar(image, ax=ax, label=f"{HEATMAP_CAPTIONS[key].split(' per ')[0]} (log scale)")
     ax.set_title(title)
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
@@ -344,25 +379,15 @@ def run_group(cfg: DictConfig) -> str | None:
 
 
 def wandb_config(cfg: DictConfig, run_id: str) -> dict[str, Any]:
-    """The W&B run config: the resolved ``cfg``, its ``paths`` shareable, and the ``run_id``."""
-    config = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
-    config["paths"] = shareable_paths(config["paths"])
-    return {**config, "run_id": run_id}
+    """The W&B run config: the keys that define the run, resolved, and its ``run_id``.
 
-
-def shareable_paths(paths: dict[str, Any]) -> dict[str, Any]:
-    """``paths`` as a run record holds them (relative to ``root_dir``), less any absolute one.
-
-    A folder outside ``root_dir`` (``LIPNORM_DATA_DIR``, a temporary folder) names a folder of
-    one machine only, so it is left out, from a list (``raw_dirs``) too.
+    The keys its run id hashes (:func:`~lipnorm_exp.records.identity.defining_config`), so
+    that W&B's filters and parallel-coordinate plots compare runs by what they compute: how a
+    run was started and where it wrote (``force``, ``device``, ``paths``, ``logger``, a
+    preset's ``grid``) are not there. The preset, scale and protocol are its group and job
+    type, its ``tags`` its tags.
     """
-    kept: dict[str, Any] = {}
-    for key, value in portable_paths(paths).items():
-        if isinstance(value, list):
-            kept[key] = [item for item in value if not os.path.isabs(item)]
-        elif not os.path.isabs(value):
-            kept[key] = value
-    return kept
+    return {**defining_config(cfg), "run_id": run_id}
 
 
 def wandb_run_id(cfg: DictConfig, run_id: str) -> str:
@@ -380,16 +405,13 @@ def make_tracker(cfg: DictConfig, run_id: str) -> NullTracker:
     """The tracker named by ``logger.name``.
 
     Raises:
-        ConfigError: ``logger=wandb`` without the ``wandb`` package.
+        ConfigError: ``logger=wandb`` without the ``wandb`` package
+            (:func:`~lipnorm_exp.cli.preflight.check_tracker_package`; the CLI refuses it
+            before it runs anything).
     """
     if cfg.logger.name != "wandb":
         return NullTracker()
-    try:
-        import wandb  # noqa: F401
-    except ImportError as error:
-        raise ConfigError(
-            "logger=wandb needs the wandb package: pip install 'lipnorm_exp[wandb]'"
-        ) from error
+    check_tracker_package(cfg.logger)
     return WandbTracker(
         cfg.logger,
         wandb_config(cfg, run_id),
@@ -411,7 +433,6 @@ __all__ = [
     "run_group",
     "run_name",
     "run_summary",
-    "shareable_paths",
     "sweep_keys",
     "wandb_config",
     "wandb_run_id",

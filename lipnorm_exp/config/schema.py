@@ -286,6 +286,7 @@ class Wandb:
     entity: str | None
     mode: Annotated[str, OneOf(("online", "offline", "disabled"))] | None
     group: str | None
+    heatmap_every: NonNegative
 
 
 LOGGERS = {"none": NoLogger, "wandb": Wandb}

@@ -1,7 +1,9 @@
-"""One run's attention-gradient norms as a heat map: layers × epochs, log colour scale.
+"""One run's gradient norms as a heat map: layers × epochs, log colour scale.
 
-Fig. 2's panel (:mod:`lipnorm_exp.report.figures`) and the W&B image of a run
-(:mod:`lipnorm_exp.cli.tracking`) are both drawn by :func:`draw_gradient_heatmap`.
+Fig. 2's panel (:mod:`lipnorm_exp.report.figures`) and the W&B images of a run
+(:mod:`lipnorm_exp.cli.tracking`) are both drawn by :func:`draw_gradient_heatmap`: the norms of
+the attention parameters' gradients (``grad_attn``, Fig. 2) or of the whole layer's
+(``grad_layer``), both in a run's history where ``train.track_gradients`` is on.
 """
 
 import numpy as np
@@ -16,10 +18,13 @@ __all__ = ["BLANK_CELLS", "draw_gradient_heatmap", "gradient_matrix", "log_norm"
 BLANK_CELLS = "white: a norm of exactly 0, or not finite (no colour on a log scale)"
 
 
-def gradient_matrix(history: list) -> tuple[np.ndarray, np.ndarray]:
-    """Epoch numbers and the ``[layers, epochs]`` attention-gradient norms of one run."""
-    epochs = [epoch for epoch in history if "grad_attn" in epoch]
-    values = np.array([epoch["grad_attn"] for epoch in epochs], dtype=float).T
+def gradient_matrix(history: list, key: str = "grad_attn") -> tuple[np.ndarray, np.ndarray]:
+    """Epoch numbers and the ``[layers, epochs]`` gradient norms ``key`` of one run.
+
+    ``key``: ``grad_attn`` (the attention parameters', the default) or ``grad_layer``.
+    """
+    epochs = [epoch for epoch in history if key in epoch]
+    values = np.array([epoch[key] for epoch in epochs], dtype=float).T
     return np.array([epoch["epoch"] for epoch in epochs]), values
 
 
@@ -29,19 +34,23 @@ def log_norm(values: np.ndarray) -> LogNorm:
     return LogNorm(*(positive.min(), positive.max()) if positive.size else (1e-12, 1.0))
 
 
-def draw_gradient_heatmap(ax: Axes, history: list, norm: LogNorm | None = None) -> AxesImage:
-    """One run's attention-gradient norms on ``ax``: layers × epochs, log colour scale.
+def draw_gradient_heatmap(
+    ax: Axes, history: list, norm: LogNorm | None = None, key: str = "grad_attn"
+) -> AxesImage:
+    """One run's gradient norms on ``ax``: layers × epochs, log colour scale.
 
     Args:
         ax: the axes to draw on (labelled ``epoch`` and ``layer``; the title is the caller's).
-        history: the run's per-epoch rows; those with ``grad_attn`` are drawn.
+        history: the run's per-epoch rows; those with ``key`` are drawn.
         norm: a colour scale shared between panels; by default one over this run's values.
+        key: which norms: ``grad_attn`` (the attention parameters', the default) or
+            ``grad_layer`` (the whole layer's).
 
     Returns:
         The image, for a colour bar. Zero and non-finite norms are left blank
         (:data:`BLANK_CELLS`): they are the masked values of its array.
     """
-    epochs, grads = gradient_matrix(history)
+    epochs, grads = gradient_matrix(history, key)
     shown = np.ma.masked_where(~np.isfinite(grads) | (grads <= 0), grads)
     extent = (epochs[0] - 0.5, epochs[-1] + 0.5, 0.5, grads.shape[0] + 0.5)
     if norm is None:

@@ -1,7 +1,7 @@
 """An inter-process lock on a name inside a folder, held for a ``with`` block (``filelock``)."""
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -22,6 +22,12 @@ def folder_lock(
     and any two processes given the same run (one name per run id). The lock is released when
     the block ends or the process dies (``filelock``'s ``flock`` on POSIX). ``on_wait`` is
     called once, before waiting, when another process holds the lock.
+
+    The lock file is removed as the block ends, still held, so that no run, finished or
+    failed, leaves one behind: a process that opened it before and takes it after finds it
+    removed and opens the name again (``filelock`` 4 on POSIX; on Windows ``filelock`` removes
+    it on release itself), so two holders never hold the name at once. A killed process
+    leaves its file, which the next holder removes.
 
     Raises:
         UserError: the lock file cannot be opened (a folder in its place, say), named.
@@ -45,4 +51,6 @@ def folder_lock(
     try:
         yield
     finally:
+        with suppress(OSError):  # Windows: an open file is not removed (filelock removes it)
+            path.unlink(missing_ok=True)
         lock.release()

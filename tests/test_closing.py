@@ -1,0 +1,74 @@
+"""A run's last line names its record and what to compare it with: the paper's number of its
+cell, or the scorecard; through ``python -m lipnorm_exp`` and on records."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from cli_helpers import environment
+
+from lipnorm_exp.cli.closing import closing_line
+from lipnorm_exp.report.published import published_for
+
+
+def config(model="gat", norm="lip", dataset="cora", rate=0.0, depth=2, residual=False) -> dict:
+    """The keys of a run's resolved config that place it in the paper's tables."""
+    return {
+        "model": {"name": model, "depth": depth, "residual": residual},
+        "norm": {"name": norm, "alpha": 1.0, "variant": "paper"},
+        "dataset": {"name": dataset, "missing_rate": rate},
+    }
+
+
+def test_a_run_is_placed_in_every_table_whose_cell_it_belongs_to():
+    assert published_for(config(rate=1.0)) == [
+        "Table 1 (+experiment=missing_vector) GAT-Lip Cora 100%: 75.3 ± 0.9 at depth 11",
+        "Table 2 (+experiment=gcnii) GAT-Lip Cora 100%: 75.3 ± 0.9 at depth 11",
+    ]
+    assert published_for(config(model="gcnii", norm="none", dataset="pubmed", rate=1.0)) == [
+        "Table 2 (+experiment=gcnii) GCNII PubMed 100%: 73.9 ± 0.3 at depth 16"
+    ]
+    assert published_for(config(depth=15, residual=True)) == [
+        "Table 3 (+experiment=residual) GAT-Lip-res Cora 15 layers: 80.2 ± 1.1"
+    ]
+    assert published_for(config(rate=0.5)) == []  # no table has that missing rate
+    assert published_for(config(model="gt")) == []  # nor that model
+
+
+def record(rid: str, **placed) -> dict:
+    summary = {"metric": "accuracy", "test_acc_at_best_val": 0.8125, "best_epoch": 7}
+    return {"run_id": rid, "status": "completed", "summary": summary, "config": config(**placed)}
+
+
+def test_a_run_in_no_cell_is_pointed_to_the_scorecard_of_its_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    line = closing_line([record("abc", model="gt")], tmp_path / "results" / "runs")
+    assert line == (
+        "lipnorm_exp: record results/runs/abc.json (completed, test accuracy 81.2% at the best "
+        "validation epoch 7); no cell of the paper's tables: make scorecard compares a folder's "
+        "preset runs (+experiment=<name>) with the paper"
+    )
+    elsewhere = closing_line([record("a", model="gt"), record("b", model="gt")], tmp_path / "own")
+    assert elsewhere.startswith("lipnorm_exp: records own/a.json, own/b.json; no cell")
+    assert "make scorecard RUNS=own compares" in elsewhere
+
+
+@pytest.mark.slow  # through the CLI
+def test_the_last_line_of_a_run_names_its_record_and_the_paper_s_number(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "lipnorm_exp", "+debug=fdr", "train.progress=false"],
+        cwd=tmp_path,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (path,) = (tmp_path / "debug" / "runs").glob("*.json")
+    test_acc = json.loads(path.read_text())["summary"]["test_acc_at_best_val"]
+    assert done.stderr.splitlines()[-1] == (
+        f"lipnorm_exp: record debug/runs/{path.name} (completed, test accuracy {test_acc:.1%} at "
+        "the best validation epoch 1); the paper: Table 1 (+experiment=missing_vector) GAT-Lip "
+        "Cora 0%: 83.1 ± 0.5 at depth 5"
+    )
