@@ -31,6 +31,7 @@ from lipnorm_exp.models import gcnii, gin, gt
 from lipnorm_exp.models.attention import AttentionGNN
 from lipnorm_exp.models.base import ACTIVATIONS, DepthwiseGNN
 from lipnorm_exp.models.norms import NORMS as NORM_CLASSES
+from lipnorm_exp.nn.attention import MESSAGE_PATHS
 from lipnorm_exp.util.constraints import (
     MAY_BE_ABSENT,
     AtLeast,
@@ -152,6 +153,7 @@ class Model:
     heads: Annotated[Positive, Absent]
     concat: Annotated[bool, Absent]
     attn_dropout: Annotated[Dropout, Absent]
+    message_path: Annotated[str, OneOf(MESSAGE_PATHS), Absent]
 
 
 @dataclass
@@ -162,6 +164,7 @@ class AttentionModel(Model):
     heads: Positive
     concat: bool
     attn_dropout: Dropout
+    message_path: Annotated[str, OneOf(MESSAGE_PATHS)]
 
 
 @dataclass

@@ -28,9 +28,13 @@ NON_DEFINING_KEYS = (
 )
 NON_DEFINING_TRAIN_KEYS = ("progress", "checkpoint_every")
 #: keys added after runs were recorded without them, each with the value under which a run
-#: computes what it computed before the key existed: at that value a key is left out of the hash,
-#: so the records made before it still name the runs that made them
-ADDED_KEYS = {("train", "conv_weight_decay"): None}
+#: computes what it computed before the key existed (``model.message_path``: ``auto``, the same
+#: function, its rounding told apart by the numerics version): at that value a key is left out of
+#: the hash, so the records made before it still name the runs that made them
+ADDED_KEYS: dict[tuple[str, str], Any] = {
+    ("train", "conv_weight_decay"): None,
+    ("model", "message_path"): "auto",
+}
 #: the key that tells the seeds of one setting apart
 SEED_KEY = "seed"
 
