@@ -48,6 +48,7 @@ def test_every_python_script_is_a_known_command():
         ["bench_sweep.py"],
         ["bench_huggingface.py"],
     ],
+    ids=" ".join,
 )
 def test_benchmark_runs_in_its_smoke_mode(command, tmp_path):
     script, *options = command
