@@ -40,7 +40,7 @@ from torch_geometric.utils import add_self_loops, remove_self_loops
 from lipnorm_exp.config import build_model, config_dir
 from lipnorm_exp.data import Task, load_task
 from lipnorm_exp.report.presets import compose_config
-from lipnorm_exp.training.epoch import evaluate, train_epoch
+from lipnorm_exp.training.epoch import train_epoch
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
@@ -247,12 +247,15 @@ def timed_epoch(model, optimizer, task, device) -> float:
     return 1e3 * (time.perf_counter() - start)
 
 
-def timed_step_and_evaluation(model, optimizer, task, device) -> float:
-    """Milliseconds of one training epoch and one evaluation (every split)."""
+def timed_step_and_evaluation(model, optimizer, graph: Graph, device) -> float:
+    """Milliseconds of one training epoch and one evaluation (a forward pass in eval mode)."""
+    x, edge_index = graph.data.x.to(device), graph.data.edge_index.to(device)
     synchronize(device)
     start = time.perf_counter()
-    train_epoch(model, optimizer, task, device)
-    evaluate(model, task, device)
+    train_epoch(model, optimizer, graph.task, device)
+    model.eval()
+    with torch.no_grad():
+        model(x, edge_index)
     synchronize(device)
     return 1e3 * (time.perf_counter() - start)
 
@@ -418,7 +421,7 @@ def measure_messages(cases, graphs: dict[str, Graph], args, device) -> list[dict
         times: dict[str, list[float]] = {path: [] for path in runs}
         for repeat in range(args.warmup + args.repeats):
             for path, (model, optimizer) in runs.items():
-                ms = timed_step_and_evaluation(model, optimizer, graph.task, device)
+                ms = timed_step_and_evaluation(model, optimizer, graph, device)
                 if repeat >= args.warmup:
                     times[path].append(ms)
         row = {
@@ -451,8 +454,8 @@ def write_messages(rows: list[dict], env: dict, out: Path) -> None:
         "",
         "Models: input Linear -> depth GAT layers (heads x channels per head, concatenated) -> "
         f"output Linear, feature dropout {DROPOUT}, no attention dropout; one training epoch "
-        "(forward, backward, Adam step: the project's `train_epoch`) plus one evaluation of "
-        "every split (`evaluate`), median over the repeats. `csr`: our GATLayer summing the "
+        "(forward, backward, Adam step: the project's `train_epoch`) plus one evaluation "
+        "(a forward pass in eval mode), median over the repeats. `csr`: our GATLayer summing the "
         "messages as CSR sparse-dense products (`model.message_path=csr`, what `auto` takes on "
         "the CPU); `gather`: the same model by gather/scatter (the path before it); `pyg`: "
         "PyG's GATConv stack of the same sizes. The three of a case are timed in turn, step by "
@@ -647,8 +650,8 @@ def main(argv=None) -> None:
     env = environment(device, args)
     print("\n".join(f"{key}: {value}" for key, value in env.items()), flush=True)
     builders = {"cora": cora, "arxiv": lambda: synthetic(args.arxiv_scale, "synthetic")}
-    if args.messages:  # smoke: the 2-layer cases, 16 channels
-        smoke_cases = [(g, d, h, 16, n) for g, d, h, _, n in MESSAGE_CASES if d == 2]
+    if args.messages:  # smoke: 2 layers, one head of 16 channels, on every graph
+        smoke_cases = sorted({(g, 2, 1, 16, n) for g, _, _, _, n in MESSAGE_CASES})
         cases = smoke_cases if args.smoke else list(MESSAGE_CASES)
         graph_of = {"cora": cora, "synthetic": builders["arxiv"]}
         graphs = {name: graph_of[name]() for name in {case[0] for case in cases}}
