@@ -10,6 +10,12 @@ measured configuration) and <out>/layers.md (ratios and fitted slopes).
     python scripts/bench_layers.py --device cuda      # arxiv at full size
     python scripts/bench_layers.py --compile          # also torch.compile timings
     python scripts/bench_layers.py --smoke --out /tmp/bench   # seconds: does it still run?
+    python scripts/bench_layers.py --messages         # GAT: our message paths against PyG
+
+With --messages it times instead one training step plus one evaluation of GAT stacks of
+:data:`MESSAGE_CASES`, ours summing the messages as CSR products (``model.message_path=csr``) and
+by gather/scatter (``gather``, the path before) beside PyG's GATConv stack, round robin, and
+writes <out>/messages.csv and <out>/messages.md (the ratios).
 """
 
 import argparse
@@ -46,6 +52,18 @@ PYG_LAYERS = {"gat": "GATConv", "gt": "TransformerConv"}
 EDGE_DEPTH = 10  # depth of the models run at several edge counts ...
 EDGE_NORMS = ("none", "paper")  # ... with these norms
 MEMORY_HEADROOM = 0.6  # run a configuration only if its predicted memory fits in this share
+#: --messages: (graph, depth, heads, channels per head, norm) of the GAT stacks timed
+MESSAGE_CASES = (
+    ("cora", 30, 1, 128, "none"),
+    ("cora", 30, 1, 128, "paper"),
+    ("cora", 2, 1, 128, "none"),
+    ("cora", 2, 1, 128, "paper"),
+    ("cora", 10, 8, 8, "none"),
+    ("cora", 10, 8, 8, "paper"),
+    ("synthetic", 10, 1, 128, "none"),
+    ("synthetic", 10, 1, 128, "paper"),
+)
+MESSAGE_PATHS = ("csr", "gather")  # ours, beside "pyg"
 
 
 def parse_args(argv=None):
@@ -78,6 +96,11 @@ def parse_args(argv=None):
         help=f"the {EDGE_DEPTH}-layer models (norms none and paper) also run on synthetic graphs "
         "with these multiples of the arxiv-scale graph's nodes and edges (same mean degree); "
         "empty: skip",
+    )
+    parser.add_argument(
+        "--messages",
+        action="store_true",
+        help="time GAT's message paths (csr, gather) against PyG on MESSAGE_CASES instead",
     )
     parser.add_argument(
         "--smoke",
@@ -146,11 +169,19 @@ def synthetic(scale: float, name: str, seed: int = 0) -> Graph:
 class PygStack(nn.Module):
     """Input Linear -> depth PyG layers (dropout before, ELU after each) -> output Linear."""
 
-    def __init__(self, model: str, depth: int, in_channels: int, out_channels: int):
+    def __init__(
+        self,
+        model: str,
+        depth: int,
+        in_channels: int,
+        out_channels: int,
+        heads: int = HEADS,
+        hidden: int = HIDDEN,
+    ):
         super().__init__()
-        self.input = nn.Linear(in_channels, HIDDEN)
-        self.convs = nn.ModuleList(pyg_layer(model) for _ in range(depth))
-        self.output = nn.Linear(HIDDEN, out_channels)
+        self.input = nn.Linear(in_channels, hidden)
+        self.convs = nn.ModuleList(pyg_layer(model, heads, hidden) for _ in range(depth))
+        self.output = nn.Linear(hidden, out_channels)
         self.self_loops = model == "gt"  # TransformerConv adds none; the GT model adds them
 
     def forward(self, x, edge_index, batch=None):
@@ -162,24 +193,33 @@ class PygStack(nn.Module):
         return self.output(x)
 
 
-def pyg_layer(model: str) -> nn.Module:
+def pyg_layer(model: str, heads: int, hidden: int) -> nn.Module:
     if model == "gat":
-        return GATConv(HIDDEN, HIDDEN // HEADS, heads=HEADS)
-    return TransformerConv(HIDDEN, HIDDEN // HEADS, heads=HEADS)
+        return GATConv(hidden, hidden // heads, heads=heads)
+    return TransformerConv(hidden, hidden // heads, heads=heads)
 
 
-def make_model(model: str, norm: str, depth: int, graph: Graph) -> nn.Module:
+def make_model(
+    model: str,
+    norm: str,
+    depth: int,
+    graph: Graph,
+    heads: int = HEADS,
+    hidden: int = HIDDEN,
+    message_path: str = "auto",
+) -> nn.Module:
     """The project's model from its config group (``configs/model``, ``configs/norm``), at the
     benchmark's sizes; ``norm="pyg"``: the :class:`PygStack` of the same sizes."""
     in_channels, out_channels = graph.task.num_features, graph.task.num_outputs
     if norm == "pyg":
-        return PygStack(model, depth, in_channels, out_channels)
+        return PygStack(model, depth, in_channels, out_channels, heads, hidden)
     overrides = [
         f"model={model}",
         f"norm={'none' if norm == 'none' else 'lip'}",
         f"model.depth={depth}",
-        f"model.hidden={HIDDEN}",
-        f"model.heads={HEADS}",
+        f"model.hidden={hidden}",
+        f"model.heads={heads}",
+        f"model.message_path={message_path}",
         "model.concat=true",
         f"model.dropout={DROPOUT}",
         "model.attn_dropout=0.0",
@@ -204,6 +244,19 @@ def timed_epoch(model, optimizer, task, device) -> float:
     synchronize(device)
     start = time.perf_counter()
     train_epoch(model, optimizer, task, device)
+    synchronize(device)
+    return 1e3 * (time.perf_counter() - start)
+
+
+def timed_step_and_evaluation(model, optimizer, graph: Graph, device) -> float:
+    """Milliseconds of one training epoch and one evaluation (a forward pass in eval mode)."""
+    x, edge_index = graph.data.x.to(device), graph.data.edge_index.to(device)
+    synchronize(device)
+    start = time.perf_counter()
+    train_epoch(model, optimizer, graph.task, device)
+    model.eval()
+    with torch.no_grad():
+        model(x, edge_index)
     synchronize(device)
     return 1e3 * (time.perf_counter() - start)
 
@@ -349,6 +402,70 @@ def edge_sweep(rows, args, device) -> list[dict]:
         if row["status"] == "ok" and row["mode"] == "eager":
             done.setdefault((row["model"], row["norm"]), []).append(row)
     return reused + sweep(graphs, [EDGE_DEPTH], norms, args, device, ["eager"], done)
+
+
+def measure_messages(cases, graphs: dict[str, Graph], args, device) -> list[dict]:
+    """Per case, ours with each of :data:`MESSAGE_PATHS` and PyG's stack, timed round robin
+    (step and evaluation in turn), so that the machine's load hits them alike."""
+    rows = []
+    for graph_name, depth, heads, channels, norm in cases:
+        graph = graphs[graph_name]
+        runs = {}
+        for path in (*MESSAGE_PATHS, "pyg"):
+            torch.manual_seed(0)
+            model = make_model(
+                "gat", "pyg" if path == "pyg" else norm, depth, graph, heads, heads * channels,
+                message_path=path,
+            ).to(device)  # fmt: skip
+            optimizer = torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=5e-4)
+            runs[path] = (model, optimizer)
+        times: dict[str, list[float]] = {path: [] for path in runs}
+        for repeat in range(args.warmup + args.repeats):
+            for path, (model, optimizer) in runs.items():
+                ms = timed_step_and_evaluation(model, optimizer, graph, device)
+                if repeat >= args.warmup:
+                    times[path].append(ms)
+        row = {
+            "graph": graph.name,
+            "edges": graph.num_edges,
+            "depth": depth,
+            "heads": heads,
+            "channels": channels,
+            "norm": norm,
+            **{f"ms {path}": statistics.median(times[path]) for path in runs},
+        }
+        for path in MESSAGE_PATHS:
+            row[f"pyg/{path}"] = row["ms pyg"] / row[f"ms {path}"]
+        print(
+            f"  {graph.name} depth {depth} {heads}x{channels} {norm:>5}: "
+            + "  ".join(f"{path} {row[f'ms {path}']:.1f} ms" for path in runs),
+            flush=True,
+        )
+        rows.append(row)
+    return rows
+
+
+def write_messages(rows: list[dict], env: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame(rows)
+    frame.to_csv(out / "messages.csv", index=False)
+    lines = ["# GAT message paths against PyG: one training step and one evaluation", ""]
+    lines += [f"- {key}: `{value}`" for key, value in env.items()]
+    lines += [
+        "",
+        "Models: input Linear -> depth GAT layers (heads x channels per head, concatenated) -> "
+        f"output Linear, feature dropout {DROPOUT}, no attention dropout; one training epoch "
+        "(forward, backward, Adam step: the project's `train_epoch`) plus one evaluation "
+        "(a forward pass in eval mode), median over the repeats. `csr`: our GATLayer summing the "
+        "messages as CSR sparse-dense products (`model.message_path=csr`, what `auto` takes on "
+        "the CPU); `gather`: the same model by gather/scatter (the path before it); `pyg`: "
+        "PyG's GATConv stack of the same sizes. The three of a case are timed in turn, step by "
+        "step, so that changes of the machine's load hit them alike. `pyg/csr` above 1: ours "
+        "is that many times faster. `norm` `paper`: LipschitzNorm (Eq. 17).",
+        "",
+        table(frame),
+    ]
+    (out / "messages.md").write_text("\n".join(lines) + "\n")
 
 
 def format_row(row: dict) -> str:
@@ -534,6 +651,14 @@ def main(argv=None) -> None:
     env = environment(device, args)
     print("\n".join(f"{key}: {value}" for key, value in env.items()), flush=True)
     builders = {"cora": cora, "arxiv": lambda: synthetic(args.arxiv_scale, "synthetic")}
+    if args.messages:  # smoke: 2 layers, one head of 16 channels, on every graph
+        smoke_cases = sorted({(g, 2, 1, 16, n) for g, _, _, _, n in MESSAGE_CASES})
+        cases = smoke_cases if args.smoke else list(MESSAGE_CASES)
+        graph_of = {"cora": cora, "synthetic": builders["arxiv"]}
+        graphs = {name: graph_of[name]() for name in {case[0] for case in cases}}
+        write_messages(measure_messages(cases, graphs, args, device), env, Path(args.out))
+        print((Path(args.out) / "messages.md").read_text())
+        return
     graphs = [builders[name]() for name in split(args.graphs)]
     depths = [int(depth) for depth in split(args.depths)]
     modes = ["eager", "compiled"] if args.compile else ["eager"]

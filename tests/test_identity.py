@@ -734,13 +734,15 @@ CASES = [
 #: keys added since the pins, none of which defines a run (``seeds_per_job``: how a preset's
 #: sweep groups its seeds into jobs; ``train.checkpoint_every``: how often a run saves its state)
 ADDED_SINCE = ("seeds_per_job", "train.checkpoint_every", "rerun_stale")
-#: keys added since the pins that define a run, at the value every pinned composition has
-#: (``train.conv_weight_decay``: null, the weight decay everywhere; the reporting rule of every
+#: keys added since the pins that define a run, at the value every pinned composition has, and
+#: another value (``train.conv_weight_decay``: null, the weight decay everywhere;
+#: ``model.message_path``: gather, of the attention models only; the reporting rule of every
 #: protocol before ``protocol=authors``: the best validation epoch, the sample std)
 DEFINING_ADDED_SINCE = {
-    "train.conv_weight_decay": None,
-    "protocol.reported_epoch": "best_val",
-    "protocol.std_ddof": 1,
+    "train.conv_weight_decay": (None, 0.01),
+    "model.message_path": ("gather", "csr"),
+    "protocol.reported_epoch": ("best_val", "final"),
+    "protocol.std_ddof": (1, 0),
 }
 
 
@@ -751,7 +753,8 @@ def whole_config_hash(cfg) -> str:
         node = container
         for parent in parents:
             node = node[parent]
-        assert key not in DEFINING_ADDED_SINCE or node[name] == DEFINING_ADDED_SINCE[key]
+        before = DEFINING_ADDED_SINCE[key][0] if key in DEFINING_ADDED_SINCE else None
+        assert key not in DEFINING_ADDED_SINCE or node.get(name, before) == before
         node.pop(name, None)
     return hashlib.sha256(json.dumps(container, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -779,9 +782,9 @@ def test_keys_added_since_do_not_define_a_run(composed):
 
 def test_a_defining_key_added_since_keeps_the_old_ids_at_its_old_value_only(composed):
     plain = composed([])
-    for key, before in DEFINING_ADDED_SINCE.items():
+    for key, (before, other) in DEFINING_ADDED_SINCE.items():
         group, name = key.split(".")
         recorded_before = OmegaConf.to_container(plain, resolve=True)
         assert recorded_before[group].pop(name) == before
         assert run_id(recorded_before) == run_id(plain)  # a record made before the key existed
-        assert run_id(composed([f"{key}=0.01"])) != run_id(plain)
+        assert run_id(composed([f"{key}={other}"])) != run_id(plain)

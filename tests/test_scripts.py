@@ -41,17 +41,20 @@ def test_every_python_script_is_a_known_command():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "script",
+    "command",
     [
-        "bench_layers.py",
-        "bench_checkpoint.py",
-        "bench_sweep.py",
-        "bench_huggingface.py",
-        "bench_cli.py",
+        ["bench_layers.py"],
+        ["bench_layers.py", "--messages"],
+        ["bench_checkpoint.py"],
+        ["bench_sweep.py"],
+        ["bench_huggingface.py"],
+        ["bench_cli.py"],
     ],
+    ids=" ".join,
 )
-def test_benchmark_runs_in_its_smoke_mode(script, tmp_path):
-    done = _run([str(SCRIPTS / script), "--smoke", "--out", str(tmp_path)], cwd=REPO)
+def test_benchmark_runs_in_its_smoke_mode(command, tmp_path):
+    script, *options = command
+    done = _run([str(SCRIPTS / script), *options, "--smoke", "--out", str(tmp_path)], cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]
     written = sorted(path.suffix for path in tmp_path.iterdir())
     assert written == [".csv", ".md"], written

@@ -42,6 +42,7 @@ from lipnorm_exp.util.constraints import (
     Positive,
     PositiveNumber,
 )
+from lipnorm_exp.util.variants import MESSAGE_PATHS
 
 #: the epoch whose test accuracy a protocol reports (``protocol.reported_epoch``): the one of the
 #: best validation accuracy, or the last one trained
@@ -158,6 +159,7 @@ class Model:
     heads: Annotated[Positive, Absent]
     concat: Annotated[bool, Absent]
     attn_dropout: Annotated[Dropout, Absent]
+    message_path: Annotated[str, OneOf(MESSAGE_PATHS), Absent]
 
 
 @dataclass
@@ -168,6 +170,7 @@ class AttentionModel(Model):
     heads: Positive
     concat: bool
     attn_dropout: Dropout
+    message_path: Annotated[str, OneOf(MESSAGE_PATHS)]
 
 
 @dataclass

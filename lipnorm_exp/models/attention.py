@@ -27,6 +27,8 @@ class AttentionGNN(DepthwiseGNN):
         concat (bool): concatenate the heads (else average them).
         head_channels (int | None): channels of one head (``None``: from ``hidden``).
         attn_dropout (float): dropout on the attention weights.
+        message_path (str): how the layers sum their weighted messages (``"auto"``, ``"gather"``,
+            ``"csr"``; see :class:`~lipnorm_exp.nn.attention.AttentionLayer`).
         **options: the keyword arguments of :class:`DepthwiseGNN` (``hidden``, ``norm``, ...).
     """
 
@@ -43,12 +45,14 @@ class AttentionGNN(DepthwiseGNN):
         concat: bool,
         head_channels: int | None,
         attn_dropout: float,
+        message_path: str = "auto",
         **options: Any,
     ):
         # read by layer_width() and make_conv(), which DepthwiseGNN.__init__ calls
         self.heads = heads
         self.concat = concat
         self.attn_dropout = attn_dropout
+        self.message_path = message_path
         if head_channels is None:
             head_channels = options["hidden"] // heads if concat else options["hidden"]
         self.head_channels = head_channels
@@ -73,5 +77,6 @@ class AttentionGNN(DepthwiseGNN):
             concat=self.concat,
             dropout=self.attn_dropout,
             norm=self.score_norm(),
+            message_path=self.message_path,
             **self.layer_options(),
         )

@@ -20,10 +20,17 @@ from torch_geometric.utils.sparse import set_sparse_value
 
 from lipnorm_exp.nn.arguments import check_channels, check_count, check_edge_index
 from lipnorm_exp.nn.copy_dropout import dropout
+from lipnorm_exp.nn.csr_messages import (
+    CSR_DTYPES,
+    MessageStructure,
+    message_structure,
+    weighted_sum,
+)
 from lipnorm_exp.nn.last_input import LastInput
 from lipnorm_exp.nn.score_norm import ScoreNorm, norm_label, resolve_norm
+from lipnorm_exp.util.variants import MESSAGE_PATHS
 
-__all__ = ["AttentionLayer"]
+__all__ = ["MESSAGE_PATHS", "AttentionLayer"]
 
 #: a layer's ``return_attention_weights`` result: ``(edges, weights)``
 AttentionWeights = tuple[Tensor, Tensor]
@@ -46,13 +53,18 @@ class AttentionLayer(MessagePassing):
         norm (str, ScoreNorm or None): ``None``/``"none"``, ``"lip"`` (the LipschitzNorm of
             ``score_contract``) or any object that keeps ``score_contract``
             (:mod:`~lipnorm_exp.nn.score_norm`).
+        message_path (str): how the weighted messages are summed (:meth:`sum_messages`):
+            ``"gather"`` (PyG's gather/scatter, as ``GATConv``), ``"csr"`` (sparse-dense
+            products, :mod:`~lipnorm_exp.nn.csr_messages`, wherever they apply) or ``"auto"``
+            (``"csr"`` on the CPU, where it is the faster; ``"gather"`` elsewhere).
         **kwargs: ``MessagePassing``'s options, as PyG's layers take them (``aggr``, ``"add"``
             by default; ``flow``).
 
     Raises:
         ValueError: for a channel count or ``heads`` that is not a positive integer
-            (``in_channels`` may be -1, inferred), a dropout outside ``[0, 1)`` or an unknown
-            ``norm`` string; in ``forward``, for an ``edge_index`` naming a node outside the graph
+            (``in_channels`` may be -1, inferred), a dropout outside ``[0, 1)``, an unknown
+            ``norm`` string or ``message_path``; in ``forward``, for an ``edge_index`` naming a
+            node outside the graph
             (:class:`~lipnorm_exp.nn.arguments.EdgeIndexError`).
         TypeError: for a ``norm`` object that does not keep ``score_contract``.
     """
@@ -60,7 +72,7 @@ class AttentionLayer(MessagePassing):
     #: the protocol a score normalisation of this layer keeps (set by each layer)
     score_contract: type[ScoreNorm]
     #: Python-side caches (:meth:`neighbourhoods`), which a scripted layer does without
-    __jit_ignored_attributes__ = ["checked_edges", "loops_added"]
+    __jit_ignored_attributes__ = ["checked_edges", "loops_added", "message_structures"]
 
     def __init__(
         self,
@@ -73,6 +85,7 @@ class AttentionLayer(MessagePassing):
         edge_dim: int | None,
         fill_value: float | Tensor | str,
         norm: str | ScoreNorm | None,
+        message_path: str = "auto",
         **kwargs,
     ):
         kwargs.setdefault("aggr", "add")
@@ -85,6 +98,9 @@ class AttentionLayer(MessagePassing):
             check_channels(name, "edge_dim", edge_dim, lazy=False)
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout}")
+        if message_path not in MESSAGE_PATHS:
+            allowed = ", ".join(MESSAGE_PATHS)
+            raise ValueError(f"{name}: message_path must be one of {allowed}, got {message_path!r}")
         self.layer_name = name
         self.in_channels = in_channels
         self.out_channels = out_channels
@@ -95,9 +111,12 @@ class AttentionLayer(MessagePassing):
         self.edge_dim = edge_dim
         self.fill_value = fill_value
         self.norm = resolve_norm(name, norm, self.score_contract)
+        self.message_path = message_path
         # the last edge_index found within its graph, and its self-loops replaced
         self.checked_edges = LastInput()
         self.loops_added = LastInput()
+        # the CSR structure of the last edges aggregated along (see message_structure)
+        self.message_structures = LastInput()
         # messages summed per target (see appended_loops)
         self.sums_per_target = (
             isinstance(self.aggr_module, SumAggregation) and self.flow == "source_to_target"
@@ -244,6 +263,70 @@ class AttentionLayer(MessagePassing):
         """
         return edge_index_j, index
 
+    def sum_messages(
+        self, edge_index: Tensor, alpha: Tensor, value: Tensor, size: tuple[int, int]
+    ) -> Tensor:
+        """Sum the values ``[N, H, C]`` of the sources of ``edge_index`` with weights ``alpha``.
+
+        With the CSR structure of the edges (:meth:`message_structure`), one sparse-dense
+        product per pass (:func:`~lipnorm_exp.nn.csr_messages.weighted_sum`); else
+        :meth:`attend`, with the self-loops that :meth:`neighbourhoods` appended summed per node.
+        """
+        if not torch.jit.is_scripting():
+            structure = self.message_structure(edge_index, value, size)
+            if structure is not None:
+                alpha = dropout(alpha, self.dropout, self.training)
+                return self.merge_heads(weighted_sum(alpha, value, structure))
+        others, loops = self.appended_loops(edge_index, size)
+        return self.attend(others, alpha, value, size, loops=value if loops else None)
+
+    @torch.jit.unused
+    def message_structure(
+        self, edge_index: Tensor, value: Tensor, size: tuple[int, int]
+    ) -> MessageStructure | None:
+        """The CSR structure for :meth:`sum_messages`, or ``None`` where gather/scatter sums.
+
+        The CSR path takes a sum over each target's in-edges (``aggr="add"``, the default
+        ``flow``, no explainer, no ``MessagePassing`` hooks), an ``edge_index`` tensor, values
+        of 32 or 64 bits, and runs outside ``torch.compile``, ``torch.func`` transforms (such
+        as the ``vmap`` of seeds trained together) and TorchScript. ``message_path="auto"``
+        takes it on the CPU only. The structure is built once per ``edge_index`` tensor
+        (:class:`LastInput`).
+        """
+        if self.message_path == "gather" or (
+            self.message_path == "auto" and value.device.type != "cpu"
+        ):
+            return None
+        hooks = (
+            self._propagate_forward_pre_hooks,
+            self._propagate_forward_hooks,
+            self._message_forward_pre_hooks,
+            self._message_forward_hooks,
+            self._aggregate_forward_pre_hooks,
+            self._aggregate_forward_hooks,
+        )
+        applies = (
+            self.sums_per_target
+            and self.explain is not True
+            and not any(hooks)
+            and value.dtype in CSR_DTYPES
+            and not is_torch_sparse_tensor(edge_index)
+            and not torch.compiler.is_compiling()
+            and not torch._C._are_functorch_transforms_active()
+        )
+        if not applies:
+            return None
+        key = (size, self.heads)
+        structure = self.message_structures.get(edge_index, key)
+        if structure is None:
+            structure = message_structure(edge_index, size, self.heads)
+            self.message_structures.keep(edge_index, key, structure)
+        return structure
+
+    def merge_heads(self, out: Tensor) -> Tensor:
+        """``[N, H, C]`` to ``[N, H C]`` (heads concatenated) or ``[N, C]`` (averaged)."""
+        return out.reshape(-1, self.out_width) if self.concat else out.mean(dim=1)
+
     def attend(
         self,
         edge_index: Tensor,
@@ -270,7 +353,7 @@ class AttentionLayer(MessagePassing):
         out = self.propagate(edge_index, x=x, alpha=alpha, edge_value=edge_value, size=size)
         if loop_messages is not None:
             out = out + loop_messages
-        return out.reshape(-1, self.out_width) if self.concat else out.mean(dim=1)
+        return self.merge_heads(out)
 
     def message(self, x_j: OptTensor, alpha: Tensor, edge_value: OptTensor) -> Tensor:
         """Message of edge ``(j, i)``: its weight times its value, ``x_j`` or ``edge_value``."""

@@ -148,8 +148,7 @@ class GATLayer(AttentionLayer):
         else:
             assert self.lin_src is not None and self.lin_dst is not None, "set where lin is not"
             z_src, z_dst = self.project(self.lin_src, self.lin_dst, x_src, x_dst)
-        score_src = (z_src * self.att_src).sum(dim=-1)
-        score_dst = None if z_dst is None else (z_dst * self.att_dst).sum(dim=-1)
+        score_src, score_dst = self.node_scores(z_src, z_dst)
         size = self.graph_size(x_src, x_dst, size)
         edge_index, edge_attr = self.neighbourhoods(edge_index, edge_attr, size)
         alpha = self.edge_updater(
@@ -160,9 +159,26 @@ class GATLayer(AttentionLayer):
             edge_attr=edge_attr,
             size=size,
         )
-        others, loops = self.appended_loops(edge_index, size)
-        out = self.attend(others, alpha, z_src, size, loops=z_src if loops else None)
+        out = self.sum_messages(edge_index, alpha, z_src, size)
         return self.result(self.finish(out, res), edge_index, alpha, return_attention_weights)
+
+    def node_scores(self, z_src: Tensor, z_dst: Tensor | None) -> tuple[Tensor, Tensor | None]:
+        r"""Per head, the score terms of the sources and of the targets, ``[N, H]`` each.
+
+        They are :math:`a_{h,\mathrm{src}}^\top z_j` and :math:`a_{h,\mathrm{dst}}^\top z_i`:
+        products with the attention vectors rather than elementwise products summed: where the
+        sources are the targets, one product with both vectors. ``message_path="gather"`` keeps
+        the reference arithmetic, elementwise products summed as PyG's ``GATConv`` takes them.
+        """
+        if self.message_path == "gather":
+            score_src = (z_src * self.att_src).sum(dim=-1)
+            return score_src, None if z_dst is None else (z_dst * self.att_dst).sum(dim=-1)
+        if z_dst is None:
+            return head_dots(z_src, self.att_src)[..., 0], None
+        if z_dst is z_src:
+            both = head_dots(z_src, torch.cat([self.att_src, self.att_dst]))
+            return both[..., 0], both[..., 1]
+        return head_dots(z_src, self.att_src)[..., 0], head_dots(z_dst, self.att_dst)[..., 0]
 
     def edge_update(
         self,
@@ -212,6 +228,17 @@ class GATLayer(AttentionLayer):
     def add_edge_score(self, score: Tensor, edge: OptTensor) -> Tensor:
         r"""``score`` plus the edge term :math:`a_{e,h}^\top W_{e,h} e_{ij}`, if any."""
         return score if edge is None else score + (edge * self.att_edge).sum(dim=-1)
+
+
+def head_dots(z: Tensor, vectors: Tensor) -> Tensor:
+    """Dot products ``[N, H, K]`` of the rows ``z`` ``[N, H, C]`` with ``K`` vectors per head.
+
+    ``vectors`` is ``[K, H, C]``. One matrix product, of ``z`` ``[N, H C]`` and the
+    block-diagonal ``[H C, H K]`` of the heads' vectors.
+    """
+    num, heads, channels = z.shape
+    blocks = torch.block_diag(*vectors.permute(1, 2, 0))
+    return (z.reshape(num, heads * channels) @ blocks).view(num, heads, vectors.size(0))
 
 
 def target_terms(

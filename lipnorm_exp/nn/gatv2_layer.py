@@ -167,8 +167,7 @@ class GATv2Layer(AttentionLayer):
             edge_attr=edge_attr,
             size=size,
         )
-        others, loops = self.appended_loops(edge_index, size)
-        out = self.attend(others, alpha, x_l, size, loops=x_l if loops else None)
+        out = self.sum_messages(edge_index, alpha, x_l, size)
         return self.result(self.finish(out, res), edge_index, alpha, return_attention_weights)
 
     def edge_update(

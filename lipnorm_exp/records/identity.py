@@ -29,10 +29,13 @@ NON_DEFINING_KEYS = (
 )
 NON_DEFINING_TRAIN_KEYS = ("progress", "checkpoint_every")
 #: keys added after runs were recorded without them, each with the value under which a run
-#: computes what it computed before the key existed: at that value a key is left out of the hash,
-#: so the records made before it still name the runs that made them
-ADDED_KEYS = {
+#: computes what it computed before the key existed (``model.message_path``: ``gather``, the
+#: message path of every run before the key; ``protocol.reported_epoch`` and ``protocol.std_ddof``:
+#: the reporting rule of every protocol before ``protocol=authors``): at that value a key is left
+#: out of the hash, so the records made before it still name the runs that made them
+ADDED_KEYS: dict[tuple[str, str], Any] = {
     ("train", "conv_weight_decay"): None,
+    ("model", "message_path"): "gather",
     ("protocol", "reported_epoch"): "best_val",
     ("protocol", "std_ddof"): 1,
 }

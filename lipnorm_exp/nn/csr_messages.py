@@ -1,0 +1,148 @@
+r"""Attention-weighted sums of neighbour values as sparse-dense products (the CSR message path).
+
+An attention layer's output per head :math:`h` is :math:`x_i' = \sum_{j \in N(i)} \alpha_{ij}
+z_j`: the product :math:`A_h Z_h` of the weights :math:`A_h = (\alpha_{ij})` (targets x sources)
+and the values :math:`Z_h`. The gather/scatter path of ``MessagePassing`` materialises a message
+per edge and channel, ``[E, H, C]``, in the forward pass and again in the backward pass;
+:class:`WeightedSum` multiplies by a CSR matrix instead, and its backward pass is
+
+.. math::
+    \frac{\partial L}{\partial Z_h} = A_h^\top G_h, \qquad
+    \frac{\partial L}{\partial \alpha_{ij}} = G_{h,i}^\top z_{h,j}
+    \quad \text{(the dense product } G_h Z_h^\top \text{ sampled at the edges)},
+
+with :math:`G_h` the gradient of the output: a transposed sparse-dense product and a sampled
+dense-dense product (``torch.sparse.sampled_addmm``), neither of them per edge and channel.
+
+The heads are one block-diagonal matrix: row :math:`H i + h` of the ``[N_t H, N_s H]`` matrix
+holds the weights of head :math:`h` of target :math:`i`, at the columns :math:`H j + h`, so that
+values ``[N_s, H, C]`` viewed as ``[N_s H, C]`` take a single product. Where the rows come from
+(:class:`MessageStructure`) depends on the edges alone and is built once per ``edge_index``.
+
+The sums are those of the gather/scatter path up to floating-point rounding (the terms are added
+in another order).
+"""
+
+import warnings
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+__all__ = ["CSR_DTYPES", "MessageStructure", "WeightedSum", "message_structure", "weighted_sum"]
+
+#: the value dtypes the CSR products take on every device (not half precision on the CPU)
+CSR_DTYPES = (torch.float32, torch.float64)
+
+
+class MessageStructure(NamedTuple):
+    """The block-diagonal weight matrix of every head and its transpose, without the weights.
+
+    ``order`` (``order_t``) lists, row by row, the position of each stored weight in the
+    flattened weights ``alpha.view(-1)`` (``[E H]``, edge-major) of the matrix (its transpose).
+    """
+
+    crow: Tensor
+    col: Tensor
+    order: Tensor
+    crow_t: Tensor
+    col_t: Tensor
+    order_t: Tensor
+    #: ``(targets * heads, sources * heads)``
+    shape: tuple[int, int]
+
+
+def message_structure(edge_index: Tensor, size: tuple[int, int], heads: int) -> MessageStructure:
+    """The CSR structure of the weights of ``edge_index`` (``[2, E]``, source then target).
+
+    Args:
+        edge_index: the edges, ``(source, target)`` columns, in the order of the weights.
+        size: ``(sources, targets)``.
+        heads: number of heads :math:`H`.
+    """
+    src, dst = edge_index[0], edge_index[1]
+    head = torch.arange(heads, device=edge_index.device)
+    rows = (dst.unsqueeze(1) * heads + head).reshape(-1)
+    cols = (src.unsqueeze(1) * heads + head).reshape(-1)
+    shape = (size[1] * heads, size[0] * heads)
+    order = torch.argsort(rows, stable=True)
+    order_t = torch.argsort(cols, stable=True)
+    # 32-bit indices where they fit: the CPU's sparse kernels take them without a conversion
+    small = max(*shape, rows.numel()) < 2**31
+    dtype = torch.int32 if small else torch.int64
+
+    def compressed(sorted_rows: Tensor, count: int) -> Tensor:
+        return torch._convert_indices_from_coo_to_csr(sorted_rows, count, out_int32=small)
+
+    return MessageStructure(
+        crow=compressed(rows[order], shape[0]),
+        col=cols[order].to(dtype),
+        order=order,
+        crow_t=compressed(cols[order_t], shape[1]),
+        col_t=rows[order_t].to(dtype),
+        order_t=order_t,
+        shape=shape,
+    )
+
+
+def _csr(crow: Tensor, col: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
+    """A CSR matrix of trusted indices (built by :func:`message_structure`, so not checked).
+
+    torch calls its CSR tensors a beta feature, in a warning that the products here need not give.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Sparse CSR tensor support", UserWarning)
+        return torch.sparse_csr_tensor(crow, col, values, shape, check_invariants=False)
+
+
+class WeightedSum(torch.autograd.Function):
+    """``out[i, h] = sum_e alpha[e, h] * value[src[e], h]`` over the edges ``e`` into ``i``."""
+
+    @staticmethod
+    def forward(ctx, alpha: Tensor, value: Tensor, structure: MessageStructure) -> Tensor:
+        """:math:`A_h Z_h` for every head at once; keeps ``alpha`` and ``value``."""
+        sources, heads, channels = value.shape
+        weights = _csr(structure.crow, structure.col, alpha.reshape(-1)[structure.order],
+                       structure.shape)  # fmt: skip
+        out = torch.sparse.mm(weights, value.reshape(sources * heads, channels))
+        ctx.save_for_backward(alpha, value)
+        ctx.structure = structure
+        return out.view(-1, heads, channels)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor | None, Tensor | None, None]:
+        """The gradients of the weights (sampled product) and of the values (transposed)."""
+        alpha, value = ctx.saved_tensors
+        structure: MessageStructure = ctx.structure
+        sources, heads, channels = value.shape
+        flat_alpha = alpha.reshape(-1)
+        grad = grad.reshape(-1, channels).contiguous()
+        grad_alpha = grad_value = None
+        if ctx.needs_input_grad[0]:
+            pattern = _csr(structure.crow, structure.col, flat_alpha[structure.order],
+                           structure.shape)  # fmt: skip
+            rows = value.reshape(sources * heads, channels)
+            sampled = torch.sparse.sampled_addmm(pattern, grad, rows.t(), beta=0.0).values()
+            grad_alpha = torch.empty_like(flat_alpha).index_copy_(0, structure.order, sampled)
+            grad_alpha = grad_alpha.view_as(alpha)
+        if ctx.needs_input_grad[1]:
+            transposed = _csr(structure.crow_t, structure.col_t, flat_alpha[structure.order_t],
+                              structure.shape[::-1])  # fmt: skip
+            grad_value = torch.sparse.mm(transposed, grad).view(sources, heads, channels)
+        return grad_alpha, grad_value, None
+
+
+def weighted_sum(alpha: Tensor, value: Tensor, structure: MessageStructure) -> Tensor:
+    """Per target and head, the sum of its edges' weights ``[E, H]`` times their sources' values.
+
+    Args:
+        alpha: the weights of the edges, ``[E, H]``, in the order ``structure`` was built in.
+        value: the values of the sources, ``[N_s, H, C]``.
+        structure: from :func:`message_structure` (the same edges and heads).
+
+    Returns:
+        Tensor: ``[N_t, H, C]``.
+    """
+    out = WeightedSum.apply(alpha, value, structure)
+    assert isinstance(out, Tensor), "WeightedSum returns one tensor"
+    return out
