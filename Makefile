@@ -9,7 +9,7 @@ export LIPNORM_RAW_DIRS ?= $(CURDIR)/../shared/datasets
 endif
 
 # install is a name for the stamp's target, not a file
-.PHONY: help install run test test-fast test-slurm lint format docs tables figures scorecard report reproduce reproduce-cpu bench clean
+.PHONY: help install run test test-docs test-fast test-slurm lint format docs tables figures scorecard report reproduce reproduce-cpu bench clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) \
@@ -31,12 +31,15 @@ $(INSTALLED): pyproject.toml
 run: install ## train the default config (GAT-Lip, Cora) and write its record to $(OWN_RUNS)
 	$(PYTHON) -m lipnorm_exp paths.results_dir=$(OWN_RUNS)
 
-test: install ## the whole test suite, as CI runs it (one worker per CPU core)
+test: install ## the test suite, as CI runs it (one worker per CPU core), but the documentation's (make test-docs)
 	$(PYTHON) -m lipnorm_exp --cfg job > /dev/null
-	$(PYTHON) -m pytest -q -n auto --dist loadfile
+	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not docs"
+
+test-docs: install ## the documentation site's build and every code block of its pages (a CI step of its own)
+	$(PYTHON) -m pytest -q -n auto --dist loadfile -m docs tests/test_docs.py
 
 test-fast: ## tests without the end-to-end CLI runs
-	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not slow"
+	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not slow and not docs"
 
 SLURM_PROGRAMS = munged mariadb-install-db mariadbd slurmdbd slurmctld slurmd sinfo sacct
 SLURM_PACKAGES = slurm-wlm slurmdbd munge mariadb-server

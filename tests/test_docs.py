@@ -92,6 +92,7 @@ def test_run_with_goes_before_a_trailing_comment():
 
 
 @pytest.mark.slow
+@pytest.mark.docs
 def test_the_site_builds_with_warnings_as_errors(tmp_path):
     pytest.importorskip("mkdocstrings", reason="the docs extra (in all)")
     site = tmp_path / "site"
@@ -107,6 +108,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.docs
 @pytest.mark.parametrize("page", RUN_PAGES)
 def test_the_code_blocks_of_a_page_run(page, tmp_path, data_dir):
     (tmp_path / "examples").symlink_to(REPO / "examples")

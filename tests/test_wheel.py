@@ -140,7 +140,7 @@ def test_lipnorm_exp_trains_on_cora_in_an_empty_folder_and_writes_only_there(ins
     assert files(package) == shipped
 
 
-def test_help_names_the_presets_the_config_groups_and_the_readme(installed, tmp_path):
+def test_help_names_the_presets_the_config_groups_and_the_documentation(installed, tmp_path):
     shown = run([str(installed / "lipnorm-exp"), "--help"], tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "powered by Hydra" not in shown.stdout
@@ -151,7 +151,7 @@ def test_help_names_the_presets_the_config_groups_and_the_readme(installed, tmp_
         assert f"\n{group}: " in shown.stdout
     assert "\nmodel: gat, gatv2, gcn, gcnii, ggnn, gin, gt\n" in shown.stdout
     assert "_base" not in shown.stdout  # shared keys (configs/model_base) are not options
-    assert "README.md" in shown.stdout
+    assert "documentation\n(docs/ of the lipnorm_exp repository; make docs)" in shown.stdout
     report = run([str(installed / "lipnorm-exp-report"), "--help"], tmp_path)
     assert report.returncode == 0 and "--runs" in report.stdout, report.stderr
     merge = run([str(installed / "lipnorm-exp-merge"), "--help"], tmp_path)
