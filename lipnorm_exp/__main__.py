@@ -21,6 +21,7 @@ from lipnorm_exp.config import register_plugins, register_resolvers, search_path
 from lipnorm_exp.config.launcher import quiet_schema_matching
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.sweeps.progress import note_outcome, outcome_of, sweep_position
+from lipnorm_exp.training.finished import reused_records
 from lipnorm_exp.util.errors import UserError
 from lipnorm_exp.util.stopping import in_sweep_worker, stop_requests
 
@@ -40,18 +41,16 @@ def main(cfg: DictConfig) -> None:
 
     In a sweep, a job that cannot run is counted as failed and the sweep goes on (Hydra shows
     its line again at the end); a stop request ends the sweep, a worker process at once.
-    The trainer (and torch with it) is imported here, once a run starts: the command line's
-    help, its config and its refusals answer without it.
+    The trainer (and torch with it) is imported here, once a run is to train: the command
+    line's help, its config, its refusals and a job whose runs all have a finished record
+    (:func:`~lipnorm_exp.training.finished.reused_records`) answer without it.
     """
     REFUSALS.start_task()
-    from lipnorm_exp.cli.tracking import make_tracker
-    from lipnorm_exp.training.launch import run
-
     position = sweep_position()
     runs = len(cfg.seed) if isinstance(cfg.seed, ListConfig) else 1
     with stop_requests():
         try:
-            records = run(cfg, desc=position, tracker=make_tracker)
+            records = reused_records(cfg, desc=position) or train(cfg, position)
             for record in records:
                 note_outcome(outcome_of(record), run_id=record["run_id"])
             if not position:  # a sweep ends on its tally instead
@@ -74,6 +73,14 @@ def main(cfg: DictConfig) -> None:
         except Exception as error:
             note_outcome(FAILED, f"{type(error).__name__}: {error}", runs)
             raise
+
+
+def train(cfg: DictConfig, position: str) -> list[dict]:
+    """The records of ``cfg``'s runs, those not finished trained now (torch imported here)."""
+    from lipnorm_exp.cli.tracking import make_tracker
+    from lipnorm_exp.training.launch import run
+
+    return run(cfg, desc=position, tracker=make_tracker)
 
 
 def console() -> None:

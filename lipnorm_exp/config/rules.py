@@ -9,24 +9,27 @@ from collections.abc import Callable
 from typing import Any
 
 from lipnorm_exp.config.capacity import history_fits, model_fits
+from lipnorm_exp.config.schema import MODELS as MODEL_SCHEMAS
+from lipnorm_exp.config.schema import AttentionModel
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.models.norms import NORMS
 from lipnorm_exp.util.errors import ConfigError
 
-__all__ = ["RULES", "check_rules"]
+__all__ = ["MACHINE_RULES", "RULES", "check_rules"]
 
 Rule = Callable[[dict[str, Any]], None]
 
 
 def _is_attention(model: dict[str, Any]) -> bool:
-    return MODELS.get(model["name"]).attention
+    """Whether the model has attention layers, read from its schema (no model class imported)."""
+    return issubclass(MODEL_SCHEMAS[model["name"]], AttentionModel)
 
 
 def attention_norm_needs_attention(config: dict[str, Any]) -> None:
     """A norm on attention scores (``norm=lip``) needs attention layers."""
     norm, model = config["norm"]["name"], config["model"]
     if NORMS.get(norm).on_scores and not _is_attention(model):
-        allowed = ", ".join(name for name in MODELS if MODELS.get(name).attention)
+        allowed = ", ".join(name for name in MODELS if _is_attention({"name": name}))
         raise ConfigError(
             f"norm={norm} needs an attention model; model.name={model['name']} is not one "
             f"(allowed with {norm}: {allowed})"
@@ -84,10 +87,11 @@ def ggnn_only_pads_its_input(config: dict[str, Any]) -> None:
 
 def neighbour_sampling_needs_pyg_lib(config: dict[str, Any]) -> None:
     """``dataset.loader=neighbor`` samples with pyg-lib."""
+    if config["dataset"].get("loader") != "neighbor":
+        return
     import torch_geometric.typing
 
-    loader = config["dataset"].get("loader")
-    if loader == "neighbor" and not torch_geometric.typing.WITH_PYG_LIB:
+    if not torch_geometric.typing.WITH_PYG_LIB:
         raise ConfigError("dataset.loader=neighbor needs pyg-lib; allowed here: random_nodes")
 
 
@@ -107,7 +111,7 @@ def seeds_trained_together_are_distinct(config: dict[str, Any]) -> None:
         )
 
 
-#: every rule, in the order they are checked (what a run can hold last: it builds the model)
+#: the rules between keys, in the order they are checked
 RULES: tuple[Rule, ...] = (
     seeds_trained_together_are_distinct,
     attention_norm_needs_attention,
@@ -115,14 +119,17 @@ RULES: tuple[Rule, ...] = (
     gatv2_has_the_paper_variant_only,
     gcnii_mixes_in_its_input,
     ggnn_only_pads_its_input,
-    neighbour_sampling_needs_pyg_lib,
     meta_dict_is_a_homogeneous_csv_graph,
-    model_fits,
-    history_fits,
 )
+#: then the rules of what this machine can run (what a run can hold last: it builds the model),
+#: which import torch
+MACHINE_RULES: tuple[Rule, ...] = (neighbour_sampling_needs_pyg_lib, model_fits, history_fits)
 
 
-def check_rules(config: dict[str, Any]) -> None:
-    """Run every rule of :data:`RULES` on the resolved ``config``."""
-    for rule in RULES:
+def check_rules(config: dict[str, Any], machine: bool = True) -> None:
+    """Run every rule of :data:`RULES` on the resolved ``config``.
+
+    Then those of :data:`MACHINE_RULES`, unless ``machine`` is false.
+    """
+    for rule in RULES + (MACHINE_RULES if machine else ()):
         rule(config)

@@ -34,8 +34,11 @@ def check_keys(cfg: DictConfig) -> dict[str, Any]:
     return _check_group(cfg, Config, "", "the config")
 
 
-def validate(cfg: DictConfig) -> dict[str, Any]:
+def validate(cfg: DictConfig, machine: bool = True) -> dict[str, Any]:
     """:func:`check_keys`, then the rules between keys (:mod:`lipnorm_exp.config.rules`).
+
+    ``machine=False`` leaves out the rules of what this machine can run (they import torch):
+    for runs whose finished records stand for them.
 
     Returns:
         dict: the config resolved into plain containers.
@@ -44,7 +47,7 @@ def validate(cfg: DictConfig) -> dict[str, Any]:
         ConfigError: the first key or rule that fails.
     """
     resolved = check_keys(cfg)
-    check_rules(resolved)
+    check_rules(resolved, machine)
     return resolved
 
 

@@ -233,12 +233,15 @@ class GATLayer(AttentionLayer):
 def head_dots(z: Tensor, vectors: Tensor) -> Tensor:
     """Dot products ``[N, H, K]`` of the rows ``z`` ``[N, H, C]`` with ``K`` vectors per head.
 
-    ``vectors`` is ``[K, H, C]``. One matrix product, of ``z`` ``[N, H C]`` and the
-    block-diagonal ``[H C, H K]`` of the heads' vectors.
+    ``vectors`` is ``[K, H, C]``. One matrix product, of ``z`` ``[N, H C]`` and the transpose
+    of the block-diagonal ``[H K, H C]`` of the heads' vectors: taken transposed, the few
+    columns of the product are dot products of contiguous rows, which BLAS computes about four
+    times faster than the product by a ``[H C, H K]`` matrix stored row by row when there is one
+    head of many channels (and as fast for 8 heads of 8).
     """
     num, heads, channels = z.shape
-    blocks = torch.block_diag(*vectors.permute(1, 2, 0))
-    return (z.reshape(num, heads * channels) @ blocks).view(num, heads, vectors.size(0))
+    blocks = torch.block_diag(*vectors.permute(1, 0, 2))
+    return (z.reshape(num, heads * channels) @ blocks.t()).view(num, heads, vectors.size(0))
 
 
 def target_terms(

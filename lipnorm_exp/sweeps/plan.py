@@ -3,7 +3,7 @@
 Before a sweep's first job, the project's sweeper (``hydra_plugins/lipnorm_exp_sweeper``) composes
 the config of every run the sweep makes, as its jobs will, and looks up each run's record
 (:func:`planned_runs`): a run whose finished record is in ``paths.results_dir`` is skipped by its
-job (:func:`lipnorm_exp.training.prepare.finished_record`), so a preset whose records are there
+job (:func:`lipnorm_exp.training.finished.finished_record`), so a preset whose records are there
 already trains nothing. :func:`plan_line` says how many runs that is, in which folder, and the two
 ways to train them anyway (``force=true``, or another ``paths.results_dir``); with
 ``rerun_stale=true`` those made by other numerics than today's are trained again

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 
 from lipnorm_exp.records import set_aside
+from lipnorm_exp.training.finished import CHECKPOINT_DIR, checkpoint_path
 from lipnorm_exp.util.atomic import replacing
 
 __all__ = [
@@ -52,8 +53,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: the folder of a results folder that holds its runs' checkpoints
-CHECKPOINT_DIR = ".checkpoints"
 #: the layout of a checkpoint's dictionary; a checkpoint of another layout is set aside
 FORMAT = 2
 #: what a checkpoint file starts with, before the SHA-256 of the rest (:func:`encode`)
@@ -80,11 +79,6 @@ def decode(data: bytes) -> Any:
     if hashlib.sha256(payload).digest() != digest:
         raise ValueError("its contents do not match their SHA-256 checksum (changed on disk)")
     return torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
-
-
-def checkpoint_path(results_dir: str | Path, rid: str) -> Path:
-    """Where run ``rid``'s checkpoint lives."""
-    return Path(results_dir) / CHECKPOINT_DIR / f"{rid}.pt"
 
 
 def copied(state: Any) -> Any:

@@ -31,8 +31,9 @@ from lipnorm_exp.config import member_configs
 from lipnorm_exp.records import run_id
 from lipnorm_exp.training.alone import Alone
 from lipnorm_exp.training.engine import Engine
+from lipnorm_exp.training.finished import finished_record, run_locks
 from lipnorm_exp.training.member import Member
-from lipnorm_exp.training.prepare import finished_record, prepare, run_locks
+from lipnorm_exp.training.prepare import prepare
 from lipnorm_exp.training.state import NullTracker, TrackerFactory
 from lipnorm_exp.training.together import Together, check_together
 from lipnorm_exp.util.errors import ConfigError

@@ -1,0 +1,115 @@
+"""Finished runs: a run's finished record reused instead of training the run again.
+
+A launch looks up each of its runs' records under the run's lock (:func:`run_locks`) and reuses
+the finished ones (:func:`finished_record`). None of this needs torch: a job whose runs are all
+finished (a re-launched sweep's jobs, say) ends through :func:`reused_records` without importing
+it, and the trainer (:func:`lipnorm_exp.training.launch.run`) takes the same two steps before it
+trains what is left. Where a run's checkpoint lives (:func:`checkpoint_path`) is said here too,
+since a finished record makes its checkpoint stale.
+"""
+
+import logging
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from lipnorm_exp.config import member_configs, validate
+from lipnorm_exp.records import (
+    FINISHED,
+    add_tags,
+    made_by_current_numerics,
+    run_id,
+    take_record,
+)
+from lipnorm_exp.util.folders import writable_folder
+from lipnorm_exp.util.lock import folder_lock
+
+__all__ = ["CHECKPOINT_DIR", "checkpoint_path", "finished_record", "reused_records", "run_locks"]
+
+log = logging.getLogger(__name__)
+
+#: the folder of a results folder that holds its runs' checkpoints
+CHECKPOINT_DIR = ".checkpoints"
+
+
+def checkpoint_path(results_dir: str | Path, rid: str) -> Path:
+    """Where run ``rid``'s checkpoint lives."""
+    return Path(results_dir) / CHECKPOINT_DIR / f"{rid}.pt"
+
+
+@contextmanager
+def run_locks(results_dir: Path, rids: list[str], desc: str = "") -> Iterator[None]:
+    """Hold the lock of each run of ``rids`` while it is checked for a record and trained.
+
+    Two processes given the same run (two sweeps over one grid, a sweep relaunched while the
+    first still runs) take turns: the second waits, saying so in the log, and then finds the
+    first one's finished record and skips the run, instead of training it again and replacing
+    that record. A killed process releases its locks. The locks are taken in sorted order, so
+    that two processes holding some of the same runs cannot wait for each other.
+    """
+
+    def waiting(rid: str):
+        return lambda: log.info("%s run %s: another process holds it; waiting", desc, rid)
+
+    with ExitStack() as stack:
+        for rid in sorted(set(rids)):
+            stack.enter_context(folder_lock(results_dir, f"run-{rid}", waiting(rid)))
+        yield
+
+
+def reusable(cfg: DictConfig, record: dict | None) -> bool:
+    """Whether ``record`` (``None``: there is none) stands for run ``cfg``, so it is not trained.
+
+    It does when it is finished, unless ``force=true`` asks to run it again, or
+    ``rerun_stale=true`` does and the record was made by other numerics than today's.
+    """
+    if not record or record["status"] not in FINISHED or cfg.force:
+        return False
+    return not cfg.get("rerun_stale") or made_by_current_numerics(record)
+
+
+def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> dict | None:
+    """The finished record of run ``rid``, re-tagged with ``cfg.tags`` and marked ``skipped``.
+
+    ``None`` when the run is to be trained (:func:`reusable`).
+    """
+    existing = take_record(results_dir, rid)
+    if not reusable(cfg, existing):
+        if existing and existing["status"] in FINISHED and not cfg.force:
+            log.info("%s re-run run %s: its record was made by other numerics", desc, rid)
+        return None
+    assert existing is not None, "a reusable record exists"
+    log.info("%s skip run %s: a %s record exists", desc, rid, existing["status"])
+    checkpoint_path(results_dir, rid).unlink(missing_ok=True)  # a kill came after the record
+    return {**add_tags(results_dir, existing, cfg.tags), "skipped": True}
+
+
+def reused_records(cfg: DictConfig, desc: str = "") -> list[dict] | None:
+    """The records of every run of ``cfg`` when each one is finished (:func:`finished_record`).
+
+    ``None`` when a run is to be trained, or the results folder does not exist: then the
+    trainer takes over (:func:`lipnorm_exp.training.launch.run`). Validates ``cfg`` first, as
+    the trainer does, so a bad value is refused whether or not its runs are finished; but for
+    what this machine can run, which a finished record has shown and which needs torch.
+    """
+    validate(cfg, machine=False)
+    if not Path(cfg.paths.results_dir).is_dir():
+        return None
+    results_dir = writable_folder(cfg.paths.results_dir, "paths.results_dir")  # tags are added
+    configs = member_configs(cfg)
+    rids = [run_id(member) for member in configs]
+    if not all(
+        reusable(member, take_record(results_dir, rid))
+        for member, rid in zip(configs, rids, strict=True)
+    ):
+        return None
+    records = []
+    with run_locks(results_dir, rids, desc):
+        for member, rid in zip(configs, rids, strict=True):
+            record = finished_record(member, results_dir, rid, desc)
+            if record is None:  # changed since it was looked up: the trainer takes it
+                return None
+            records.append(record)
+    return records
