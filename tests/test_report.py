@@ -1258,6 +1258,17 @@ def test_the_protocols_reported_epoch_and_ddof_make_the_number_reported():
     assert cells["mean"] == round(statistics.mean(tests), 2)
 
 
+def test_one_seed_has_no_std_under_either_convention():
+    for ddof in (0, 1):
+        runs = final_epoch_runs(
+            LAST_TESTS[:1], LAST_VALS[:1], reported_epoch="final", std_ddof=ddof
+        )
+        chosen = select(runs)
+        assert chosen.mean == pytest.approx(70.0) and math.isnan(chosen.std)
+        row = by_model(build_table(*of_preset(runs, "missing_vector"), TABLE1).display).loc["GAT"]
+        assert row["Cora 0%"].startswith("70.0 (2)")  # no "± 0.0": one value has no spread
+
+
 def test_a_run_stopped_early_has_no_final_epoch_number():
     runs = final_epoch_runs(LAST_TESTS, LAST_VALS, stop_after=6)
     assert runs["final_test_acc"].isna().tolist() == [False, False, True]

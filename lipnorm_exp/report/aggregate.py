@@ -178,12 +178,14 @@ class Selection:
         """Mean and std (in %, :attr:`ddof`) of ``column`` over the seeds that did not diverge.
 
         ``NaN`` where a seed lacks the value (a last epoch's number of a run that did not train
-        its full budget: a mean over some seeds only is not reported), or for ``None``.
+        its full budget: a mean over some seeds only is not reported), or for ``None``. No std
+        of one seed, whatever the ``ddof`` (``np.std`` of one value is 0, which is no spread).
         """
         values = finite(self.runs)[column] if column else pd.Series(dtype=float)
         if values.empty or values.isna().any():
             return Numbers(math.nan, math.nan)
-        return Numbers(100.0 * values.mean(), 100.0 * values.std(ddof=self.ddof))
+        std = values.std(ddof=self.ddof) if len(values) > 1 else math.nan
+        return Numbers(100.0 * values.mean(), 100.0 * std)
 
     @property
     def headline(self) -> Numbers:
