@@ -12,9 +12,9 @@ measured configuration) and <out>/layers.md (ratios and fitted slopes).
     python scripts/bench_layers.py --smoke --out /tmp/bench   # seconds: does it still run?
     python scripts/bench_layers.py --messages         # GAT: our message paths against PyG
 
-With --messages it times instead one training step plus one evaluation of GAT stacks of
+With --messages it times instead one training step plus one evaluation of GAT and GT stacks of
 :data:`MESSAGE_CASES`, ours summing the messages as CSR products (``model.message_path=csr``) and
-by gather/scatter (``gather``, the path before) beside PyG's GATConv stack, round robin, and
+by gather/scatter (``gather``) beside PyG's GATConv or TransformerConv stack, round robin, and
 writes <out>/messages.csv and <out>/messages.md (the ratios).
 """
 
@@ -52,16 +52,20 @@ PYG_LAYERS = {"gat": "GATConv", "gt": "TransformerConv"}
 EDGE_DEPTH = 10  # depth of the models run at several edge counts ...
 EDGE_NORMS = ("none", "paper")  # ... with these norms
 MEMORY_HEADROOM = 0.6  # run a configuration only if its predicted memory fits in this share
-#: --messages: (graph, depth, heads, channels per head, norm) of the GAT stacks timed
+#: --messages: (model, graph, depth, heads, channels per head, norm) of the stacks timed
 MESSAGE_CASES = (
-    ("cora", 30, 1, 128, "none"),
-    ("cora", 30, 1, 128, "paper"),
-    ("cora", 2, 1, 128, "none"),
-    ("cora", 2, 1, 128, "paper"),
-    ("cora", 10, 8, 8, "none"),
-    ("cora", 10, 8, 8, "paper"),
-    ("synthetic", 10, 1, 128, "none"),
-    ("synthetic", 10, 1, 128, "paper"),
+    ("gat", "cora", 30, 1, 128, "none"),
+    ("gat", "cora", 30, 1, 128, "paper"),
+    ("gat", "cora", 2, 1, 128, "none"),
+    ("gat", "cora", 2, 1, 128, "paper"),
+    ("gat", "cora", 10, 8, 8, "none"),
+    ("gat", "cora", 10, 8, 8, "paper"),
+    ("gat", "synthetic", 10, 1, 128, "none"),
+    ("gat", "synthetic", 10, 1, 128, "paper"),
+    ("gt", "cora", 10, 1, 128, "none"),
+    ("gt", "cora", 10, 1, 128, "paper"),
+    ("gt", "cora", 10, 8, 8, "none"),
+    ("gt", "synthetic", 10, 1, 128, "none"),
 )
 MESSAGE_PATHS = ("csr", "gather")  # ours, beside "pyg"
 
@@ -408,14 +412,14 @@ def measure_messages(cases, graphs: dict[str, Graph], args, device) -> list[dict
     """Per case, ours with each of :data:`MESSAGE_PATHS` and PyG's stack, timed round robin
     (step and evaluation in turn), so that the machine's load hits them alike."""
     rows = []
-    for graph_name, depth, heads, channels, norm in cases:
+    for model_name, graph_name, depth, heads, channels, norm in cases:
         graph = graphs[graph_name]
         runs = {}
         for path in (*MESSAGE_PATHS, "pyg"):
             torch.manual_seed(0)
             model = make_model(
-                "gat", "pyg" if path == "pyg" else norm, depth, graph, heads, heads * channels,
-                message_path=path,
+                model_name, "pyg" if path == "pyg" else norm, depth, graph, heads,
+                heads * channels, message_path=path,
             ).to(device)  # fmt: skip
             optimizer = torch.optim.Adam(model.parameters(), lr=0.005, weight_decay=5e-4)
             runs[path] = (model, optimizer)
@@ -426,6 +430,7 @@ def measure_messages(cases, graphs: dict[str, Graph], args, device) -> list[dict
                 if repeat >= args.warmup:
                     times[path].append(ms)
         row = {
+            "model": model_name,
             "graph": graph.name,
             "edges": graph.num_edges,
             "depth": depth,
@@ -437,7 +442,7 @@ def measure_messages(cases, graphs: dict[str, Graph], args, device) -> list[dict
         for path in MESSAGE_PATHS:
             row[f"pyg/{path}"] = row["ms pyg"] / row[f"ms {path}"]
         print(
-            f"  {graph.name} depth {depth} {heads}x{channels} {norm:>5}: "
+            f"  {model_name} {graph.name} depth {depth} {heads}x{channels} {norm:>5}: "
             + "  ".join(f"{path} {row[f'ms {path}']:.1f} ms" for path in runs),
             flush=True,
         )
@@ -449,19 +454,21 @@ def write_messages(rows: list[dict], env: dict, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)
     frame.to_csv(out / "messages.csv", index=False)
-    lines = ["# GAT message paths against PyG: one training step and one evaluation", ""]
+    lines = ["# Message paths against PyG: one training step and one evaluation", ""]
     lines += [f"- {key}: `{value}`" for key, value in env.items()]
     lines += [
         "",
-        "Models: input Linear -> depth GAT layers (heads x channels per head, concatenated) -> "
-        f"output Linear, feature dropout {DROPOUT}, no attention dropout; one training epoch "
-        "(forward, backward, Adam step: the project's `train_epoch`) plus one evaluation "
-        "(a forward pass in eval mode), median over the repeats. `csr`: our GATLayer summing the "
-        "messages as CSR sparse-dense products (`model.message_path=csr`, what `auto` takes on "
-        "the CPU); `gather`: the same model by gather/scatter (the path before it); `pyg`: "
-        "PyG's GATConv stack of the same sizes. The three of a case are timed in turn, step by "
-        "step, so that changes of the machine's load hit them alike. `pyg/csr` above 1: ours "
-        "is that many times faster. `norm` `paper`: LipschitzNorm (Eq. 17).",
+        "Models: input Linear -> depth GAT or GT layers (heads x channels per head, "
+        f"concatenated) -> output Linear, feature dropout {DROPOUT}, no attention dropout; one "
+        "training epoch (forward, backward, Adam step: the project's `train_epoch`) plus one "
+        "evaluation (a forward pass in eval mode), median over the repeats. `csr`: our layer "
+        "on the CSR message path (`model.message_path=csr`, what `auto` takes on the CPU: "
+        "sparse-dense products for the weighted sums, and for GT a sampled product for the "
+        "scores); `gather`: the same model by gather/scatter (the reference arithmetic); `pyg`: "
+        "PyG's GATConv or TransformerConv stack of the same sizes. The three of a case are "
+        "timed in turn, step by step, so that changes of the machine's load hit them alike. "
+        "`pyg/csr` above 1: ours is that many times faster. `norm` `paper`: LipschitzNorm "
+        "(Eq. 17 for GAT, Eq. 19 for GT).",
         "",
         table(frame),
     ]
@@ -652,10 +659,10 @@ def main(argv=None) -> None:
     print("\n".join(f"{key}: {value}" for key, value in env.items()), flush=True)
     builders = {"cora": cora, "arxiv": lambda: synthetic(args.arxiv_scale, "synthetic")}
     if args.messages:  # smoke: 2 layers, one head of 16 channels, on every graph
-        smoke_cases = sorted({(g, 2, 1, 16, n) for g, _, _, _, n in MESSAGE_CASES})
+        smoke_cases = sorted({(m, g, 2, 1, 16, n) for m, g, _, _, _, n in MESSAGE_CASES})
         cases = smoke_cases if args.smoke else list(MESSAGE_CASES)
         graph_of = {"cora": cora, "synthetic": builders["arxiv"]}
-        graphs = {name: graph_of[name]() for name in {case[0] for case in cases}}
+        graphs = {name: graph_of[name]() for name in {case[1] for case in cases}}
         write_messages(measure_messages(cases, graphs, args, device), env, Path(args.out))
         print((Path(args.out) / "messages.md").read_text())
         return

@@ -1,18 +1,20 @@
-"""The CSR message path (sparse-dense products) computes what the gather/scatter path and PyG
+"""The CSR message path (sparse products) computes what the gather/scatter path and PyG
 compute, up to float rounding: outputs and the gradients of the inputs and of every parameter,
 with attention dropout too; it is taken where it applies and left where it does not."""
 
 import pytest
 import torch
-from torch_geometric.nn import GATConv, GATv2Conv
+from torch_geometric.nn import GATConv, GATv2Conv, TransformerConv
 from torch_geometric.utils import to_torch_csr_tensor
 
 from lipnorm_exp.nn import GATLayer, GATv2Layer, GTLayer
-from lipnorm_exp.nn.csr_messages import message_structure, weighted_sum
+from lipnorm_exp.nn.csr_messages import edge_dots, message_structure, weighted_sum
 
 N, F_IN, C = 9, 5, 4
 EDGES = torch.tensor([[0, 1, 2, 3, 4, 0, 5, 3, 6, 7, 8, 2], [1, 2, 0, 0, 0, 3, 1, 3, 2, 8, 7, 8]])
-PAIRS = [(GATLayer, GATConv), (GATv2Layer, GATv2Conv)]
+PAIRS = [(GATLayer, GATConv), (GATv2Layer, GATv2Conv), (GTLayer, TransformerConv)]
+#: options of each layer here: GT adds self-loops as the paper's neighbourhoods have them
+OPTIONS = {GATLayer: {}, GATv2Layer: {}, GTLayer: {"add_self_loops": True}}
 TOL = {"rtol": 1e-5, "atol": 1e-6}
 
 pytestmark = pytest.mark.filterwarnings("ignore:Sparse invariant checks:UserWarning")
@@ -47,9 +49,9 @@ def assert_same_function(got, want):
 @pytest.mark.parametrize("dropout", [0.0, 0.5])
 @pytest.mark.parametrize("heads", [1, 8])
 @pytest.mark.parametrize("norm", [None, "lip"])
-@pytest.mark.parametrize("cls", [GATLayer, GATv2Layer])
+@pytest.mark.parametrize("cls", [GATLayer, GATv2Layer, GTLayer])
 def test_csr_path_equals_the_gather_path(cls, norm, heads, dropout):
-    layer, twin = layer_pair(cls, "csr", heads, norm=norm, dropout=dropout)
+    layer, twin = layer_pair(cls, "csr", heads, norm=norm, dropout=dropout, **OPTIONS[cls])
     x = torch.randn(N, F_IN)
     got = outputs_and_gradients(layer.train(), x, EDGES)
     assert layer.message_structures.get(got_edges(layer), ((N, N), heads)) is not None
@@ -128,3 +130,17 @@ def test_weighted_sum_gradients_pass_gradcheck():
     out = weighted_sum(alpha, value, structure)
     assert out.shape == (5, heads, 2) and not out[4].any()
     assert torch.autograd.gradcheck(lambda a, v: weighted_sum(a, v, structure), (alpha, value))
+
+
+def test_edge_dots_are_the_gathered_dot_products_and_pass_gradcheck():
+    """Several heads, a target without in-edges, repeated edges, two node sets: by hand and
+    float64 gradcheck."""
+    torch.manual_seed(0)
+    heads = 3
+    edges = torch.tensor([[0, 1, 1, 2, 3, 0], [1, 0, 0, 0, 2, 2]])
+    structure = message_structure(edges, (4, 5), heads)
+    left = torch.randn(5, heads, 2, dtype=torch.float64, requires_grad=True)
+    right = torch.randn(4, heads, 2, dtype=torch.float64, requires_grad=True)
+    by_hand = (left[edges[1]] * right[edges[0]]).sum(-1)
+    torch.testing.assert_close(edge_dots(left, right, structure), by_hand)
+    assert torch.autograd.gradcheck(lambda q, k: edge_dots(q, k, structure), (left, right))

@@ -14,6 +14,11 @@ per edge and channel, ``[E, H, C]``, in the forward pass and again in the backwa
 with :math:`G_h` the gradient of the output: a transposed sparse-dense product and a sampled
 dense-dense product (``torch.sparse.sampled_addmm``), neither of them per edge and channel.
 
+A graph transformer's scores :math:`q_i^\top k_j` are the same kind of product, the dense
+:math:`Q_h K_h^\top` sampled at the edges (:class:`EdgeDots`), whose backward pass is two
+sparse-dense products of the scores' gradients: the GT layer gathers neither keys nor values
+per edge.
+
 The heads are one block-diagonal matrix: row :math:`H i + h` of the ``[N_t H, N_s H]`` matrix
 holds the weights of head :math:`h` of target :math:`i`, at the columns :math:`H j + h`, so that
 values ``[N_s, H, C]`` viewed as ``[N_s H, C]`` take a single product. Where the rows come from
@@ -29,7 +34,15 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-__all__ = ["CSR_DTYPES", "MessageStructure", "WeightedSum", "message_structure", "weighted_sum"]
+__all__ = [
+    "CSR_DTYPES",
+    "EdgeDots",
+    "MessageStructure",
+    "WeightedSum",
+    "edge_dots",
+    "message_structure",
+    "weighted_sum",
+]
 
 #: the value dtypes the CSR products take on every device (not half precision on the CPU)
 CSR_DTYPES = (torch.float32, torch.float64)
@@ -95,6 +108,26 @@ def _csr(crow: Tensor, col: Tensor, values: Tensor, shape: tuple[int, int]) -> T
         return torch.sparse_csr_tensor(crow, col, values, shape, check_invariants=False)
 
 
+def _weights(structure: MessageStructure, flat: Tensor, transposed: bool = False) -> Tensor:
+    """The block-diagonal matrix (or its transpose) of the per-edge values ``flat`` ``[E H]``."""
+    if transposed:
+        return _csr(structure.crow_t, structure.col_t, flat[structure.order_t],
+                    structure.shape[::-1])  # fmt: skip
+    return _csr(structure.crow, structure.col, flat[structure.order], structure.shape)
+
+
+def _sampled(structure: MessageStructure, left: Tensor, right: Tensor) -> Tensor:
+    """Per edge and head, ``[E H]`` edge-major: a sampled product.
+
+    The dot product of the edge's target's row of ``left`` ``[N_t H, C]`` and its source's row
+    of ``right`` ``[N_s H, C]``.
+    """
+    pattern = _csr(structure.crow, structure.col, left.new_zeros(structure.col.numel()),
+                   structure.shape)  # fmt: skip
+    sampled = torch.sparse.sampled_addmm(pattern, left, right.t(), beta=0.0).values()
+    return torch.empty_like(sampled).index_copy_(0, structure.order, sampled)
+
+
 class WeightedSum(torch.autograd.Function):
     """``out[i, h] = sum_e alpha[e, h] * value[src[e], h]`` over the edges ``e`` into ``i``."""
 
@@ -102,9 +135,9 @@ class WeightedSum(torch.autograd.Function):
     def forward(ctx, alpha: Tensor, value: Tensor, structure: MessageStructure) -> Tensor:
         """:math:`A_h Z_h` for every head at once; keeps ``alpha`` and ``value``."""
         sources, heads, channels = value.shape
-        weights = _csr(structure.crow, structure.col, alpha.reshape(-1)[structure.order],
-                       structure.shape)  # fmt: skip
-        out = torch.sparse.mm(weights, value.reshape(sources * heads, channels))
+        out = torch.sparse.mm(
+            _weights(structure, alpha.reshape(-1)), value.reshape(sources * heads, channels)
+        )
         ctx.save_for_backward(alpha, value)
         ctx.structure = structure
         return out.view(-1, heads, channels)
@@ -115,21 +148,71 @@ class WeightedSum(torch.autograd.Function):
         alpha, value = ctx.saved_tensors
         structure: MessageStructure = ctx.structure
         sources, heads, channels = value.shape
-        flat_alpha = alpha.reshape(-1)
         grad = grad.reshape(-1, channels).contiguous()
         grad_alpha = grad_value = None
         if ctx.needs_input_grad[0]:
-            pattern = _csr(structure.crow, structure.col, flat_alpha[structure.order],
-                           structure.shape)  # fmt: skip
             rows = value.reshape(sources * heads, channels)
-            sampled = torch.sparse.sampled_addmm(pattern, grad, rows.t(), beta=0.0).values()
-            grad_alpha = torch.empty_like(flat_alpha).index_copy_(0, structure.order, sampled)
-            grad_alpha = grad_alpha.view_as(alpha)
+            grad_alpha = _sampled(structure, grad, rows).view_as(alpha)
         if ctx.needs_input_grad[1]:
-            transposed = _csr(structure.crow_t, structure.col_t, flat_alpha[structure.order_t],
-                              structure.shape[::-1])  # fmt: skip
+            transposed = _weights(structure, alpha.reshape(-1), transposed=True)
             grad_value = torch.sparse.mm(transposed, grad).view(sources, heads, channels)
         return grad_alpha, grad_value, None
+
+
+class EdgeDots(torch.autograd.Function):
+    r"""``dots[e, h] = left[dst[e], h] . right[src[e], h]``: the scores :math:`q_i^\top k_j`.
+
+    The dense product :math:`Q_h K_h^\top` sampled at the edges, and in the backward pass the
+    products of the gradients' sparse matrix :math:`S_h`: :math:`\partial L / \partial Q_h =
+    S_h K_h`, :math:`\partial L / \partial K_h = S_h^\top Q_h`; no tensor per edge and
+    channel in either pass.
+    """
+
+    @staticmethod
+    def forward(ctx, left: Tensor, right: Tensor, structure: MessageStructure) -> Tensor:
+        """``[E, H]`` dot products of the targets' ``left`` and the sources' ``right``."""
+        targets, heads, channels = left.shape
+        sources = right.size(0)
+        dots = _sampled(
+            structure,
+            left.reshape(targets * heads, channels),
+            right.reshape(sources * heads, channels),
+        )
+        ctx.save_for_backward(left, right)
+        ctx.structure = structure
+        return dots.view(-1, heads)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> tuple[Tensor | None, Tensor | None, None]:
+        """The gradients of both sides: products of the gradients' sparse matrix."""
+        left, right = ctx.saved_tensors
+        structure: MessageStructure = ctx.structure
+        flat = grad.reshape(-1).contiguous()
+        grad_left = grad_right = None
+        if ctx.needs_input_grad[0]:
+            rows = right.reshape(-1, right.size(-1))
+            grad_left = torch.sparse.mm(_weights(structure, flat), rows).view_as(left)
+        if ctx.needs_input_grad[1]:
+            rows = left.reshape(-1, left.size(-1))
+            transposed = _weights(structure, flat, transposed=True)
+            grad_right = torch.sparse.mm(transposed, rows).view_as(right)
+        return grad_left, grad_right, None
+
+
+def edge_dots(left: Tensor, right: Tensor, structure: MessageStructure) -> Tensor:
+    """Per edge and head, the dot product of its target's ``left`` and its source's ``right``.
+
+    Args:
+        left: the targets' rows, ``[N_t, H, C]`` (queries).
+        right: the sources' rows, ``[N_s, H, C]`` (keys).
+        structure: from :func:`message_structure` (the edges, in the order of the result).
+
+    Returns:
+        Tensor: ``[E, H]``.
+    """
+    dots = EdgeDots.apply(left, right, structure)
+    assert isinstance(dots, Tensor), "EdgeDots returns one tensor"
+    return dots
 
 
 def weighted_sum(alpha: Tensor, value: Tensor, structure: MessageStructure) -> Tensor:

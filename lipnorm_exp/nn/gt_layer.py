@@ -8,6 +8,8 @@ from torch_geometric.utils import softmax
 
 from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
 from lipnorm_exp.nn.bounded_softmax import bounded_softmax
+from lipnorm_exp.nn.copy_dropout import dropout
+from lipnorm_exp.nn.csr_messages import edge_dots, weighted_sum
 from lipnorm_exp.nn.lipschitz_norm import rescale
 from lipnorm_exp.nn.score_norm import GTScoreNorm, ScoreNorm
 
@@ -41,9 +43,11 @@ class GTLayer(AttentionLayer):
     maxima over these per-edge keys and values (see :class:`GTLipschitzNorm`).
 
     Like ``TransformerConv`` it scripts (``torch.jit.script``), with or without LipschitzNorm,
-    and the scripted module gives the layer's outputs, runs without Python and can be saved
-    (``torch.jit.save``). It returns a union of ``out`` and ``(out, (edge_index, alpha))``,
-    which a scripted model refines (``assert isinstance(out, Tensor)``). A scripted layer
+    and the scripted module gives the layer's outputs (on the gather message path, the
+    reference arithmetic: equal to the CSR path's up to float rounding), runs without Python
+    and can be saved (``torch.jit.save``). It returns a union of ``out`` and
+    ``(out, (edge_index, alpha))``, which a scripted model refines
+    (``assert isinstance(out, Tensor)``). A scripted layer
     checks ``edge_index`` and replaces its self-loops at every call, where in Python the layers
     of a stack called on one ``edge_index`` tensor share both.
 
@@ -144,24 +148,30 @@ class GTLayer(AttentionLayer):
         size = self.graph_size(x_src, x_dst)
         edge_index, edge_attr = self.neighbourhoods(edge_index, edge_attr, size)
         edge = self.project_edges(edge_attr)
-        # with edge features every edge's value differs from its source's
-        others, loops = (
-            (edge_index, 0) if edge is not None else self.appended_loops(edge_index, size)
-        )
-        # edge_updater_type: (query: Tensor, key: Tensor, value: Tensor,
-        #                     edge: Tensor | None, every_edge: Tensor | None)
-        alpha, values = self.edge_updater(
-            others,
-            query=query,
-            key=key,
-            value=value,
-            edge=edge,
-            every_edge=edge_index if loops else None,
-            size=size,
-        )
-        out = self.attend(
-            others, alpha, values, size, per_edge=True, loops=value if loops else None
-        )
+        attended: tuple[Tensor, Tensor] | None = None
+        if edge is None and not torch.jit.is_scripting():
+            attended = self.csr_attend(edge_index, query, key, value, size)
+        if attended is not None:
+            out, alpha = attended
+        else:
+            # with edge features every edge's value differs from its source's
+            others, loops = (
+                (edge_index, 0) if edge is not None else self.appended_loops(edge_index, size)
+            )
+            # edge_updater_type: (query: Tensor, key: Tensor, value: Tensor,
+            #                     edge: Tensor | None, every_edge: Tensor | None)
+            alpha, values = self.edge_updater(
+                others,
+                query=query,
+                key=key,
+                value=value,
+                edge=edge,
+                every_edge=edge_index if loops else None,
+                size=size,
+            )
+            out = self.attend(
+                others, alpha, values, size, per_edge=True, loops=value if loops else None
+            )
         if self.root_weight:
             skip = self.lin_skip(x_dst)
             if self.lin_beta is not None:
@@ -170,6 +180,41 @@ class GTLayer(AttentionLayer):
             else:
                 out = out + skip
         return self.result(out, edge_index, alpha, return_attention_weights)
+
+    @torch.jit.unused
+    def csr_attend(
+        self,
+        edge_index: Tensor,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        size: tuple[int, int],
+    ) -> tuple[Tensor, Tensor] | None:
+        r"""The heads merged and the softmax weights ``[E, H]``, on the CSR message path.
+
+        ``None`` where that path does not apply (:meth:`message_structure`). The scores
+        :math:`q_i^\top k_j` are a sampled product (:func:`edge_dots`) and the weighted values
+        a sparse-dense one (:func:`weighted_sum`), along every edge of ``edge_index`` (the
+        self-loops too): no key or value is gathered per edge. With LipschitzNorm the maxima of
+        Eq. (19) are taken over the nodes' keys and values, and each target's query is scaled
+        by :math:`\alpha / \text{denominator}_i`, as in :meth:`edge_update`.
+        """
+        structure = self.message_structure(edge_index, value, size)
+        if structure is None:
+            return None
+        targets = edge_index[1]
+        if self.norm is None:
+            score = edge_dots(query, key, structure) / math.sqrt(self.out_channels)
+            alpha = softmax(score, targets, num_nodes=query.size(0))
+        else:
+            denominator = self.norm.denominator(
+                query=query, key=key, value=value, edge_index=edge_index, per_edge=False
+            )
+            factor = (self.norm.alpha / denominator).unsqueeze(-1)
+            score = edge_dots(rescale(query, factor), key, structure)
+            alpha = bounded_softmax(score, targets, query.size(0), self.norm.alpha)
+        dropped = dropout(alpha, self.dropout, self.training)
+        return self.merge_heads(weighted_sum(dropped, value, structure)), alpha
 
     def edge_update(
         self,
