@@ -10,13 +10,15 @@ import pandas as pd
 import torch
 import torch_geometric
 
+from lipnorm_exp.records.provenance import git_commit, processor_model
+
 
 def device_name(device: torch.device | str) -> str:
-    """The GPU's name, or ``CPU (<processor>)``."""
+    """The GPU's name, or ``CPU (<processor model>)``."""
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"CPU ({platform.processor() or platform.machine()})"
+    return f"CPU ({processor_model()})"
 
 
 def environment(device: torch.device | str = "cpu", **extra) -> dict:
@@ -29,6 +31,9 @@ def environment(device: torch.device | str = "cpu", **extra) -> dict:
         "torch": torch.__version__,
         "torch_geometric": torch_geometric.__version__,
         "python": platform.python_version(),
+        "commit": git_commit(),
+        # processes ready to run, averaged over the minute before the benchmark started
+        "load_average": round(os.getloadavg()[0], 1),
         **extra,
         "command": " ".join(["python", *sys.argv]),
     }

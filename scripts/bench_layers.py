@@ -104,7 +104,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--messages",
         action="store_true",
-        help="time GAT's message paths (csr, gather) against PyG on MESSAGE_CASES instead",
+        help="time the GAT and GT message paths (csr, gather) against PyG on MESSAGE_CASES instead",
     )
     parser.add_argument(
         "--smoke",
