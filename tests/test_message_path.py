@@ -144,3 +144,25 @@ def test_edge_dots_are_the_gathered_dot_products_and_pass_gradcheck():
     by_hand = (left[edges[1]] * right[edges[0]]).sum(-1)
     torch.testing.assert_close(edge_dots(left, right, structure), by_hand)
     assert torch.autograd.gradcheck(lambda q, k: edge_dots(q, k, structure), (left, right))
+
+
+@pytest.mark.parametrize("cls", [GATLayer, GTLayer])
+def test_one_product_norm_gradients_under_vmap_are_the_loops(cls):
+    """Off the gather path LipschitzNorm's squared norms back-propagate in one product
+    (``SquaredNorm``); under ``torch.func`` (seeds trained together) as in a loop."""
+    torch.manual_seed(0)
+    layer = cls(F_IN, C, heads=2, norm="lip", message_path="csr", **OPTIONS[cls])
+    xs = torch.randn(3, N, F_IN)
+
+    def loss(x):
+        return layer(x, EDGES).pow(2).sum()
+
+    batched = torch.func.vmap(torch.func.grad(loss))(xs)
+    looped = torch.stack([torch.func.grad(loss)(x) for x in xs])
+    torch.testing.assert_close(batched, looped, **TOL)
+    x = xs[0].requires_grad_()
+    (want,) = torch.autograd.grad(loss(x), x)
+    twin = layer_pair(cls, "gather", 2, norm="lip", **OPTIONS[cls])[1]
+    twin.load_state_dict(layer.state_dict())
+    (gather_grad,) = torch.autograd.grad(twin(x, EDGES).pow(2).sum(), x)
+    torch.testing.assert_close(want, gather_grad, **TOL)

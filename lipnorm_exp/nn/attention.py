@@ -8,6 +8,8 @@ pair ``(x_src, x_dst)``, an ``edge_index`` ``[2, E]`` or a ``torch.sparse`` adja
 (transposed, one row per target), and optional edge features.
 """
 
+from contextlib import AbstractContextManager, nullcontext
+
 import torch
 from torch import Tensor, nn
 from torch.nn import Parameter
@@ -27,6 +29,7 @@ from lipnorm_exp.nn.csr_messages import (
     weighted_sum,
 )
 from lipnorm_exp.nn.last_input import LastInput
+from lipnorm_exp.nn.lipschitz_norm import one_product_gradients
 from lipnorm_exp.nn.score_norm import ScoreNorm, norm_label, resolve_norm
 from lipnorm_exp.util.variants import MESSAGE_PATHS
 
@@ -322,6 +325,15 @@ class AttentionLayer(MessagePassing):
             structure = message_structure(edge_index, size, self.heads)
             self.message_structures.keep(edge_index, key, structure)
         return structure
+
+    @torch.jit.unused
+    def norm_arithmetic(self) -> AbstractContextManager:
+        """The arithmetic the norm runs in.
+
+        Autograd's own on the ``gather`` path (the reference, which the records' numerics pin),
+        else :func:`~lipnorm_exp.nn.lipschitz_norm.one_product_gradients`.
+        """
+        return nullcontext() if self.message_path == "gather" else one_product_gradients()
 
     def merge_heads(self, out: Tensor) -> Tensor:
         """``[N, H, C]`` to ``[N, H C]`` (heads concatenated) or ``[N, C]`` (averaged)."""

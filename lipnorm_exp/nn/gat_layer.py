@@ -208,9 +208,10 @@ class GATLayer(AttentionLayer):
             vectors += [self.att_src] if edge is None else [self.att_src, self.att_edge]
             att = torch.cat(vectors, dim=-1)[0]
             edge_index = self.edge_pairs(edge_index_j, index)
-            denominator = self.norm.denominator(
-                x=z, att=att, edge_index=edge_index, edge_attr=edge, num_targets=dim_size
-            )
+            with self.norm_arithmetic():
+                denominator = self.norm.denominator(
+                    x=z, att=att, edge_index=edge_index, edge_attr=edge, num_targets=dim_size
+                )
             if denominator is not None:
                 factor = self.norm.alpha / denominator
                 score, factor = target_terms(score_j, score_dst, factor, index)

@@ -13,6 +13,8 @@ Everything is written with differentiable torch operations (autograd, forward mo
 (:func:`compute_dtype`).
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import overload
 
 import torch
@@ -24,6 +26,7 @@ from lipnorm_exp.util.variants import VARIANTS
 __all__ = [
     "VARIANTS",
     "LipschitzNormBase",
+    "SquaredNorm",
     "argmax_positions",
     "check_norm_options",
     "compact_index",
@@ -32,6 +35,7 @@ __all__ = [
     "gather_positions",
     "max_row_sq",
     "neighbourhood_max",
+    "one_product_gradients",
     "quadratic_scale",
     "rescale",
     "safe_sqrt",
@@ -102,8 +106,66 @@ def squared_norm(x: Tensor) -> Tensor:
     """
     x = x.to(compute_dtype(x))
     if torch.is_grad_enabled() and x.requires_grad:
+        if not torch.jit.is_scripting() and _one_product_gradients():
+            return _squared_norm_in_one_product(x)
         return (x * x).sum(dim=-1)
-    return x.square() @ x.new_ones(x.size(-1))
+    return (x * x) @ x.new_ones(x.size(-1))  # as x.square(), whose kernel is the slower
+
+
+#: whether :func:`squared_norm` back-propagates in one product (:func:`one_product_gradients`)
+_ONE_PRODUCT = [False]
+
+
+@contextmanager
+def one_product_gradients() -> Iterator[None]:
+    r"""Within it, :func:`squared_norm` back-propagates :math:`2 g x` in one product.
+
+    Autograd's backward of ``(x * x).sum(-1)`` takes two products, :math:`g x` twice, and
+    autograd adds each of them to ``x``'s other gradients in turn, where :class:`SquaredNorm`
+    adds their (exact) double once: one product and one sum of ``[N, H, C]`` fewer, the
+    gradient the same up to the rounding of that sum. The layers use it off their reference
+    arithmetic (``message_path`` other than ``"gather"``), so that the records' numerics stay.
+    """
+    before, _ONE_PRODUCT[0] = _ONE_PRODUCT[0], True
+    try:
+        yield
+    finally:
+        _ONE_PRODUCT[0] = before
+
+
+@torch.jit.unused
+def _one_product_gradients() -> bool:
+    return _ONE_PRODUCT[0] and not torch.compiler.is_compiling()
+
+
+@torch.jit.unused
+def _squared_norm_in_one_product(x: Tensor) -> Tensor:
+    out = SquaredNorm.apply(x)
+    assert isinstance(out, Tensor), "SquaredNorm returns one tensor"
+    return out
+
+
+class SquaredNorm(torch.autograd.Function):
+    r"""``(x * x).sum(-1)`` whose backward pass is one product, :math:`2 g x`."""
+
+    #: under ``torch.func.vmap`` (seeds trained together) the rule is made from the ops here
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x: Tensor) -> Tensor:
+        """The squared norms over the last dimension, as :func:`squared_norm` computes them."""
+        return (x * x).sum(dim=-1)
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple[Tensor], output: Tensor) -> None:
+        """Keep ``x`` for the backward pass."""
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        """:math:`2 g x`, ``g`` broadcast over the last dimension."""
+        (x,) = ctx.saved_tensors
+        return x * (2.0 * grad).unsqueeze(-1)
 
 
 def safe_sqrt(x: Tensor) -> Tensor:
