@@ -111,9 +111,10 @@ def _csr(crow: Tensor, col: Tensor, values: Tensor, shape: tuple[int, int]) -> T
 def _weights(structure: MessageStructure, flat: Tensor, transposed: bool = False) -> Tensor:
     """The block-diagonal matrix (or its transpose) of the per-edge values ``flat`` ``[E H]``."""
     if transposed:
-        return _csr(structure.crow_t, structure.col_t, flat[structure.order_t],
+        return _csr(structure.crow_t, structure.col_t, flat.index_select(0, structure.order_t),
                     structure.shape[::-1])  # fmt: skip
-    return _csr(structure.crow, structure.col, flat[structure.order], structure.shape)
+    values = flat.index_select(0, structure.order)  # faster than flat[order]
+    return _csr(structure.crow, structure.col, values, structure.shape)
 
 
 def _product(weights: Tensor, dense: Tensor) -> Tensor:

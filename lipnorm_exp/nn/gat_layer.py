@@ -176,8 +176,10 @@ class GATLayer(AttentionLayer):
         if z_dst is None:
             return head_dots(z_src, self.att_src)[..., 0], None
         if z_dst is z_src:
+            # each made contiguous: gathering the rows of a strided [N, H] is several times
+            # slower, and each is gathered per edge
             both = head_dots(z_src, torch.cat([self.att_src, self.att_dst]))
-            return both[..., 0], both[..., 1]
+            return both[..., 0].contiguous(), both[..., 1].contiguous()
         return head_dots(z_src, self.att_src)[..., 0], head_dots(z_dst, self.att_dst)[..., 0]
 
     def edge_update(
