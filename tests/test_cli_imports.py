@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from cli_helpers import ERROR_PREFIX, TINY, command, environment, records, tally_line
+from cli_helpers import ERROR_PREFIX, TINY, cli, command, environment, records, tally_line
 from conftest import REPO
 
 #: what the command line imports only once a run trains
@@ -99,17 +99,10 @@ def test_a_sweeps_plan_reads_its_records_without_torch(tmp_path, data_dir):
 def test_a_relaunched_sweep_skips_its_finished_runs_without_torch(tmp_path, data_dir):
     """The second launch finds both records, tags them and ends without importing torch."""
     sweep = command(tmp_path, data_dir, "--multirun", *TINY, "seed=0,1")
-    first = subprocess.run(sweep, cwd=REPO, env=environment(), capture_output=True, text=True)
+    first = cli(sweep, timeout=300)
     assert first.returncode == 0, first.stderr[-2000:]
     assert len(records(tmp_path)) == 2
-    again = subprocess.run(
-        [*PYTHON, *sweep[1:], "tags=[again]"],
-        cwd=REPO,
-        env=environment(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    again = cli([*PYTHON, *sweep[1:], "tags=[again]"], timeout=300)
     assert again.returncode == 0, again.stderr[-2000:]
     assert tally_line(skipped=2) in again.stdout + again.stderr
     assert all("again" in record["config"]["tags"] for record in records(tmp_path).values())

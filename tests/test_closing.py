@@ -2,11 +2,10 @@
 cell, or the scorecard; through ``python -m lipnorm_exp`` and on records."""
 
 import json
-import subprocess
 import sys
 
 import pytest
-from cli_helpers import environment
+from cli_helpers import cli
 
 from lipnorm_exp.cli.closing import closing_line
 from lipnorm_exp.report.published import published_for
@@ -56,13 +55,10 @@ def test_a_run_in_no_cell_is_pointed_to_the_scorecard_of_its_folder(tmp_path, mo
 
 @pytest.mark.slow  # through the CLI
 def test_the_last_line_of_a_run_names_its_record_and_the_paper_s_number(tmp_path):
-    done = subprocess.run(
+    done = cli(
         [sys.executable, "-m", "lipnorm_exp", "+debug=fdr", "train.progress=false"],
-        cwd=tmp_path,
-        env=environment(),
-        capture_output=True,
-        text=True,
         timeout=300,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (path,) = (tmp_path / "debug" / "runs").glob("*.json")

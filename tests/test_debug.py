@@ -1,22 +1,18 @@
 """``+debug=fdr``: a fast dev run of any config through the real command line."""
 
 import json
-import subprocess
 import sys
 
 import pytest
-from cli_helpers import environment
+from cli_helpers import cli
 
 
 @pytest.mark.slow
 def test_a_fast_dev_run_trains_one_epoch_and_keeps_its_record_apart(tmp_path):
-    done = subprocess.run(
+    done = cli(
         [sys.executable, "-m", "lipnorm_exp", "+debug=fdr", "model=gt", "train.progress=false"],
-        cwd=tmp_path,
-        env=environment(),
-        capture_output=True,
-        text=True,
         timeout=300,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (path,) = (tmp_path / "debug" / "runs").glob("*.json")
