@@ -147,9 +147,9 @@ def test_edge_dots_are_the_gathered_dot_products_and_pass_gradcheck():
 
 
 @pytest.mark.parametrize("cls", [GATLayer, GTLayer])
-def test_one_product_norm_gradients_under_vmap_are_the_loops(cls):
-    """Off the gather path LipschitzNorm's squared norms back-propagate in one product
-    (``SquaredNorm``); under ``torch.func`` (seeds trained together) as in a loop."""
+def test_fused_norm_gradients_under_vmap_are_the_loops(cls):
+    """Off the gather path LipschitzNorm's squared norms are fused (``SquaredNorm``): the
+    gather path's gradients, and under ``torch.func`` (seeds trained together) a loop's."""
     torch.manual_seed(0)
     layer = cls(F_IN, C, heads=2, norm="lip", message_path="csr", **OPTIONS[cls])
     xs = torch.randn(3, N, F_IN)

@@ -29,7 +29,7 @@ from lipnorm_exp.nn.csr_messages import (
     weighted_sum,
 )
 from lipnorm_exp.nn.last_input import LastInput
-from lipnorm_exp.nn.lipschitz_norm import one_product_gradients
+from lipnorm_exp.nn.lipschitz_norm import fused_squared_norms
 from lipnorm_exp.nn.score_norm import ScoreNorm, norm_label, resolve_norm
 from lipnorm_exp.util.variants import MESSAGE_PATHS
 
@@ -331,9 +331,9 @@ class AttentionLayer(MessagePassing):
         """The arithmetic the norm runs in.
 
         Autograd's own on the ``gather`` path (the reference, which the records' numerics pin),
-        else :func:`~lipnorm_exp.nn.lipschitz_norm.one_product_gradients`.
+        else :func:`~lipnorm_exp.nn.lipschitz_norm.fused_squared_norms`.
         """
-        return nullcontext() if self.message_path == "gather" else one_product_gradients()
+        return nullcontext() if self.message_path == "gather" else fused_squared_norms()
 
     def merge_heads(self, out: Tensor) -> Tensor:
         """``[N, H, C]`` to ``[N, H C]`` (heads concatenated) or ``[N, C]`` (averaged)."""

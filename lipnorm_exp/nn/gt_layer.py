@@ -10,7 +10,7 @@ from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
 from lipnorm_exp.nn.bounded_softmax import bounded_softmax
 from lipnorm_exp.nn.copy_dropout import dropout
 from lipnorm_exp.nn.csr_messages import edge_dots, weighted_sum
-from lipnorm_exp.nn.lipschitz_norm import one_product_gradients, rescale
+from lipnorm_exp.nn.lipschitz_norm import fused_squared_norms, rescale
 from lipnorm_exp.nn.score_norm import GTScoreNorm, ScoreNorm
 
 __all__ = ["GTLayer"]
@@ -207,7 +207,7 @@ class GTLayer(AttentionLayer):
             score = edge_dots(query, key, structure) / math.sqrt(self.out_channels)
             alpha = softmax(score, targets, num_nodes=query.size(0))
         else:
-            with one_product_gradients():
+            with fused_squared_norms():
                 denominator = self.norm.denominator(
                     query=query, key=key, value=value, edge_index=edge_index, per_edge=False
                 )

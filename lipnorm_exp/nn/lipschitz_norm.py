@@ -32,10 +32,10 @@ __all__ = [
     "compact_index",
     "compute_dtype",
     "edge_ends",
+    "fused_squared_norms",
     "gather_positions",
     "max_row_sq",
     "neighbourhood_max",
-    "one_product_gradients",
     "quadratic_scale",
     "rescale",
     "safe_sqrt",
@@ -105,61 +105,71 @@ def squared_norm(x: Tensor) -> Tensor:
     product is taken where no gradient is wanted.
     """
     x = x.to(compute_dtype(x))
+    if not torch.jit.is_scripting() and _fused():
+        return _fused_squared_norm(x)
     if torch.is_grad_enabled() and x.requires_grad:
-        if not torch.jit.is_scripting() and _one_product_gradients():
-            return _squared_norm_in_one_product(x)
         return (x * x).sum(dim=-1)
     return (x * x) @ x.new_ones(x.size(-1))  # as x.square(), whose kernel is the slower
 
 
-#: whether :func:`squared_norm` back-propagates in one product (:func:`one_product_gradients`)
-_ONE_PRODUCT = [False]
+#: whether :func:`squared_norm` is :class:`SquaredNorm` (:func:`fused_squared_norms`)
+_FUSED = [False]
 
 
 @contextmanager
-def one_product_gradients() -> Iterator[None]:
-    r"""Within it, :func:`squared_norm` back-propagates :math:`2 g x` in one product.
+def fused_squared_norms() -> Iterator[None]:
+    r"""Within it, :func:`squared_norm` is :class:`SquaredNorm`: one pass each way.
 
-    Autograd's backward of ``(x * x).sum(-1)`` takes two products, :math:`g x` twice, and
-    autograd adds each of them to ``x``'s other gradients in turn, where :class:`SquaredNorm`
-    adds their (exact) double once: one product and one sum of ``[N, H, C]`` fewer, the
-    gradient the same up to the rounding of that sum. The layers use it off their reference
-    arithmetic (``message_path`` other than ``"gather"``), so that the records' numerics stay.
+    The layers use it off their reference arithmetic (``message_path`` other than
+    ``"gather"``), which the records' numerics pin: its values and gradients equal the others'
+    up to rounding, not bit for bit.
     """
-    before, _ONE_PRODUCT[0] = _ONE_PRODUCT[0], True
+    before, _FUSED[0] = _FUSED[0], True
     try:
         yield
     finally:
-        _ONE_PRODUCT[0] = before
+        _FUSED[0] = before
 
 
 @torch.jit.unused
-def _one_product_gradients() -> bool:
-    return _ONE_PRODUCT[0] and not torch.compiler.is_compiling()
+def _fused() -> bool:
+    return _FUSED[0] and not torch.compiler.is_compiling()
 
 
 @torch.jit.unused
-def _squared_norm_in_one_product(x: Tensor) -> Tensor:
+def _fused_squared_norm(x: Tensor) -> Tensor:
     out = SquaredNorm.apply(x)
     assert isinstance(out, Tensor), "SquaredNorm returns one tensor"
     return out
 
 
 class SquaredNorm(torch.autograd.Function):
-    r"""``(x * x).sum(-1)`` whose backward pass is one product, :math:`2 g x`."""
+    r"""Squared norms over the last dimension in one pass, back-propagated in one product.
+
+    Forward, the squared vector norm (one reduction, where ``(x * x).sum(-1)`` writes the
+    squares first); backward, :math:`2 g x`, where autograd's backward of ``x * x`` takes two
+    products, :math:`g x` twice, and adds each to ``x``'s other gradients in turn.
+    """
 
     #: under ``torch.func.vmap`` (seeds trained together) the rule is made from the ops here
     generate_vmap_rule = True
 
     @staticmethod
     def forward(x: Tensor) -> Tensor:
-        """The squared norms over the last dimension, as :func:`squared_norm` computes them."""
-        return (x * x).sum(dim=-1)
+        """The squared norms over the last dimension."""
+        return torch.linalg.vector_norm(x, dim=-1).square()
 
     @staticmethod
     def setup_context(ctx, inputs: tuple[Tensor], output: Tensor) -> None:
-        """Keep ``x`` for the backward pass."""
+        """Keep ``x`` for the backward pass and for forward-mode differentiation."""
         ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def jvp(ctx, tangent: Tensor) -> Tensor:
+        r""":math:`2 x^\top t` over the last dimension (forward mode, ``torch.func.jacfwd``)."""
+        (x,) = ctx.saved_tensors
+        return 2.0 * (x * tangent).sum(dim=-1)
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> Tensor:
