@@ -167,6 +167,14 @@ def test_each_line_names_the_numerics_of_its_records_and_what_verification_found
     mixed = provenance(line, frame, findings)
     assert mixed.numerics == f"unversioned ×2, v{NUMERICS_VERSION} ×1" and not mixed.current
     assert mixed.verified == "identical 1 of 3 at f60c9eb"
+    made_by = frame.set_index("run_id").loc[line.runs[1], "git_commit"]
+    replaced = pd.DataFrame(
+        {"run_id": [line.runs[0], line.runs[1]], "verdict": ["identical", "different"],
+         "verified_at": ["f60c9eb0", "f60c9eb0"], "stored_commit": [made_by, "b1d92a4"]}
+    )  # fmt: skip
+    frame.loc[frame["run_id"] == line.runs[0], "git_commit"] = made_by
+    # the second record was made again (its commit is no longer the one verified): no finding
+    assert provenance(line, frame, replaced).verified == "identical 1 of 3 at f60c9eb"
 
 
 def _table3_gat_lip_15(lines):

@@ -193,7 +193,11 @@ class Provenance:
 
 
 def provenance(line: ScoreLine, frame: pd.DataFrame, findings: pd.DataFrame) -> Provenance:
-    """The :class:`Provenance` of ``line`` from the records of ``frame`` and the findings."""
+    """The :class:`Provenance` of ``line`` from the records of ``frame`` and the findings.
+
+    A finding counts for the record it verified: one whose ``stored_commit`` is not the
+    record's commit is of a record since replaced (trained again and merged in its place).
+    """
     if not line.runs:
         return Provenance("", True, "")
     versions = frame.set_index(schema.RUN_ID)[schema.NUMERICS].reindex(list(line.runs))
@@ -201,6 +205,12 @@ def provenance(line: ScoreLine, frame: pd.DataFrame, findings: pd.DataFrame) -> 
     numerics = ", ".join(f"{name} ×{n}" for name, n in sorted(tally.items()))
     current = set(tally) == {f"v{NUMERICS_VERSION}"}
     found = findings[findings[schema.RUN_ID].isin(line.runs)]
+    if "stored_commit" in found:  # a finding is of the record it verified, not of a later one
+        commits = frame.set_index(schema.RUN_ID)[schema.GIT_COMMIT]
+        made_by = found[schema.RUN_ID].map(commits).astype(str)
+        found = found[
+            found["stored_commit"].isna() | (found["stored_commit"].astype(str) == made_by)
+        ]
     verified = ""
     if not found.empty:
         verdicts = Counter(found["verdict"])
