@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from lipnorm_exp.nn.dropout_noise import applies, dropout_noise
+
 __all__ = ["RandomStream", "copy_streams", "dropout"]
 
 
@@ -80,6 +82,9 @@ def _streams() -> list[RandomStream]:
 
 
 def _mask(like: Tensor, p: float) -> Tensor:
+    """The scaled mask ``F.dropout`` multiplies ``like`` by, drawn from the global generator."""
+    if applies(like, p):
+        return dropout_noise(like, p)
     return F.dropout(torch.ones_like(like), p=p, training=True)
 
 
@@ -114,11 +119,15 @@ _copy_mask.register_vmap(_copy_mask_vmap)
 def dropout(x: Tensor, p: float, training: bool) -> Tensor:
     """``F.dropout(x, p, training)``; inside :func:`copy_streams`, each copy's own masks.
 
-    Under ``torch.compile`` it is ``F.dropout`` (stacked copies are run eagerly), so that it
-    adds no graph break; in TorchScript too (the streams live in Python).
+    Its noise is drawn by :func:`~lipnorm_exp.nn.dropout_noise.dropout_noise` wherever that
+    gives ``F.dropout``'s bit for bit, about three times faster (on the CPU). Under
+    ``torch.compile`` it is ``F.dropout`` (stacked copies are run eagerly), so that it adds no
+    graph break; in TorchScript too (the streams live in Python).
     """
     if not torch.jit.is_scripting():
         stacked = not torch.compiler.is_compiling() and _STREAMS.get() is not None
         if stacked and training and p != 0.0:
             return x * _copy_mask(x.detach(), p)
+        if training and applies(x, p):
+            return x * dropout_noise(x, p)
     return F.dropout(x, p=p, training=training)
