@@ -467,6 +467,8 @@ def write_messages(rows: list[dict], env: dict, out: Path) -> None:
         "scores); `gather`: the same model by gather/scatter (the reference arithmetic); `pyg`: "
         "PyG's GATConv or TransformerConv stack of the same sizes. The three of a case are "
         "timed in turn, step by step, so that changes of the machine's load hit them alike. "
+        "Ours draw their dropout noise with `lipnorm_exp.nn.dropout_noise` on the CPU (the "
+        "noise of PyG's `F.dropout`, bit for bit, about three times faster). "
         "`pyg/csr` above 1: ours is that many times faster. `norm` `paper`: LipschitzNorm "
         "(Eq. 17 for GAT, Eq. 19 for GT).",
         "",
