@@ -21,9 +21,9 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 
+from lipnorm_exp.nn import copy_dropout
 from lipnorm_exp.nn.dense_lipschitz_norm import DenseLipschitzNorm
 from lipnorm_exp.nn.multihead_attention import _additive, _softmax
 
@@ -132,7 +132,7 @@ def lipschitz_attention_forward(
     else:
         logits = DenseLipschitzNorm(alpha)(query, key, value, mask)
     weights = _softmax(logits, mask is not None).to(value.dtype)
-    weights = F.dropout(weights, p=dropout, training=module.training)
+    weights = copy_dropout.dropout(weights, dropout, module.training)
     return (weights @ value).transpose(1, 2).contiguous(), weights
 
 

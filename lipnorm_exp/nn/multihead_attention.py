@@ -8,6 +8,7 @@ from torch.nn import Parameter
 from torch.nn.init import constant_, xavier_normal_, xavier_uniform_
 
 from lipnorm_exp.nn.arguments import check_channels, check_count
+from lipnorm_exp.nn.copy_dropout import dropout
 from lipnorm_exp.nn.score_norm import DenseScoreNorm, ScoreNorm, norm_label, resolve_norm
 
 __all__ = ["LipschitzMultiheadAttention"]
@@ -214,7 +215,7 @@ class LipschitzMultiheadAttention(nn.Module):
         else:
             logits = self.norm(query=q, key=k, value=v, mask=mask)
         weights = _softmax(logits, mask is not None and not need_weights)
-        weights = F.dropout(weights, p=self.dropout, training=self.training)
+        weights = dropout(weights, self.dropout, self.training)
         out = (weights @ v).transpose(1, 2).reshape(q.size(0), -1, self.embed_dim)
         out = self.out_proj(out)
         if not batched:
