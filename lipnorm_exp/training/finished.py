@@ -63,11 +63,21 @@ def reusable(cfg: DictConfig, record: dict | None) -> bool:
     """Whether ``record`` (``None``: there is none) stands for run ``cfg``, so it is not trained.
 
     It does when it is finished, unless ``force=true`` asks to run it again, or
-    ``rerun_stale=true`` does and the record was made by other numerics than today's.
+    ``rerun_stale=true`` does and the record was made by other numerics than today's
+    (:func:`rerun_reason`).
     """
-    if not record or record["status"] not in FINISHED or cfg.force:
+    if not record or record["status"] not in FINISHED:
         return False
-    return not cfg.get("rerun_stale") or made_by_current_numerics(record)
+    return rerun_reason(cfg, record) is None
+
+
+def rerun_reason(cfg: DictConfig, record: dict) -> str | None:
+    """Why the run of a finished ``record`` is trained again, or ``None`` when it is not."""
+    if cfg.force:
+        return "force=true"
+    if cfg.get("rerun_stale") and not made_by_current_numerics(record):
+        return "its record was made by other numerics"
+    return None
 
 
 def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> dict | None:
@@ -77,8 +87,8 @@ def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> 
     """
     existing = take_record(results_dir, rid)
     if not reusable(cfg, existing):
-        if existing and existing["status"] in FINISHED and not cfg.force:
-            log.info("%s re-run run %s: its record was made by other numerics", desc, rid)
+        if existing and existing["status"] in FINISHED:
+            log.info("%s re-run run %s: %s", desc, rid, rerun_reason(cfg, existing))
         return None
     assert existing is not None, "a reusable record exists"
     log.info("%s skip run %s: a %s record exists", desc, rid, existing["status"])
