@@ -83,14 +83,16 @@ def rerun_reason(cfg: DictConfig, record: dict) -> str | None:
 def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> dict | None:
     """The finished record of run ``rid``, re-tagged with ``cfg.tags`` and marked ``skipped``.
 
-    ``None`` when the run is to be trained (:func:`reusable`).
+    ``None`` when the run is to be trained: it has no finished record, or :func:`rerun_reason`
+    gives one (what :func:`reusable` decides, with the reason logged).
     """
     existing = take_record(results_dir, rid)
-    if not reusable(cfg, existing):
-        if existing and existing["status"] in FINISHED:
-            log.info("%s re-run run %s: %s", desc, rid, rerun_reason(cfg, existing))
+    if not existing or existing["status"] not in FINISHED:
         return None
-    assert existing is not None, "a reusable record exists"
+    reason = rerun_reason(cfg, existing)
+    if reason is not None:
+        log.info("%s re-run run %s: %s", desc, rid, reason)
+        return None
     log.info("%s skip run %s: a %s record exists", desc, rid, existing["status"])
     checkpoint_path(results_dir, rid).unlink(missing_ok=True)  # a kill came after the record
     return {**add_tags(results_dir, existing, cfg.tags), "skipped": True}
