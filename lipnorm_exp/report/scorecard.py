@@ -200,14 +200,14 @@ def provenance(line: ScoreLine, frame: pd.DataFrame, findings: pd.DataFrame) -> 
     """
     if not line.runs:
         return Provenance("", True, "")
-    versions = frame.set_index(schema.RUN_ID)[schema.NUMERICS].reindex(list(line.runs))
+    by_run = frame.set_index(schema.RUN_ID)
+    versions = by_run[schema.NUMERICS].reindex(list(line.runs))
     tally = Counter("unversioned" if pd.isna(v) else f"v{int(v)}" for v in versions)
     numerics = ", ".join(f"{name} ×{n}" for name, n in sorted(tally.items()))
     current = set(tally) == {f"v{NUMERICS_VERSION}"}
     found = findings[findings[schema.RUN_ID].isin(line.runs)]
     if "stored_commit" in found:  # a finding is of the record it verified, not of a later one
-        commits = frame.set_index(schema.RUN_ID)[schema.GIT_COMMIT]
-        made_by = found[schema.RUN_ID].map(commits).astype(str)
+        made_by = found[schema.RUN_ID].map(by_run[schema.GIT_COMMIT]).astype(str)
         found = found[
             found["stored_commit"].isna() | (found["stored_commit"].astype(str) == made_by)
         ]
