@@ -146,7 +146,13 @@ class Graph:
 def cora() -> Graph:
     """Cora through the project's loader (raw files copied into a temporary data folder)."""
     dataset = OmegaConf.create(
-        {"name": "cora", "missing_rate": 0.0, "normalize_features": True, "download": False}
+        {
+            "name": "cora",
+            "missing_rate": 0.0,
+            "normalize_features": True,
+            "feature_layout": "dense",
+            "download": False,
+        }
     )
     with tempfile.TemporaryDirectory(prefix="bench-data-") as data_dir:
         paths = OmegaConf.create({"data_dir": data_dir, "raw_dirs": [str(SHARED_DATASETS)]})

@@ -14,6 +14,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from lipnorm_exp.config import build_model, schema, validate
 from lipnorm_exp.config.capacity import device_memory, parameter_count
+from lipnorm_exp.config.validate import with_added_keys
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.models.attention import AttentionGNN
@@ -27,7 +28,6 @@ from lipnorm_exp.records import (
     run_id,
     setting_key,
 )
-from lipnorm_exp.records.identity import ADDED_KEYS
 from lipnorm_exp.util.constraints import AtLeast, Between, describe, fits, show
 from lipnorm_exp.util.errors import ConfigError
 
@@ -71,10 +71,8 @@ def test_a_model_option_composes_to_exactly_the_keys_its_schema_requires(make_cf
 def test_every_committed_record_config_passes_the_schema():
     configs = [record["config"] for _, record in iter_records(REPO / "results" / "runs")]
     assert configs
-    for config in configs:
-        for (group, key), before in ADDED_KEYS.items():  # a record made before the key existed
-            config[group].setdefault(key, before)
-        validate(OmegaConf.create(config))
+    for config in configs:  # with the keys added since it was made
+        validate(with_added_keys(OmegaConf.create(config)))
 
 
 @pytest.mark.parametrize(

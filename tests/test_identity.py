@@ -731,16 +731,22 @@ CASES = [
 ]
 
 
-#: keys added since the pins, none of which defines a run (``seeds_per_job``: how a preset's
-#: sweep groups its seeds into jobs; ``train.checkpoint_every``: how often a run saves its state)
-ADDED_SINCE = ("seeds_per_job", "train.checkpoint_every", "rerun_stale")
+#: keys added or changed since the pins, none of which defines a run (``seeds_per_job``: how a
+#: preset's sweep groups its seeds into jobs; ``train.checkpoint_every``: how often a run saves its
+#: state; ``model.message_path`` and ``dataset.feature_layout``: how a run computes, which its
+#: numerics version names)
+ADDED_SINCE = (
+    "seeds_per_job",
+    "train.checkpoint_every",
+    "rerun_stale",
+    "model.message_path",
+    "dataset.feature_layout",
+)
 #: keys added since the pins that define a run, at the value every pinned composition has, and
-#: another value (``train.conv_weight_decay``: null, the weight decay everywhere;
-#: ``model.message_path``: gather, of the attention models only; the reporting rule of every
-#: protocol before ``protocol=authors``: the best validation epoch, the sample std)
+#: another value (``train.conv_weight_decay``: null, the weight decay everywhere; the reporting
+#: rule of every protocol before ``protocol=authors``: the best validation epoch, the sample std)
 DEFINING_ADDED_SINCE = {
     "train.conv_weight_decay": (None, 0.01),
-    "model.message_path": ("gather", "csr"),
     "protocol.reported_epoch": ("best_val", "final"),
     "protocol.std_ddof": (1, 0),
 }

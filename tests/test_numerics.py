@@ -1,18 +1,21 @@
 """What a run computes is pinned: the exact histories of tiny runs, per numerics version.
 
-The golden histories (``tests/golden/histories.json``) were made by
-:data:`~lipnorm_exp.records.numerics.NUMERICS_VERSION` on one CPU thread. On a processor of the
-model that made them they must come out bit for bit; on another model, floating-point rounding
-may differ, so they are compared within :data:`OTHER_PROCESSOR_RTOL` and the test says so.
+The golden histories (``tests/golden/histories.json``) were made, per numerics version, on one
+CPU thread: today's :data:`~lipnorm_exp.records.numerics.NUMERICS_VERSION` by the default keys,
+version 1 by its keys (``tests/golden/regenerate.py``'s ``VERSION_1_KEYS``), so that a version-1
+record can still be made again exactly. On a processor of the model that made them they must come
+out bit for bit; on another model, floating-point rounding may differ, so they are compared
+within :data:`OTHER_PROCESSOR_RTOL` and the test says so.
 """
 
 import math
 import warnings
 
 import pytest
-from golden.regenerate import PROCESSOR_KEY, RUNS, RUNS_KEY, VERSION_KEY, golden, histories
+from golden.regenerate import PROCESSOR_KEY, RUNS, VERSIONS_KEY, golden, histories
 
 from lipnorm_exp.records import NUMERICS_VERSION
+from lipnorm_exp.records.numerics import VERSION_1
 from lipnorm_exp.records.provenance import processor_model
 
 #: the relative tolerance of a comparison on a processor model other than the golden file's
@@ -66,18 +69,22 @@ def test_differences_are_exact_unless_a_tolerance_is_given():
     ]
 
 
-def test_golden_histories_are_this_numerics_versions():
+def test_golden_histories_hold_every_version_up_to_this_one():
     stored = golden()
-    assert stored[VERSION_KEY] == NUMERICS_VERSION, (
-        f"the golden histories are numerics version {stored[VERSION_KEY]}, the code's is "
-        f"{NUMERICS_VERSION}: regenerate them with `python tests/golden/regenerate.py`"
+    assert sorted(stored[VERSIONS_KEY], key=int) == [
+        str(v) for v in (VERSION_1, NUMERICS_VERSION)
+    ], (
+        f"the golden histories hold numerics versions {sorted(stored[VERSIONS_KEY])}, the code's "
+        f"is {NUMERICS_VERSION}: regenerate them with `python tests/golden/regenerate.py`"
     )
-    assert set(stored[RUNS_KEY]) == set(RUNS)
+    for runs in stored[VERSIONS_KEY].values():
+        assert set(runs) == set(RUNS)
 
 
-def test_runs_compute_the_golden_histories(tmp_path):
+@pytest.mark.parametrize("version", [NUMERICS_VERSION, VERSION_1])
+def test_runs_compute_the_golden_histories(tmp_path, version):
     stored = golden()
-    made = histories(tmp_path)
+    made = histories(tmp_path, version)
     here, there = processor_model(), stored[PROCESSOR_KEY]
     rtol = 0.0 if here == there else OTHER_PROCESSOR_RTOL
     if rtol:
@@ -86,6 +93,14 @@ def test_runs_compute_the_golden_histories(tmp_path):
             f"tolerance of {rtol:g}, not exactly",
             stacklevel=1,
         )
-    found = differences(made, stored[RUNS_KEY], rtol)
+    found = differences(made, stored[VERSIONS_KEY][str(version)], rtol)
     if found:
         pytest.fail(f"{CHANGED}; {len(found)} differences, first: {'; '.join(found[:3])}")
+
+
+def test_the_fast_paths_change_rounding_only():
+    """Version 2 computes version 1's functions: its first epochs agree to float32 rounding."""
+    stored = golden()[VERSIONS_KEY]
+    old, new = stored[str(VERSION_1)], stored[str(NUMERICS_VERSION)]
+    assert old != new  # another rounding: a numerics change
+    assert differences(new, old, rtol=1e-4) == []

@@ -19,7 +19,14 @@ SIZES = {"cora": (2708, 7, 140, 500, 1000), "citeseer": (3327, 6, 120, 500, 1000
 
 
 def dataset_cfg(name: str, **overrides):
-    keys = {"name": name, "missing_rate": 0.0, "normalize_features": True, "download": False}
+    """A Planetoid dataset's keys; features dense, so that the tests read them as they are."""
+    keys = {
+        "name": name,
+        "missing_rate": 0.0,
+        "normalize_features": True,
+        "feature_layout": "dense",
+        "download": False,
+    }
     return OmegaConf.create({**keys, **overrides})
 
 
@@ -187,3 +194,26 @@ def test_a_foreign_graph_file_is_named_and_its_replacement_rebuilds(paths, caplo
         (data,) = load_task(dataset_cfg("cora"), paths, seed=0).train_batches
     assert data.num_nodes == SIZES["cora"][0]
     assert "it was made from other raw files (ind.cora.graph); preparing it again" in caplog.text
+
+
+@pytest.mark.parametrize("name", ["cora", "citeseer"])
+def test_sparse_features_are_kept_as_a_csr_matrix_of_the_same_values(paths, name):
+    dense = load_task(dataset_cfg(name), paths, seed=0).train_batches[0].x
+    for layout in ("auto", "sparse"):
+        laid = load_task(dataset_cfg(name, feature_layout=layout), paths, seed=0)
+        x = laid.train_batches[0].x
+        assert x.layout == torch.sparse_csr and laid.num_features == dense.size(1)
+        assert torch.equal(x.to_dense(), dense)
+    assert dense.layout == torch.strided
+
+
+def test_auto_keeps_a_feature_matrix_dense_where_few_entries_are_zero():
+    from lipnorm_exp.data.features import AUTO_MAX_DENSITY, laid_out
+
+    x = torch.zeros(10, 10)
+    x[:, : int(10 * AUTO_MAX_DENSITY)] = 1.0  # at the limit: sparse
+    assert laid_out(x, "auto").layout == torch.sparse_csr
+    x[:, : int(10 * AUTO_MAX_DENSITY) + 1] = 1.0  # above it: dense
+    assert laid_out(x, "auto").layout == torch.strided
+    assert laid_out(x, "sparse").layout == torch.sparse_csr
+    assert laid_out(x, "dense") is x

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from omegaconf import OmegaConf
 
 import lipnorm_exp.records.store as store
 import lipnorm_exp.training.alone as alone_module
@@ -614,3 +615,25 @@ def test_iter_records_reads_every_record_below_a_folder_in_path_order(tmp_path):
     assert "broken.json: not a run record (not readable as JSON" in messages[0]
     assert "notes.json: not a run record" in messages[1]
     assert list(iter_records(tmp_path / "absent")) == []
+
+
+def test_a_run_on_the_version_1_paths_computes_version_1_and_others_today_s():
+    from lipnorm_exp.records.numerics import VERSION_1, made_by_current_numerics, run_numerics
+
+    gat = {"model": {"name": "gat", "message_path": "gather"}, "dataset": {"name": "cora"}}
+    gat["dataset"]["feature_layout"] = "dense"
+    assert run_numerics(gat) == VERSION_1
+    assert run_numerics({"model": {"name": "gcn"}, "dataset": {"feature_layout": "dense"}}) == 1
+    assert run_numerics({"model": {}, "dataset": {}}) == VERSION_1  # made before the keys
+    for group, key, fast in (
+        ("model", "message_path", "auto"),
+        ("dataset", "feature_layout", "auto"),
+    ):
+        other = {**gat, group: {**gat[group], key: fast}}
+        assert run_numerics(other) == NUMERICS_VERSION != VERSION_1
+    old = stub("rid", numerics=VERSION_1)
+    assert made_by_current_numerics(old, OmegaConf.create(gat))
+    assert not made_by_current_numerics(
+        old, OmegaConf.create({**gat, "model": {"message_path": "csr"}})
+    )
+    assert not made_by_current_numerics(stub("rid"), OmegaConf.create(gat))  # unversioned

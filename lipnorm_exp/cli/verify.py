@@ -41,6 +41,7 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from lipnorm_exp.config import config_dir
+from lipnorm_exp.config.validate import with_added_keys
 from lipnorm_exp.records import (
     EPOCH_TIME_KEY,
     FINISHED,
@@ -52,7 +53,7 @@ from lipnorm_exp.records import (
     schema,
     setting_key,
 )
-from lipnorm_exp.records.identity import ADDED_KEYS, run_id
+from lipnorm_exp.records.identity import run_id
 from lipnorm_exp.records.provenance import processor_model
 from lipnorm_exp.report.presets import compose_config
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
@@ -147,10 +148,7 @@ def verify_record(
     from lipnorm_exp.training.launch import run
 
     here = compose_config(config_dir(), ())
-    config = OmegaConf.create(record[schema.CONFIG])
-    for (group, key), before in ADDED_KEYS.items():  # made before the key existed
-        if key not in config[group]:
-            config[group][key] = before
+    config = with_added_keys(OmegaConf.create(record[schema.CONFIG]))
     if run_id(config) != record[schema.RUN_ID]:
         raise VerifyError(f"{record['run_id']}: its config no longer names its run; not verified")
     with tempfile.TemporaryDirectory(prefix="lipnorm-verify-") as folder:

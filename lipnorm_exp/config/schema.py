@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from lipnorm_exp.data import DATASETS as DATASET_LOADERS
-from lipnorm_exp.data import MONITORED, TREES_MAX_DEPTH
+from lipnorm_exp.data import FEATURE_LAYOUTS, MONITORED, TREES_MAX_DEPTH
 from lipnorm_exp.models import ACTIVATIONS
 from lipnorm_exp.models.norms import NORMS as NORM_CLASSES
 from lipnorm_exp.util.constraints import (
@@ -82,6 +82,7 @@ class Planetoid:
     name: str
     missing_rate: Fraction
     normalize_features: bool
+    feature_layout: Annotated[str, OneOf(FEATURE_LAYOUTS)]
     download: bool
 
 

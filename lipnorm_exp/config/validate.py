@@ -15,10 +15,11 @@ from omegaconf.errors import OmegaConfBaseException
 
 from lipnorm_exp.config.rules import check_rules
 from lipnorm_exp.config.schema import Config
+from lipnorm_exp.records.identity import ADDED_KEYS
 from lipnorm_exp.util.constraints import ByName, describe, fits, may_be_absent, show, split
 from lipnorm_exp.util.errors import ConfigError
 
-__all__ = ["check_keys", "validate"]
+__all__ = ["check_keys", "validate", "with_added_keys"]
 
 
 def check_keys(cfg: DictConfig) -> dict[str, Any]:
@@ -49,6 +50,24 @@ def validate(cfg: DictConfig, machine: bool = True) -> dict[str, Any]:
     resolved = check_keys(cfg)
     check_rules(resolved, machine)
     return resolved
+
+
+def with_added_keys(config: DictConfig) -> DictConfig:
+    """A record's ``config`` with each key added since it was made, at its value before the key.
+
+    A key of :data:`~lipnorm_exp.records.identity.ADDED_KEYS` is added to a group that lacks it
+    where the group's schema has it (``dataset.feature_layout`` to a Planetoid dataset, not to
+    TREES), so that the config composes the run the record made, as it made it.
+    """
+    hints = get_type_hints(Config, include_extras=True)
+    for (group, key), before in ADDED_KEYS.items():
+        node = config.get(group)
+        if not isinstance(node, DictConfig) or key in node:
+            continue
+        schema, _ = _group_schema(node, group, hints[group])
+        if key in {field.name for field in fields(schema)}:
+            node[key] = before
+    return config
 
 
 def _resolve(node: DictConfig, name: str, key: str) -> Any:

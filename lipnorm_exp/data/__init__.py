@@ -16,7 +16,7 @@ from lipnorm_exp.util.registry import Registry
 if TYPE_CHECKING:
     from lipnorm_exp.data.task import Task
 
-__all__ = ["DATASETS", "MONITORED", "SPLITS", "TREES_MAX_DEPTH", "load_task"]
+__all__ = ["DATASETS", "FEATURE_LAYOUTS", "MONITORED", "SPLITS", "TREES_MAX_DEPTH", "load_task"]
 
 #: ``dataset.name`` → its loader (a loader may serve several names: Planetoid)
 DATASETS: "Registry[Callable[[DictConfig, DictConfig, int], Task]]" = Registry(
@@ -38,6 +38,8 @@ DATASETS: "Registry[Callable[[DictConfig, DictConfig, int], Task]]" = Registry(
         "ogbn_proteins": "ogbn-proteins",
     },
 )
+#: how a loader lays out node features: ``dataset.feature_layout`` (:mod:`.features`)
+FEATURE_LAYOUTS = ("auto", "sparse", "dense")
 #: the splits a task's batches mark (``<split>_mask``) and every record scores, in this order
 SPLITS = ("train", "val", "test")
 #: columns of an epoch's row a schedule or an early stop may watch, and whether higher is better

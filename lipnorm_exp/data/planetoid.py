@@ -9,6 +9,7 @@ from torch_geometric.io.planetoid import read_file
 from torch_geometric.transforms import NormalizeFeatures
 
 from lipnorm_exp.data.download import ensure_files
+from lipnorm_exp.data.features import laid_out
 from lipnorm_exp.data.missing import MissingVectors
 from lipnorm_exp.data.prepare import AtomicSave, SourceStamp, check_edges, load_prepared
 from lipnorm_exp.data.task import Task
@@ -44,11 +45,12 @@ def load_planetoid(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     allows it and the host answers. Features are row-normalised when
     ``dataset.normalize_features`` says so (zero rows stay zero), then the missing-vector setting
     blanks the rows of a fraction ``dataset.missing_rate`` of the non-training nodes, drawn with
-    ``seed``.
+    ``seed``; last, the features take the layout ``dataset.feature_layout`` says
+    (:func:`~lipnorm_exp.data.features.laid_out`: a sparse matrix where few entries are non-zero).
 
     Args:
         dataset (DictConfig): ``name`` (``cora``, ``citeseer`` or ``pubmed``), ``missing_rate``,
-            ``normalize_features``, ``download``.
+            ``normalize_features``, ``feature_layout``, ``download``.
         paths (DictConfig): ``data_dir`` and ``raw_dirs``.
         seed (int): the run's seed (draws the missing vectors).
 
@@ -85,4 +87,6 @@ def load_planetoid(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     check_edges(data, raw_files[RAW_PARTS.index("graph")])
     if dataset.normalize_features:
         data = NormalizeFeatures()(data)
-    return Task.full_batch(dataset.name, missing(data), graphs.num_classes)
+    data = missing(data)
+    data.x = laid_out(data.x, dataset.feature_layout)
+    return Task.full_batch(dataset.name, data, graphs.num_classes)

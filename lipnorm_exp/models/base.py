@@ -8,6 +8,7 @@ from torch import nn
 from lipnorm_exp.models import ACTIVATIONS
 from lipnorm_exp.models.norms import node_norm
 from lipnorm_exp.nn.copy_dropout import dropout
+from lipnorm_exp.nn.sparse_input import linear
 
 
 class DepthwiseGNN(nn.Module):
@@ -29,7 +30,9 @@ class DepthwiseGNN(nn.Module):
     :math:`h^{(l)} = \mathrm{LN}\big([P_l h^{(l-1)} +]\, \sigma(\mathrm{norm}(\mathrm{conv}_l
     (\mathrm{drop}(h^{(l-1)}))))\big)`.
 
-    The input Linear maps to ``model.input_width`` (default: the layer width); the first
+    The input Linear maps to ``model.input_width`` (default: the layer width), as sparse-dense
+    products where the features are a sparse matrix (:func:`lipnorm_exp.nn.sparse_input.linear`,
+    ``dataset.feature_layout``); the first
     graph layer maps that width to the layer width and every later one keeps it. ``P_l`` is
     the identity, except around a first layer that widens, where it is a bias-free Linear
     (as in PyG's ``GATConv(residual=True)``). ``model.last_activation=false`` leaves out the
@@ -130,7 +133,7 @@ class DepthwiseGNN(nn.Module):
         self, x: torch.Tensor, edge_index: torch.Tensor, batch: torch.Tensor | None = None
     ) -> torch.Tensor:
         """Node outputs ``[N, out_channels]``; ``batch`` assigns nodes to graphs (PairNorm)."""
-        x = x0 = self.input(x)
+        x = x0 = linear(x, self.input)
         for index, (conv, norm) in enumerate(zip(self.convs, self.norms, strict=True)):
             h = dropout(x, self.dropout, self.training)
             h = norm(self.conv_forward(conv, h, x0, edge_index), batch)

@@ -17,6 +17,7 @@ the machine, and the schema and numerics versions.
 """
 
 from lipnorm_exp.records.identity import (
+    COMPUTATION_KEYS,
     NON_DEFINING_KEYS,
     NON_DEFINING_TRAIN_KEYS,
     SEED_KEY,
@@ -24,7 +25,7 @@ from lipnorm_exp.records.identity import (
     run_id,
     setting_key,
 )
-from lipnorm_exp.records.numerics import NUMERICS_VERSION, made_by_current_numerics
+from lipnorm_exp.records.numerics import NUMERICS_VERSION, made_by_current_numerics, run_numerics
 from lipnorm_exp.records.provenance import git_commit, machine, portable_paths, versions
 from lipnorm_exp.records.schema import (
     COMPLETED,
@@ -68,6 +69,7 @@ __all__ = [
     "FAILED",
     "FINISHED",
     "INTERRUPTED",
+    "COMPUTATION_KEYS",
     "NON_DEFINING_KEYS",
     "NON_DEFINING_TRAIN_KEYS",
     "NUMERICS_VERSION",
@@ -89,6 +91,7 @@ __all__ = [
     "iter_records",
     "machine",
     "made_by_current_numerics",
+    "run_numerics",
     "portable_paths",
     "read_record",
     "record_path",

@@ -28,14 +28,22 @@ NON_DEFINING_KEYS = (
     "hydra",
 )
 NON_DEFINING_TRAIN_KEYS = ("progress", "checkpoint_every")
+#: keys that choose how a run computes, not what: the same function with other rounding, as the
+#: device (``model.message_path``: how the attention layers sum their messages;
+#: ``dataset.feature_layout``: whether the input features are multiplied as a sparse matrix);
+#: left out of its hash, and named by the record's numerics version
+#: (:func:`lipnorm_exp.records.numerics.run_numerics`)
+COMPUTATION_KEYS = (("model", "message_path"), ("dataset", "feature_layout"))
 #: keys added after runs were recorded without them, each with the value under which a run
 #: computes what it computed before the key existed (``model.message_path``: ``gather``, the
-#: message path of every run before the key; ``protocol.reported_epoch`` and ``protocol.std_ddof``:
-#: the reporting rule of every protocol before ``protocol=authors``): at that value a key is left
-#: out of the hash, so the records made before it still name the runs that made them
+#: message path of every run before the key; ``dataset.feature_layout``: ``dense``, the input of
+#: every run before it; ``protocol.reported_epoch`` and ``protocol.std_ddof``: the reporting rule
+#: of every protocol before ``protocol=authors``): at that value a key is left out of the hash,
+#: so the records made before it still name the runs that made them
 ADDED_KEYS: dict[tuple[str, str], Any] = {
     ("train", "conv_weight_decay"): None,
     ("model", "message_path"): "gather",
+    ("dataset", "feature_layout"): "dense",
     ("protocol", "reported_epoch"): "best_val",
     ("protocol", "std_ddof"): 1,
 }
@@ -57,6 +65,8 @@ def defining_config(config: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
         container.pop(key, None)
     for key in NON_DEFINING_TRAIN_KEYS:
         container.get("train", {}).pop(key, None)
+    for group, key in COMPUTATION_KEYS:
+        container.get(group, {}).pop(key, None)
     for (group, key), before in ADDED_KEYS.items():
         values = container.get(group, {})
         if key in values and values[key] == before:
@@ -85,6 +95,7 @@ def setting_key(config: DictConfig | Mapping[str, Any]) -> str:
 
 __all__ = [
     "ADDED_KEYS",
+    "COMPUTATION_KEYS",
     "NON_DEFINING_KEYS",
     "NON_DEFINING_TRAIN_KEYS",
     "SEED_KEY",

@@ -1,32 +1,63 @@
 """The numerics version: which computation a run's numbers come from.
 
-Every new record holds :data:`NUMERICS_VERSION` beside its ``git_commit``
-(:data:`lipnorm_exp.records.schema.NUMERICS`). Two records of one run id and one numerics
-version computed the same thing, whatever commit made them; a record without it was made before
-numerics were versioned (:func:`lipnorm_exp.records.schema.numerics_version` reads ``None``).
+Every new record holds the numerics version of its run (:func:`run_numerics`) beside its
+``git_commit`` (:data:`lipnorm_exp.records.schema.NUMERICS`). Two records of one run id and one
+numerics version computed the same thing, whatever commit made them, up to the rounding of the
+device their configs name; a record without it was made before numerics were versioned
+(:func:`lipnorm_exp.records.schema.numerics_version` reads ``None``).
 
-``tests/test_numerics.py`` pins the exact history of a few tiny runs made by this version
+Versions:
+
+- **1**: the code of the first versioned records: the attention layers sum their messages by
+  PyG's gather/scatter (``model.message_path=gather``) and the input Linear multiplies dense
+  features (``dataset.feature_layout=dense``).
+- **2**: the fast paths by default: messages summed as sparse-dense products on the CPU
+  (``model.message_path=auto``) and sparse input features multiplied as a sparse matrix
+  (``dataset.feature_layout=auto``). The same functions, other rounding. A run given the
+  version-1 values of these keys (:data:`~lipnorm_exp.records.identity.COMPUTATION_KEYS`, at
+  their :data:`~lipnorm_exp.records.identity.ADDED_KEYS` values) computes version 1 exactly, and
+  its record says so.
+
+``tests/test_numerics.py`` pins the exact history of a few tiny runs made by each version
 (``tests/golden/``).
 """
 
 from collections.abc import Mapping
 from typing import Any
 
+from omegaconf import DictConfig
+
+from lipnorm_exp.records.identity import ADDED_KEYS, COMPUTATION_KEYS
 from lipnorm_exp.records.schema import numerics_version
 
 #: Bump it whenever a change alters what a run computes (a layer's arithmetic, an initialisation,
 #: the order of random draws, the data a split holds, ...), add a CHANGELOG line saying why, and
-#: regenerate the golden histories (``python tests/golden/regenerate.py``). Version 1: the code
-#: of the first versioned records.
-NUMERICS_VERSION = 1
+#: regenerate the golden histories (``python tests/golden/regenerate.py``).
+NUMERICS_VERSION = 2
+#: the version a run computes where every key of
+#: :data:`~lipnorm_exp.records.identity.COMPUTATION_KEYS` it has is at its value before the key
+VERSION_1 = 1
 
 
-def made_by_current_numerics(record: Mapping[str, Any]) -> bool:
-    """Whether ``record`` was made by today's numerics (:data:`NUMERICS_VERSION`).
+def run_numerics(config: DictConfig | Mapping[str, Any]) -> int:
+    """The numerics version the run of ``config`` computes (composed, or a record's config).
+
+    :data:`VERSION_1` where each computation key the config holds is at the value every run had
+    before the key existed (``gather``, ``dense``), else :data:`NUMERICS_VERSION`.
+    """
+    for group, key in COMPUTATION_KEYS:
+        values = config.get(group) or {}
+        if key in values and values[key] != ADDED_KEYS[(group, key)]:
+            return NUMERICS_VERSION
+    return VERSION_1
+
+
+def made_by_current_numerics(record: Mapping[str, Any], config: DictConfig) -> bool:
+    """Whether ``record`` was made by the numerics the run of ``config`` computes today.
 
     A record made before numerics were versioned was not: nothing says what computed it.
     """
-    return numerics_version(record) == NUMERICS_VERSION
+    return numerics_version(record) == run_numerics(config)
 
 
-__all__ = ["NUMERICS_VERSION", "made_by_current_numerics"]
+__all__ = ["NUMERICS_VERSION", "VERSION_1", "made_by_current_numerics", "run_numerics"]

@@ -33,7 +33,6 @@ from lipnorm_exp.config import member_configs
 from lipnorm_exp.records import (
     FAILED,
     FINISHED,
-    NUMERICS_VERSION,
     RERUN_SUFFIX,
     BadRecordError,
     made_by_current_numerics,
@@ -162,7 +161,7 @@ def planned_runs(config: DictConfig, jobs: list[list[str]] | None = None) -> lis
             rid = run_id(run)
             record = _stored(results_dir, rid)
             finished = record is not None and record["status"] in FINISHED
-            stale = finished and not made_by_current_numerics(cast(dict[str, Any], record))
+            stale = finished and not made_by_current_numerics(cast(dict[str, Any], record), run)
             rerun_stale = bool(run.get("rerun_stale"))
             planned.append(
                 PlannedRun(results_dir, rid, bool(run.force), finished, stale, rerun_stale)
@@ -189,7 +188,7 @@ def stale_line(planned: list[PlannedRun]) -> str | None:
         return None
     what = (
         f"{len(stale)} of the {len(planned)} runs have a finished record made by other "
-        f"numerics than today's (v{NUMERICS_VERSION})"
+        "numerics than their runs compute today"
     )
     if stale[0].rerun_stale:
         return f"{what}: rerun_stale=true trains them again"

@@ -63,7 +63,7 @@ def reusable(cfg: DictConfig, record: dict | None) -> bool:
     """Whether ``record`` (``None``: there is none) stands for run ``cfg``, so it is not trained.
 
     It does when it is finished, unless ``force=true`` asks to run it again, or
-    ``rerun_stale=true`` does and the record was made by other numerics than today's
+    ``rerun_stale=true`` does and the record was made by other numerics than the run computes today
     (:func:`rerun_reason`).
     """
     if not record or record["status"] not in FINISHED:
@@ -75,7 +75,7 @@ def rerun_reason(cfg: DictConfig, record: dict) -> str | None:
     """Why the run of a finished ``record`` is trained again, or ``None`` when it is not."""
     if cfg.force:
         return "force=true"
-    if cfg.get("rerun_stale") and not made_by_current_numerics(record):
+    if cfg.get("rerun_stale") and not made_by_current_numerics(record, cfg):
         return "its record was made by other numerics"
     return None
 

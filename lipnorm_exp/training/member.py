@@ -27,11 +27,11 @@ from lipnorm_exp.records import (
     FAILED,
     FINISHED,
     INTERRUPTED,
-    NUMERICS_VERSION,
     SCHEMA_VERSION,
     git_commit,
     machine,
     portable_paths,
+    run_numerics,
     save_record,
     schema,
     versions,
@@ -106,7 +106,7 @@ class Member:
             machine=machine(device),
             versions=versions(),
             git_commit=git_commit(),
-            numerics=NUMERICS_VERSION,
+            numerics=run_numerics(config),
             started_at=started.isoformat(),
         )
 

@@ -26,6 +26,7 @@ import torch
 from omegaconf import DictConfig
 from torch_geometric.data import Data
 
+from lipnorm_exp.data.features import dense
 from lipnorm_exp.nn.copy_dropout import RandomStream
 from lipnorm_exp.training.copies import StackedCopies
 from lipnorm_exp.training.epoch import (
@@ -91,7 +92,7 @@ class Together:
         self.copies = StackedCopies(
             [member.model for member in members], cast(list[RandomStream], streams)
         )
-        self.x = torch.stack([graph.x for graph in self.graphs])
+        self.x = torch.stack([dense(graph.x) for graph in self.graphs])  # vmap takes dense
         self._inputs: tuple[list[int], torch.Tensor] = (list(range(len(members))), self.x)
 
     def _stacked_inputs(self, active: list[int]) -> torch.Tensor:
