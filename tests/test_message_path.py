@@ -111,7 +111,7 @@ def test_the_gather_path_where_csr_does_not_apply(case):
         torch.func.vmap(lambda rows: layer(rows, EDGES))(x.expand(2, N, F_IN))
     else:
         layer(x, edge_index)
-    assert layer.message_structures._source is None
+    assert len(layer.message_structures) == 0
 
 
 def test_an_unknown_message_path_is_refused_naming_the_allowed_ones():
@@ -166,3 +166,42 @@ def test_fused_norm_gradients_under_vmap_are_the_loops(cls):
     twin.load_state_dict(layer.state_dict())
     (gather_grad,) = torch.autograd.grad(twin(x, EDGES).pow(2).sum(), x)
     torch.testing.assert_close(want, gather_grad, **TOL)
+
+
+def test_a_layer_called_on_a_few_edge_tensors_in_turn_builds_each_structure_once(monkeypatch):
+    """Mini-batches of two shapes and an evaluation graph: one structure per tensor, reused."""
+    import lipnorm_exp.nn.attention as attention_module
+
+    built = []
+    original = attention_module.message_structure
+
+    def counted(*args, **kwargs):
+        built.append(args[0])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(attention_module, "message_structure", counted)
+    layer = GATLayer(F_IN, C, heads=2)
+    graphs = [EDGES, EDGES[:, :-2].clone(), EDGES.flip(0).clone()]
+    for _ in range(3):
+        for edges in graphs:
+            layer(torch.randn(N, F_IN), edges)
+    assert len(built) == len(graphs) and len(layer.message_structures) == len(graphs)
+    for edges in graphs:  # another tensor of equal values is another input
+        layer(torch.randn(N, F_IN), edges.clone())
+    assert len(built) == 2 * len(graphs)
+
+
+def test_last_input_forgets_the_oldest_and_what_changed_in_place():
+    from lipnorm_exp.nn.last_input import LastInput
+
+    kept = LastInput(remembered=2)
+    a, b, c = torch.zeros(2), torch.zeros(2), torch.zeros(2)
+    kept.keep(a, "k", 1)
+    kept.keep(b, "k", 2)
+    assert (kept.get(a, "k"), kept.get(b, "k"), kept.get(a, "other")) == (1, 2, None)
+    kept.keep(c, "k", 3)  # a is forgotten
+    assert (kept.get(a, "k"), kept.get(b, "k"), kept.get(c, "k")) == (None, 2, 3)
+    c.add_(1)  # changed in place since
+    assert kept.get(c, "k") is None
+    del b
+    assert len(kept) == 1

@@ -207,6 +207,26 @@ def test_only_batches_are_expanded(paths):
     assert torch.equal(tree_of[batch.edge_index[0]], tree_of[batch.edge_index[1]])
 
 
+def test_batches_of_one_tree_count_share_one_graph_and_equal_a_fresh_expansion(paths):
+    """The graph of a batch is made once per tree count (the last, smaller batch has its own)."""
+    depth, batch_size = 3, 16
+    task = load_task(trees_cfg(depth, num_trees=100, batch_size=batch_size), paths, seed=0)
+    batches = list(task.eval_batches) + list(task.eval_batches)
+    full = [batch for batch in batches if batch.num_nodes == batches[0].num_nodes]
+    assert len({id(batch.edge_index) for batch in full}) == 1
+    assert len({id(batch.edge_index) for batch in batches}) == 2
+    source = task.eval_batches
+    for start, batch in zip(range(0, 100, batch_size), batches, strict=False):
+        rows = slice(start, start + batch_size)
+        fresh = expand_batch(
+            source.node_key[rows], source.node_value[rows], source.label[rows],
+            source.tree_split[rows],
+        )  # fmt: skip
+        for key in ("edge_index", "batch", "y", "train_mask", "val_mask", "test_mask"):
+            assert torch.equal(batch[key], fresh[key]), key
+        assert torch.equal(batch.x.to_dense(), fresh.x.to_dense())
+
+
 def test_models_read_sparse_batches_as_their_dense_matrices(make_cfg, paths):
     cfg = make_cfg("dataset=trees", "dataset.depth=3", "+method=gat_lip")
     task = load_task(trees_cfg(3, num_trees=40), paths, seed=0)

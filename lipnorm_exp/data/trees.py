@@ -31,6 +31,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 from omegaconf import DictConfig
@@ -41,6 +42,7 @@ from lipnorm_exp.data.prepare import AtomicSave, load_prepared
 from lipnorm_exp.data.task import Task
 
 __all__ = [
+    "BatchShape",
     "TreeBatches",
     "TreeNeighborsMatch",
     "TreesStamp",
@@ -221,8 +223,35 @@ def split_codes(count: int, train_fraction: float) -> torch.Tensor:
     ).long()
 
 
+class BatchShape(NamedTuple):
+    """What a batch of ``count`` trees of one depth holds whatever its trees: its graph.
+
+    ``edge_index`` (child → parent and self-loops, tree after tree), ``batch`` (the tree of each
+    node) and ``roots`` (the index of each tree's root). Made once per tree count by
+    :meth:`TreeBatches.shape` and shared by every batch of that many trees, so that a layer that
+    keeps what it derived from an ``edge_index`` tensor (its checks, its self-loops, its CSR
+    message structure) derives it once per run instead of once per batch.
+    """
+
+    edge_index: torch.Tensor
+    batch: torch.Tensor
+    roots: torch.Tensor
+
+    @classmethod
+    def of(cls, count: int, depth: int) -> "BatchShape":
+        """The graph of ``count`` trees of depth ``depth``."""
+        size = 2 ** (depth + 1) - 1
+        roots = torch.arange(count) * size
+        edge_index = (tree_edge_index(depth).unsqueeze(1) + roots.view(1, -1, 1)).view(2, -1)
+        return cls(edge_index, torch.arange(count).repeat_interleave(size), roots)
+
+
 def expand_batch(
-    node_key: torch.Tensor, node_value: torch.Tensor, label: torch.Tensor, tree_split: torch.Tensor
+    node_key: torch.Tensor,
+    node_value: torch.Tensor,
+    label: torch.Tensor,
+    tree_split: torch.Tensor,
+    shape: BatchShape | None = None,
 ) -> Data:
     """Expand a batch of compact trees of one depth into the graph a model reads.
 
@@ -231,6 +260,8 @@ def expand_batch(
         node_value (Tensor): :math:`(B, 2^{d+1} - 1)` their per-node values (``-1`` for none).
         label (Tensor): :math:`(B)` their labels.
         tree_split (Tensor): :math:`(B)` their split codes (:func:`split_codes`).
+        shape (BatchShape | None): the graph of :math:`B` trees of this depth, where it is kept
+            (default: made here).
 
     Returns:
         Data: ``x`` :math:`(N, 2^{d+1})` the one-hot features of the module docstring as a
@@ -241,7 +272,8 @@ def expand_batch(
     """
     count, size = node_key.shape
     leaves = (size + 1) // 2
-    depth = leaves.bit_length() - 1
+    if shape is None:
+        shape = BatchShape.of(count, leaves.bit_length() - 1)
     nodes = torch.arange(count * size)
     rows, columns = [], []
     for column, offset in ((node_key.reshape(-1), 0), (node_value.reshape(-1), leaves)):
@@ -252,14 +284,11 @@ def expand_batch(
     x = torch.sparse_coo_tensor(
         indices, torch.ones(indices.size(1)), (count * size, 2 * leaves), check_invariants=False
     ).coalesce()
-    roots = torch.arange(count) * size
-    edge_index = (tree_edge_index(depth).unsqueeze(1) + roots.view(1, -1, 1)).view(2, -1)
-    batch = torch.arange(count).repeat_interleave(size)
     is_root = torch.zeros(count * size, dtype=torch.bool)
-    is_root[roots] = True
-    node_split = tree_split[batch]
+    is_root[shape.roots] = True
+    node_split = tree_split[shape.batch]
     masks = {f"{name}_mask": is_root & (node_split == code) for code, name in enumerate(SPLITS)}
-    return Data(x=x, edge_index=edge_index, y=label[batch], batch=batch, **masks)
+    return Data(x=x, edge_index=shape.edge_index, y=label[shape.batch], batch=shape.batch, **masks)
 
 
 class TreeBatches:
@@ -296,6 +325,14 @@ class TreeBatches:
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.passes = passes
+        self.depth = trees.depth
+        self._shapes: dict[int, BatchShape] = {}
+
+    def shape(self, count: int) -> BatchShape:
+        """The graph of a batch of ``count`` trees, made once and shared by every such batch."""
+        if count not in self._shapes:
+            self._shapes[count] = BatchShape.of(count, self.depth)
+        return self._shapes[count]
 
     def __len__(self) -> int:
         return self.passes * math.ceil(self.label.numel() / self.batch_size)
@@ -310,6 +347,7 @@ class TreeBatches:
                     self.node_value[chunk],
                     self.label[chunk],
                     self.tree_split[chunk],
+                    self.shape(chunk.numel()),
                 )
 
 

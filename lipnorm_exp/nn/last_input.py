@@ -1,52 +1,82 @@
-"""What a layer derived from the last tensor it was given, reused while that tensor is unchanged.
+"""What a layer derived from its last few input tensors, reused while a tensor is unchanged.
 
 A layer called again and again on one ``edge_index`` tensor (every epoch of a run) checks it and
-replaces its self-loops once. Each layer keeps its own :class:`LastInput`, so nothing is kept at
-module level, and holds the input only weakly: the tensor is freed as soon as its owner drops
-it, and a tensor changed in place since (another ``_version``) is not taken for it.
+replaces its self-loops once; one called on a few tensors in turn (mini-batches of a few shapes,
+each shape's graph shared by its batches, and an evaluation graph) does so once per tensor. Each
+layer keeps its own :class:`LastInput`, so nothing is kept at module level, and holds the inputs
+only weakly: a tensor is freed as soon as its owner drops it, and a tensor changed in place since
+(another ``_version``) is not taken for it.
 """
 
 import weakref
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, NamedTuple
 
 from torch import Tensor
 
 __all__ = ["LastInput"]
 
+#: how many inputs a :class:`LastInput` remembers (the most recent ones)
+REMEMBERED = 4
+
+
+class _Kept(NamedTuple):
+    source: weakref.ref
+    version: int
+    key: Hashable
+    value: Any
+    value_version: int
+
+
+def _alive_and_not(kept: Tensor | None, source: Tensor) -> bool:
+    """Whether a kept input still lives and is another tensor than ``source`` (by identity)."""
+    return kept is not None and kept is not source
+
 
 class LastInput:
-    """The last input tensor of a layer (held weakly), a key it was used with, and the result.
+    """The last few input tensors of a layer (held weakly), a key each was used with, and results.
 
     A tensor result is reused only while it too is unchanged. Copies (``copy.deepcopy``,
     pickling) start empty.
+
+    Args:
+        remembered: how many inputs are kept, the most recent ones. (default:
+            :data:`REMEMBERED`)
     """
 
-    def __init__(self) -> None:
-        self._source: weakref.ref | None = None
-        self._version = -1
-        self._key: Hashable = None
-        self._value: Any = None
-        self._value_version = -1
+    def __init__(self, remembered: int = REMEMBERED) -> None:
+        self.remembered = remembered
+        self._kept: list[_Kept] = []
 
     def get(self, source: Tensor, key: Hashable) -> Any:
         """The result kept for this very tensor, unchanged, and ``key``; else ``None``."""
-        if self._source is None or self._source() is not source:
-            return None
-        if source._version != self._version or key != self._key:
-            return None
-        if isinstance(self._value, Tensor) and self._value._version != self._value_version:
-            return None
-        return self._value
+        for kept in self._kept:
+            if kept.source() is not source:
+                continue
+            if source._version != kept.version or key != kept.key:
+                return None
+            if isinstance(kept.value, Tensor) and kept.value._version != kept.value_version:
+                return None
+            return kept.value
+        return None
 
     def keep(self, source: Tensor, key: Hashable, value: Any) -> None:
-        """Remember ``value`` as the result for ``source`` (as it is now) and ``key``."""
-        self._source, self._version, self._key = weakref.ref(source), source._version, key
-        self._value = value
-        self._value_version = value._version if isinstance(value, Tensor) else -1
+        """Remember ``value`` as the result for ``source`` (as it is now) and ``key``.
+
+        It replaces what was kept for ``source``; the oldest input is forgotten beyond
+        :attr:`remembered`.
+        """
+        version = value._version if isinstance(value, Tensor) else -1
+        others = [kept for kept in self._kept if _alive_and_not(kept.source(), source)]
+        kept = _Kept(weakref.ref(source), source._version, key, value, version)
+        self._kept = [kept, *others][: self.remembered]
+
+    def __len__(self) -> int:
+        """How many inputs it holds that still live."""
+        return sum(kept.source() is not None for kept in self._kept)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {}
+        return {"remembered": self.remembered}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        LastInput.__init__(self)
+        LastInput.__init__(self, state.get("remembered", REMEMBERED))

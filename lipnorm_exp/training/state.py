@@ -63,9 +63,15 @@ def make_optimizer(model: DepthwiseGNN, train: DictConfig) -> torch.optim.Adam:
     that weight decay instead and the rest (the input and output Linears, the normalisations)
     keep ``train.weight_decay``: GCNII's own setup (Chen et al., 2020) puts 0.01 on its
     convolutions and 5e-4 on its Linears.
+
+    The step updates the parameters together (``foreach=True``, the CUDA default, here on every
+    device): the same arithmetic parameter by parameter, so the same numbers, in fewer calls (a
+    deep stack's step on the CPU about twice as fast).
     """
     if train.conv_weight_decay is None:
-        return torch.optim.Adam(model.parameters(), lr=train.lr, weight_decay=train.weight_decay)
+        return torch.optim.Adam(
+            model.parameters(), lr=train.lr, weight_decay=train.weight_decay, foreach=True
+        )
     conv_parameters = list(model.convs.parameters())
     in_convs = {id(parameter) for parameter in conv_parameters}
     others = [parameter for parameter in model.parameters() if id(parameter) not in in_convs]
@@ -73,7 +79,7 @@ def make_optimizer(model: DepthwiseGNN, train: DictConfig) -> torch.optim.Adam:
         {"params": conv_parameters, "weight_decay": train.conv_weight_decay},
         {"params": others, "weight_decay": train.weight_decay},
     ]
-    return torch.optim.Adam(groups, lr=train.lr)
+    return torch.optim.Adam(groups, lr=train.lr, foreach=True)
 
 
 def make_scheduler(
