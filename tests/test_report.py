@@ -22,7 +22,7 @@ from lipnorm_exp.models import MODELS
 from lipnorm_exp.records import RERUN_SUFFIX, run_id, schema
 from lipnorm_exp.records.heatmap import BLANK_CELLS
 from lipnorm_exp.records.labels import model_label
-from lipnorm_exp.report import paper, presets, verdicts
+from lipnorm_exp.report import aggregate, paper, presets, verdicts
 from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.aggregate import (
     MISSING,
@@ -373,6 +373,41 @@ def test_settings_compete_on_their_shared_seeds_and_a_screen_never_outranks_them
     # equal counts, other seeds: compared on the seed they share (seed 0: 0.70 against 0.65)
     shifted = [at(2, 0, 0.70), at(2, 1, 0.60), at(6, 0, 0.65), at(6, 5, 0.99)]
     assert int(select(runs_of(*shifted)).setting["depth"]) == 2
+
+
+def test_seeds_from_100_report_the_setting_the_seeds_below_chose_and_never_choose():
+    def runs_of(*records):
+        frame = records_frame([record_row(record) for record in records])
+        return usable_runs(frame, "paper", "standard")
+
+    def at(depth, seed, val, test=None):
+        return make_record(depth=depth, seed=seed, val=val, test=val if test is None else test)
+
+    choosing = [at(2, 0, 0.80), at(2, 1, 0.82), at(2, 2, 0.84), at(6, 0, 0.70), at(6, 1, 0.72),
+                at(6, 2, 0.74)]  # fmt: skip
+    # depth 6's reporting seeds score higher on validation: they do not choose
+    reporting = [at(6, 100 + k, 0.95) for k in range(5)]
+    few = select(runs_of(*choosing, *[at(2, 100 + k, 0.5, 0.60 + k / 100) for k in range(4)]))
+    assert int(few.setting["depth"]) == 2 and few.seeds == (0, 1, 2) and not few.held_out
+    assert few.selected_on == (0, 1, 2) and few.on_choosing_seeds
+    held = [at(2, 100 + k, 0.5, 0.60 + k / 100) for k in range(5)]
+    chosen = select(runs_of(*choosing, *reporting, *held))
+    assert int(chosen.setting["depth"]) == 2 and chosen.held_out and not chosen.on_choosing_seeds
+    assert chosen.seeds == (100, 101, 102, 103, 104) and chosen.selected_on == (0, 1, 2)
+    assert chosen.mean == pytest.approx(62.0)
+    # Student's t: 2.776 x the sample std of 60..64 (1.58) / sqrt(5)
+    assert chosen.ci95 == pytest.approx(2.776 * 1.5811 / 5**0.5, abs=1e-3)
+    assert verdicts.provisional(chosen) == ""
+    assert "which chose its setting" in verdicts.provisional(few)
+    numbers = aggregate.cell_numbers(chosen)
+    assert (numbers["seeds"], numbers["selected_on"], numbers["held_out"]) == (
+        "100–104",
+        "0–2",
+        True,
+    )
+    one = select(runs_of(at(2, 0, 0.8), at(2, 1, 0.8)))  # one setting: nothing was chosen
+    assert one.selected_on == () and not one.on_choosing_seeds
+    assert verdicts.provisional(one) == "provisional: over 2 seeds, fewer than 5"
 
 
 def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_values():

@@ -49,6 +49,9 @@ ADDED_KEYS: dict[tuple[str, str], Any] = {
 }
 #: the key that tells the seeds of one setting apart
 SEED_KEY = "seed"
+#: the first reporting seed: seeds from it on report a setting chosen on the seeds below it and
+#: never choose one (:func:`lipnorm_exp.report.aggregate.select`)
+REPORTING_SEEDS_FROM = 100
 
 
 def defining_config(config: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
@@ -98,6 +101,7 @@ __all__ = [
     "COMPUTATION_KEYS",
     "NON_DEFINING_KEYS",
     "NON_DEFINING_TRAIN_KEYS",
+    "REPORTING_SEEDS_FROM",
     "SEED_KEY",
     "defining_config",
     "run_id",

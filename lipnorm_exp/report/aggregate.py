@@ -34,6 +34,14 @@ Selection rule:
    setting run on fewer seeds was a screen (one seed at every depth, more at the depth it
    picked), and one lucky seed never outranks a mean over several, nor is a number over one seed
    reported where the cell has one over more. To let settings compete, give them the same seeds.
+7. **Choosing apart from reporting.** Seeds below
+   :data:`~lipnorm_exp.records.identity.REPORTING_SEEDS_FROM` (100) choose the setting; seeds
+   from it on never do. Where the chosen setting has at least :data:`HELD_OUT_SEEDS` such
+   reporting seeds that did not diverge, the number is theirs (seeds that took no part in
+   choosing it); else it is the choosing seeds', and the cell says so (``selected_on``: the seeds
+   whose validation accuracy chose among several settings; ``held_out``: whether the number is
+   over other seeds). Beside mean ± std, every cell gives the half-width of a 95% confidence
+   interval of its mean (Student's t over its seeds, :attr:`Selection.ci95`).
 """
 
 import json
@@ -42,9 +50,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
+from scipy import stats
 
 from lipnorm_exp.config.schema import BEST_VAL_EPOCH, FINAL_EPOCH
 from lipnorm_exp.records import DIVERGED, FINISHED, schema
+from lipnorm_exp.records.identity import REPORTING_SEEDS_FROM
 from lipnorm_exp.report.presets import PresetGrid, preset_grid
 from lipnorm_exp.report.records import FINAL_TEST_ACC, FINAL_VAL_ACC
 
@@ -53,6 +63,9 @@ VALIDATION = schema.BEST_VAL_ACC
 TEST = schema.TEST_ACC_AT_BEST_VAL
 #: the text of an empty cell
 MISSING = "–"
+#: the fewest reporting seeds (rule 7) a number is reported over instead of the choosing ones:
+#: the paper's five
+HELD_OUT_SEEDS = 5
 
 
 def report_groups(frame: pd.DataFrame, scale: str | None = None) -> list[tuple[str, str]]:
@@ -145,12 +158,41 @@ class Selection:
         report (str): the column reported at the best validation epoch (a fraction in [0, 1]).
         cell_runs (int): runs in the cell, over all settings.
         cell_diverged (int): diverged runs in the cell, over all settings.
+        selected_on (tuple[int, ...]): the seeds whose validation accuracy chose the setting
+            among several (empty: the cell held one setting, nothing was chosen).
+        held_out (bool): whether ``runs`` are reporting seeds, none of which chose the setting.
     """
 
     runs: pd.DataFrame
     report: str
     cell_runs: int
     cell_diverged: int
+    selected_on: tuple[int, ...] = ()
+    held_out: bool = False
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The seeds the number is over (diverged ones included)."""
+        return tuple(int(seed) for seed in self.runs["seed"])
+
+    @property
+    def on_choosing_seeds(self) -> bool:
+        """Whether the number is reported over seeds that chose its setting among several."""
+        return bool(set(self.seeds) & set(self.selected_on))
+
+    @property
+    def ci95(self) -> float:
+        r"""Half-width (in %) of the 95% confidence interval of :attr:`mean`: Student's t.
+
+        :math:`t_{0.975,\,n-1}\, s / \sqrt{n}` with :math:`s` the sample std of the number
+        reported over the :attr:`n` seeds (whatever the protocol's ``ddof``); ``NaN`` for fewer
+        than two seeds.
+        """
+        values = finite(self.runs)[self.column(self.at_final) or self.report]
+        if len(values) < 2 or values.isna().any():
+            return math.nan
+        t = stats.t.ppf(0.975, len(values) - 1)
+        return float(100.0 * t * values.std(ddof=1) / math.sqrt(len(values)))
 
     @property
     def reported_epoch(self) -> str:
@@ -292,8 +334,10 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     """
     if runs.empty:
         return None
-    seeds = runs.groupby("setting")["seed"].transform("nunique")
-    competing = runs[seeds == seeds.max()]
+    reporting = runs["seed"] >= REPORTING_SEEDS_FROM
+    choosing = runs[~reporting] if (~reporting).any() else runs
+    seeds = choosing.groupby("setting")["seed"].transform("nunique")
+    competing = choosing[seeds == seeds.max()]
     shared = set.intersection(*(set(group["seed"]) for _, group in competing.groupby("setting")))
     compared = competing[competing["seed"].isin(shared)] if shared else competing
     scored = compared.assign(score=compared[select_by].where(compared["status"] != DIVERGED))
@@ -305,9 +349,24 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
         ascending=[False, True, False, True],
         na_position="last",
     )
-    chosen = runs[runs["setting"] == scores["setting"].iloc[0]].sort_values(["seed", "run_id"])
+    setting = scores["setting"].iloc[0]
+    several = choosing["setting"].nunique() > 1
+    selected_on = tuple(sorted(int(seed) for seed in compared["seed"].unique())) if several else ()
+    chosen = runs[runs["setting"] == setting]
+    held_out = chosen[chosen["seed"] >= REPORTING_SEEDS_FROM]
+    enough = len(finite(held_out)) >= HELD_OUT_SEEDS and (~reporting).any()
+    reported = held_out if enough else chosen[chosen["seed"] < REPORTING_SEEDS_FROM]
+    if reported.empty:  # reporting seeds alone: they chose too
+        reported = chosen
     diverged = int((runs["status"] == DIVERGED).sum())
-    return Selection(chosen, report, cell_runs=len(runs), cell_diverged=diverged)
+    return Selection(
+        reported.sort_values(["seed", "run_id"]),
+        report,
+        cell_runs=len(runs),
+        cell_diverged=diverged,
+        selected_on=selected_on,
+        held_out=bool(enough),
+    )
 
 
 def select_group(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) -> Selection:
@@ -345,12 +404,24 @@ def cell_numbers(chosen: Selection | None) -> dict[str, float | int | str]:
     ``mean`` and ``std`` (the number reported), ``val_mean`` and ``val_std`` (validation
     accuracy at the same epoch), ``best_val_mean``/``std`` and ``final_mean``/``std`` (the
     reported column at the best validation epoch and at the last one), ``n``, ``n_diverged``,
-    ``reported_epoch`` and ``std_ddof``. An empty cell (``None``) has NaN numbers and no seeds.
+    ``reported_epoch`` and ``std_ddof``; ``ci95`` (:attr:`Selection.ci95`), ``seeds`` (those
+    reported), ``selected_on`` (those that chose the setting) and ``held_out`` (rule 7). An
+    empty cell (``None``) has NaN numbers and no seeds.
     """
     names = ("", "val_", "best_val_", "final_")
     if chosen is None:
         empty = {f"{name}{part}": math.nan for name in names for part in ("mean", "std")}
-        return {**empty, "n": 0, "n_diverged": 0, "reported_epoch": "", "std_ddof": math.nan}
+        return {
+            **empty,
+            "n": 0,
+            "n_diverged": 0,
+            "reported_epoch": "",
+            "std_ddof": math.nan,
+            "ci95": math.nan,
+            "seeds": "",
+            "selected_on": "",
+            "held_out": False,
+        }
     numbers = (chosen.headline, chosen.validation, chosen.best_val, chosen.final)
     cell: dict[str, float | int | str] = {}
     for name, pair in zip(names, numbers, strict=True):
@@ -358,7 +429,23 @@ def cell_numbers(chosen: Selection | None) -> dict[str, float | int | str]:
         cell[f"{name}std"] = round(pair.std, CSV_DECIMALS)
     cell.update(n=chosen.n, n_diverged=chosen.n_diverged)
     cell.update(reported_epoch=chosen.reported_epoch, std_ddof=chosen.ddof)
+    cell.update(ci95=round(chosen.ci95, CSV_DECIMALS), seeds=compact(chosen.seeds))
+    cell.update(selected_on=compact(chosen.selected_on), held_out=chosen.held_out)
     return cell
+
+
+def compact(values: Sequence[int]) -> str:
+    """Integers as text, three or more consecutive ones as a range: ``1–20``, ``2, 5, 10``."""
+    runs: list[list[int]] = []
+    for value in sorted(values):
+        if runs and value == runs[-1][-1] + 1:
+            runs[-1].append(value)
+        else:
+            runs.append([value])
+    parts = [
+        [f"{run[0]}–{run[-1]}"] if len(run) >= 3 else [str(value) for value in run] for run in runs
+    ]
+    return ", ".join(part for group in parts for part in group)
 
 
 def curves(
@@ -447,9 +534,11 @@ __all__ = [
     "MISSING",
     "Numbers",
     "OTHER_TITLES",
+    "HELD_OUT_SEEDS",
     "HyperSetting",
     "Selection",
     "cell_numbers",
+    "compact",
     "curves",
     "epoch_rule",
     "finite",

@@ -22,10 +22,12 @@ from pathlib import Path
 import pandas as pd
 
 from lipnorm_exp.records import schema
+from lipnorm_exp.records.identity import REPORTING_SEEDS_FROM
 from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.records.numerics import NUMERICS_VERSION
 from lipnorm_exp.report.aggregate import (
     CSV_DECIMALS,
+    HELD_OUT_SEEDS,
     hyper_settings,
     preset_runs,
     select,
@@ -45,6 +47,7 @@ from lipnorm_exp.report.verdicts import (
     departures,
     not_run_reason,
     number_verdict,
+    provisional,
     run_facts,
 )
 from lipnorm_exp.util.atomic import write_whole
@@ -100,7 +103,10 @@ def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[Sc
                 assert grid is not None, "runs come with their preset's grid"
                 settings = hyper_settings(cell, grid)
                 why = departures(chosen.runs, cell, published.depth, preset.budget, settings)
+            why = "; ".join(filter(None, (provisional(chosen), why)))
             ours = chosen.text(show_depth=column.depth is None)
+            if pd.notna(chosen.ci95):
+                ours += f" (95% CI ± {chosen.ci95:.1f})"
             if pd.notna(chosen.other.mean):
                 ours += f"; {chosen.other_title} {chosen.other.text()}"
             facts = run_facts(chosen.runs, protocol)
@@ -274,7 +280,12 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance]) -> str:
         "details say where the runs depart from the paper's setup: its "
         f"{budget_text()}, its depth, its hyper-parameter search); **holds** / **fails**: a "
         "claim, by the rule its details state; **diverged**: every seed diverged; **not run**: "
-        "no records, and why."
+        "no records, and why. A number's verdict is provisional where it rests on fewer than "
+        f"{HELD_OUT_SEEDS} seeds, or on the seeds that chose its setting among several (its "
+        f"details say which): a setting is chosen on seeds below {REPORTING_SEEDS_FROM} and, "
+        f"where {HELD_OUT_SEEDS} or more seeds from {REPORTING_SEEDS_FROM} on ran it, reported "
+        "over those, which chose nothing; each number gives the 95% confidence interval of its "
+        "mean (Student's t)."
     )
     columns = (
         "**numerics**: the numerics version of the records a line rests on "

@@ -45,6 +45,7 @@ from lipnorm_exp.report.aggregate import (
     OTHER_TITLES,
     Selection,
     cell_numbers,
+    compact,
     epoch_rule,
     preset_runs,
     select,
@@ -158,20 +159,6 @@ FINAL_NOTE = (
     "final (best val): test accuracy at the last epoch (at the best validation epoch) of the same "
     "runs, where every seed trained its full budget (– where one stopped early);"
 )
-
-
-def compact(values: tuple[int, ...]) -> str:
-    """Integers as text, three or more consecutive ones as a range: ``1–20``, ``2, 5, 10``."""
-    runs: list[list[int]] = []
-    for value in sorted(values):
-        if runs and value == runs[-1][-1] + 1:
-            runs[-1].append(value)
-        else:
-            runs.append([value])
-    parts = [
-        [f"{run[0]}–{run[-1]}"] if len(run) >= 3 else [str(value) for value in run] for run in runs
-    ]
-    return ", ".join(part for group in parts for part in group)
 
 
 @dataclass(frozen=True)

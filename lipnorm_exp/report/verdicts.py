@@ -11,6 +11,10 @@ text makes about a figure, ours beside the paper's, with one of these verdicts:
   values than the preset's in a search, our number at the paper's depth (with its setting where
   that is not the preset's) and at the preset's values (:func:`departures`);
 - ``holds`` / ``fails``: a claim, checked by the rule its line states;
+- a number's verdict is **provisional** where it rests on fewer than
+  :data:`~lipnorm_exp.report.aggregate.HELD_OUT_SEEDS` seeds, or on the seeds that chose its
+  setting among several (a choice on validation favours the seeds that made it): the line says
+  so, and its number gives the 95% confidence interval of its mean (:func:`provisional`);
 - ``not run``: no record for it, and why (:func:`not_run_reason`).
 """
 
@@ -21,10 +25,15 @@ import pandas as pd
 
 from lipnorm_exp.records import DIVERGED, schema
 from lipnorm_exp.report import paper
-from lipnorm_exp.report.aggregate import HyperSetting, Selection, select_group
+from lipnorm_exp.report.aggregate import (
+    HELD_OUT_SEEDS,
+    HyperSetting,
+    Selection,
+    compact,
+    select_group,
+)
 from lipnorm_exp.report.presets import Budget
 from lipnorm_exp.report.provenance import early_stop
-from lipnorm_exp.report.tables import compact
 
 REPRODUCED = "reproduced"
 DIFFERS = "differs"
@@ -81,6 +90,18 @@ def number_verdict(ours: float, published: paper.PaperValue) -> str:
     """``reproduced`` within ± max(std, :data:`TOLERANCE_POINTS`) of ``published``."""
     tolerance = max(published.std or 0.0, TOLERANCE_POINTS)  # outside it: ``differs``
     return REPRODUCED if abs(ours - published.mean) <= tolerance else DIFFERS
+
+
+def provisional(chosen: Selection) -> str:
+    """Why the verdict on ``chosen``'s number is provisional, or ``""`` where it is not."""
+    if chosen.on_choosing_seeds:
+        return (
+            f"provisional: reported over seeds {compact(chosen.seeds)}, which chose its setting "
+            f"among several (seeds {compact(chosen.selected_on)})"
+        )
+    if chosen.n < HELD_OUT_SEEDS:
+        return f"provisional: over {chosen.n} seeds, fewer than {HELD_OUT_SEEDS}"
+    return ""
 
 
 def _integers(values: pd.Series) -> str:
