@@ -215,3 +215,14 @@ def test_a_model_without_attention_is_refused_naming_what_is_looked_for(model):
     with pytest.warns(UserWarning, match=looked_for):
         assert lipschitz_normalize(model, strict=False) is model
     torch.testing.assert_close(model.state_dict(), before, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("given", [None, 3, "bert", {"hidden_size": 8}, nn.Linear])
+def test_what_is_not_a_module_is_refused_in_one_line_naming_it(given):
+    with pytest.raises(TypeError, match=r"^lipschitz_normalize takes a torch.nn.Module") as error:
+        lipschitz_normalize(given)
+    assert "\n" not in str(error.value) and type(given).__name__ in str(error.value)
+    if given is nn.Linear:
+        assert "the class Linear" in str(error.value) and "build the model first" in str(
+            error.value
+        )

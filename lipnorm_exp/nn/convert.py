@@ -79,12 +79,21 @@ def lipschitz_normalize(
         nn.Module: ``model``, or its replacement when ``model`` is itself an attention layer.
 
     Raises:
+        TypeError: ``model`` is not a module (a class, a config, a name, ``None``): one line
+            naming what it is and what is taken.
         ValueError: for an ``alpha`` that is not a finite number > 0, an unknown ``variant`` or
             ``norm``; with ``strict``, for a ``model`` with nothing to change; for a Hugging Face
             model whose attention does not go through ``AttentionInterface``.
         ImportError: never for a model without Hugging Face models; for the attention
             function without ``transformers`` installed (``pip install 'lipnorm_exp[hf]'``).
     """
+    if not isinstance(model, nn.Module):
+        what = f"the class {model.__name__}" if isinstance(model, type) else repr(model)[:80]
+        hint = ": build the model first (an instance)" if isinstance(model, type) else ""
+        raise TypeError(
+            f"lipschitz_normalize takes a torch.nn.Module (a model or one attention layer), got "
+            f"{what} of type {type(model).__name__}{hint}"
+        )
     check_norm_options("lipschitz_normalize", alpha, None, variant)
     if variant not in VARIANTS:  # None passes the check above, meant for norms without variants
         raise ValueError(
