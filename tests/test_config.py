@@ -390,3 +390,30 @@ def test_a_local_override_sets_defaults_the_command_line_still_wins_over(tmp_pat
     del overridden.model["depth"], overridden.model["hidden"], overridden.train["progress"]
     del cloned.model["depth"], cloned.model["hidden"], cloned.train["progress"]
     assert overridden == cloned  # the rest as without it
+
+
+@pytest.mark.slow  # through the CLI
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("train:\n\tepochs: 3\n", "line 3, column 1 is not YAML (found character '\\t'"),
+        ("train: [\n", "is not YAML (expected the node content"),
+    ],
+)
+def test_a_broken_local_config_is_named_in_one_line_with_its_fix(tmp_path, content, said):
+    configs = _checkout_configs(tmp_path, content)
+    args = [sys.executable, "-m", "lipnorm_exp", "--config-path", str(configs), "--cfg", "job"]
+    done = cli(args)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    [line] = [line for line in done.stderr.splitlines() if line.strip()]
+    assert line.startswith("lipnorm_exp: error: ") and str(configs / "local") in line
+    assert said in line and line.endswith("or delete it")
+
+
+def test_a_config_that_is_not_utf8_is_refused_in_one_line():
+    from lipnorm_exp.cli.hydra_refusals import refusal_line
+
+    error = UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+    line = refusal_line(error, [])
+    assert line is not None and "is not UTF-8 text (invalid start byte at byte 0)" in line
+    assert line.endswith("rewrite or delete it")

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import hydra._internal.utils as hydra_utils
+import yaml
 from hydra.errors import (
     HydraException,
     MissingConfigException,
@@ -33,6 +34,7 @@ from hydra.errors import (
 
 from lipnorm_exp.cli.errors import ERROR_PREFIX, EXIT_USER_ERROR, JobError, full_error_wanted, say
 from lipnorm_exp.config.keys import closest_keys
+from lipnorm_exp.config.location import config_dir
 
 __all__ = ["GRAMMAR", "HydraRefusals", "refusal_line"]
 
@@ -71,6 +73,31 @@ def _missing_option(error: MissingConfigException, args: Sequence[str]) -> str |
     return f"{group}={option} is not an option of {group}; allowed: {allowed}"
 
 
+#: the personal config, the one config file a user writes (``configs/config.yaml``'s defaults)
+LOCAL_CONFIG = ("local", "default.yaml")
+
+
+def _unreadable_config(error: Exception) -> str | None:
+    """The line for a config file that is not YAML (or not UTF-8) text, or ``None``."""
+    if isinstance(error, yaml.YAMLError):
+        mark = getattr(error, "problem_mark", None)
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        where = (
+            f"{mark.name} line {mark.line + 1}, column {mark.column + 1}" if mark else "a config"
+        )
+        return (
+            f"{where} is not YAML ({problem}); fix it (indent with spaces, close every bracket "
+            "and quote) or delete it"
+        )
+    if isinstance(error, UnicodeDecodeError):
+        local = config_dir().joinpath(*LOCAL_CONFIG)
+        name = str(local) if local.is_file() else "a config file"
+        return (
+            f"{name} is not UTF-8 text ({error.reason} at byte {error.start}); rewrite or delete it"
+        )
+    return None
+
+
 def refusal_line(error: Exception, args: Sequence[str]) -> str | None:
     """The one line for Hydra's refusal ``error`` of the command line ``args``, or ``None``.
 
@@ -88,6 +115,9 @@ def refusal_line(error: Exception, args: Sequence[str]) -> str | None:
         )
     if isinstance(error, MissingConfigException):
         return _missing_option(error, args) or _joined(error)
+    unreadable = _unreadable_config(error)
+    if unreadable:
+        return unreadable
     if not isinstance(error, HydraException) or isinstance(error, JobError):
         return None
     text = str(error)
