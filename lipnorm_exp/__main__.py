@@ -22,7 +22,7 @@ from lipnorm_exp.config.launcher import quiet_schema_matching
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.sweeps.progress import note_outcome, outcome_of, sweep_position
 from lipnorm_exp.training.finished import reused_records
-from lipnorm_exp.util.errors import UserError
+from lipnorm_exp.util.errors import ConfigError, UserError
 from lipnorm_exp.util.stopping import in_sweep_worker, stop_requests
 
 register_resolvers()
@@ -46,6 +46,9 @@ def main(cfg: DictConfig) -> None:
     (:func:`~lipnorm_exp.training.finished.reused_records`) answer without it.
     """
     REFUSALS.start_task()
+    unswept = unswept_grid()
+    if unswept:
+        stop(ConfigError(unswept))
     position = sweep_position()
     runs = len(cfg.seed) if isinstance(cfg.seed, ListConfig) else 1
     with stop_requests():
@@ -73,6 +76,25 @@ def main(cfg: DictConfig) -> None:
         except Exception as error:
             note_outcome(FAILED, f"{type(error).__name__}: {error}", runs)
             raise
+
+
+def unswept_grid() -> str | None:
+    """Why a single run was asked for with a sweeper grid (``+search=...``), or ``None``.
+
+    Without ``--multirun`` Hydra drops ``hydra.sweeper.params`` and makes one run at the
+    defaults, which would be recorded as if searched.
+    """
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    hydra_config = HydraConfig.get()
+    swept = list(hydra_config.sweeper.get("params") or {})
+    if hydra_config.mode != RunMode.RUN or not swept:
+        return None
+    return (
+        f"hydra.sweeper.params sweeps {', '.join(swept)} (+search=...), which one run cannot; "
+        "allowed: --multirun, or a preset (+experiment=...) that sweeps"
+    )
 
 
 def train(cfg: DictConfig, position: str) -> list[dict]:

@@ -417,3 +417,12 @@ def test_a_config_that_is_not_utf8_is_refused_in_one_line():
     line = refusal_line(error, [])
     assert line is not None and "is not UTF-8 text (invalid start byte at byte 0)" in line
     assert line.endswith("rewrite or delete it")
+
+
+@pytest.mark.slow  # through the CLI
+def test_a_search_without_multirun_is_refused_not_run_at_the_defaults(tmp_path):
+    args = [sys.executable, "-m", "lipnorm_exp", "+search=supplementary", "train.epochs=1"]
+    done = cli([*args, f"paths.results_dir={tmp_path / 'runs'}"])
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "which one run cannot; allowed: --multirun" in done.stderr
+    assert not list(tmp_path.glob("runs/*.json"))  # no run recorded
