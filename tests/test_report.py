@@ -117,7 +117,7 @@ def make_record(
     history = history or [{"epoch": e, "train_loss": 1.0, "train_acc": 0.5} for e in range(1, 11)]
     if status == "diverged":
         history = history[:6]
-    summary = schema.summary(
+    summary = schema.Summary(
         metric="accuracy",
         best_epoch=None if val is None else 5,
         best_val_acc=val,
@@ -128,7 +128,7 @@ def make_record(
         epochs_run=len(history),
         diverged_at_epoch=len(history) + 1 if status == "diverged" else None,
     )
-    return schema.record(
+    return schema.Record(
         run_id=run_id(config),
         status=status,
         error={"diverged": "loss is nan", "failed": "boom"}.get(status),
