@@ -55,13 +55,13 @@ NOTES = (
 
 def max_attention_gradient(history: list[dict]) -> float:
     """The largest finite attention-gradient norm of a run's history (``NaN``: none tracked)."""
-    norms = [value for epoch in history for value in epoch.get("grad_attn") or []]
+    norms = [value for epoch in history for value in epoch.get(schema.GRAD_ATTN) or []]
     finite = [value for value in norms if math.isfinite(value)]
     return max(finite) if finite else math.nan
 
 
 def _largest_gradient(chosen: Selection) -> float:
-    norms = [max_attention_gradient(history) for history in chosen.runs["history"]]
+    norms = [max_attention_gradient(history) for history in chosen.runs[schema.HISTORY]]
     tracked = [value for value in norms if not math.isnan(value)]
     return max(tracked) if tracked else math.nan
 

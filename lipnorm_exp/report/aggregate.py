@@ -69,12 +69,12 @@ def report_groups(frame: pd.DataFrame, scale: str | None = None) -> list[tuple[s
 def usable_runs(frame: pd.DataFrame, scale: str, protocol: str) -> pd.DataFrame:
     """The completed and diverged runs of ``scale`` and ``protocol`` (rules 1 and 4)."""
     keep = (frame["scale"] == scale) & (frame["protocol"] == protocol)
-    return frame[keep & frame["status"].isin(FINISHED)].copy()
+    return frame[keep & frame[schema.STATUS].isin(FINISHED)].copy()
 
 
 def finite(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs that did not diverge: the only ones a mean is taken over (rule 4)."""
-    return runs[runs["status"] != DIVERGED]
+    return runs[runs[schema.STATUS] != DIVERGED]
 
 
 def tagged(runs: pd.DataFrame, preset: str) -> pd.DataFrame:
@@ -235,7 +235,7 @@ class Selection:
     @property
     def n_diverged(self) -> int:
         """Diverged runs among the seeds."""
-        return int((self.runs["status"] == DIVERGED).sum())
+        return int((self.runs[schema.STATUS] == DIVERGED).sum())
 
     @property
     def setting(self) -> pd.Series:
@@ -296,7 +296,7 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     competing = runs[seeds == seeds.max()]
     shared = set.intersection(*(set(group["seed"]) for _, group in competing.groupby("setting")))
     compared = competing[competing["seed"].isin(shared)] if shared else competing
-    scored = compared.assign(score=compared[select_by].where(compared["status"] != DIVERGED))
+    scored = compared.assign(score=compared[select_by].where(compared[schema.STATUS] != DIVERGED))
     scores = scored.groupby("setting").agg(
         score=("score", "mean"), depth=("depth", "min"), epochs=("epochs", "max")
     )
@@ -305,8 +305,8 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
         ascending=[False, True, False, True],
         na_position="last",
     )
-    chosen = runs[runs["setting"] == scores["setting"].iloc[0]].sort_values(["seed", "run_id"])
-    diverged = int((runs["status"] == DIVERGED).sum())
+    chosen = runs[runs["setting"] == scores["setting"].iloc[0]].sort_values(["seed", schema.RUN_ID])
+    diverged = int((runs[schema.STATUS] == DIVERGED).sum())
     return Selection(chosen, report, cell_runs=len(runs), cell_diverged=diverged)
 
 

@@ -89,7 +89,7 @@ def _setting_lines(
     that has no line of its own (:func:`~lipnorm_exp.report.aggregate.hyper_settings`).
     """
     settings = hyper_settings(runs, grid)
-    [kept] = [s for s in settings if s.runs["run_id"].isin(chosen["run_id"]).any()]
+    [kept] = [s for s in settings if s.runs[schema.RUN_ID].isin(chosen[schema.RUN_ID]).any()]
     own = [s for s in settings if s.own and s is not kept]
     shown = [
         (kept, chosen, "at the setting chosen on validation"),
@@ -98,12 +98,14 @@ def _setting_lines(
     others = [s for s in settings if all(s is not line[0] for line in shown)]
     elsewhere = []
     for setting in others:
-        values, holds = check(list(setting.runs.sort_values(["seed", "run_id"])["history"]))
+        values, holds = check(
+            list(setting.runs.sort_values(["seed", schema.RUN_ID])[schema.HISTORY])
+        )
         elsewhere.append(f"at {setting.text}: {HOLDS if holds else FAILS} ({values})")
-    other_runs = tuple(sorted(rid for s in others for rid in s.runs["run_id"]))
+    other_runs = tuple(sorted(rid for s in others for rid in s.runs[schema.RUN_ID]))
     lines = []
     for setting, seeds, where in shown:
-        ours, holds = check(list(seeds.sort_values(["seed", "run_id"])["history"]))
+        ours, holds = check(list(seeds.sort_values(["seed", schema.RUN_ID])[schema.HISTORY]))
         named = f"{where} ({setting.text})"
         facts = run_facts(seeds, protocol)
         facts["runs"] += other_runs
@@ -131,14 +133,14 @@ def _chosen(runs: pd.DataFrame | None, label: str, **where) -> pd.DataFrame:
 
 def _peak(history: list, epochs: int) -> float:
     """The largest attention-gradient norm of any layer within the first ``epochs`` epochs."""
-    norms = [max(row["grad_attn"]) for row in history[:epochs] if "grad_attn" in row]
+    norms = [max(row[schema.GRAD_ATTN]) for row in history[:epochs] if schema.GRAD_ATTN in row]
     return max(norms) if norms else np.nan
 
 
 def _with_gradients(runs: pd.DataFrame | None) -> pd.DataFrame | None:
     if runs is None:
         return None
-    tracked = runs[runs["history"].map(lambda h: any("grad_attn" in row for row in h))]
+    tracked = runs[runs[schema.HISTORY].map(lambda h: any(schema.GRAD_ATTN in row for row in h))]
     return tracked if len(tracked) else None
 
 
@@ -189,7 +191,7 @@ def fig2_lines(
 
 def _train_accuracy(history: list) -> tuple[float, float]:
     """First-epoch and best training accuracy of a run, in %."""
-    accuracies = [100.0 * row["train_acc"] for row in history]
+    accuracies = [100.0 * row[schema.TRAIN_ACC] for row in history]
     return accuracies[0], max(accuracies)
 
 

@@ -232,7 +232,7 @@ def _legend_beside(ax: Axes) -> None:
 
 
 def _has_gradients(history: list) -> bool:
-    return any("grad_attn" in epoch for epoch in history)
+    return any(schema.GRAD_ATTN in epoch for epoch in history)
 
 
 def _gradient_runs(runs: pd.DataFrame, every_seed: bool) -> dict[int, dict[str, Selection]]:
@@ -241,7 +241,7 @@ def _gradient_runs(runs: pd.DataFrame, every_seed: bool) -> dict[int, dict[str, 
     The runs of the setting chosen for each depth and label: every seed (``every_seed``) or
     only the lowest.
     """
-    rows = runs[runs["history"].map(_has_gradients)]
+    rows = runs[runs[schema.HISTORY].map(_has_gradients)]
     picked: dict[int, dict[str, Selection]] = {}
     for (depth, label), group in rows.groupby(["depth", "label"]):
         chosen = select_group(group)
@@ -302,7 +302,7 @@ def _heatmap_column(
         if label in by_label
     }
     if histories:
-        values = [gradient_matrix(run["history"])[1].ravel() for run in histories.values()]
+        values = [gradient_matrix(run[schema.HISTORY])[1].ravel() for run in histories.values()]
         norm = log_norm(np.concatenate(values))
     blank = False
     for ax, depth in zip(axes, sorted(picked), strict=True):
@@ -311,7 +311,7 @@ def _heatmap_column(
             _no_records(ax)
             continue
         run = histories[depth]
-        image = draw_gradient_heatmap(ax, run["history"], norm)
+        image = draw_gradient_heatmap(ax, run[schema.HISTORY], norm)
         drawn = image.get_array()
         assert drawn is not None, "a drawn heatmap holds its values"
         blank |= bool(np.ma.getmaskarray(drawn).any())
@@ -366,8 +366,8 @@ def _accuracy_panel(
         return
     for depth in drawn:
         for _, run in picked[depth][label].runs.iterrows():
-            accuracy = [100.0 * epoch["train_acc"] for epoch in run["history"]]
-            epochs = [epoch["epoch"] for epoch in run["history"]]
+            accuracy = [100.0 * epoch[schema.TRAIN_ACC] for epoch in run[schema.HISTORY]]
+            epochs = [epoch[schema.EPOCH] for epoch in run[schema.HISTORY]]
             name = f"{depth} layers, seed {int(run['seed'])}"
             ax.plot(epochs, accuracy, color=colours[depth], linewidth=1, alpha=0.7, label=name)
     ax.set(xlabel="epoch", ylabel="training accuracy (%)", ylim=(0, 100))

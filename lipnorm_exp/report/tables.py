@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from lipnorm_exp.config import preset_names
-from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, STATUSES
+from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, STATUSES, schema
 from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.report import paper
 from lipnorm_exp.report.aggregate import (
@@ -280,7 +280,7 @@ def summary_table(records: pd.DataFrame, presets: tuple[str, ...]) -> pd.DataFra
     keys = ["preset", "dataset", "label"]
     if rows.empty:
         return pd.DataFrame(columns=[*keys, *SUMMARY_STATUSES, "total"])
-    counts = rows.groupby([*keys, "status"], dropna=False).size().unstack(fill_value=0)
+    counts = rows.groupby([*keys, schema.STATUS], dropna=False).size().unstack(fill_value=0)
     shown = [s for s in STATUSES if s in SUMMARY_STATUSES or s in counts.columns]
     counts = counts.reindex(columns=shown, fill_value=0)
     counts["total"] = counts.sum(axis=1)

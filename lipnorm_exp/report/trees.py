@@ -52,7 +52,7 @@ def batch_sizes_text(table: dict) -> str:
 
 def notes(runs: pd.DataFrame) -> str:
     """The table's notes; the batch sizes are those of the runs' protocol (its config)."""
-    tables = [c["protocol"].get("batch_size_per_depth") for c in runs["config"]]
+    tables = [c["protocol"].get("batch_size_per_depth") for c in runs[schema.CONFIG]]
     table = next((t for t in tables if t), None)
     protocol = f" ({batch_sizes_text(table)})" if table else ""
     return (
@@ -91,7 +91,7 @@ def departures(runs: pd.DataFrame) -> str:
     kept both.
     """
     sizes, alphas = set(), set()
-    for config in runs["config"]:
+    for config in runs[schema.CONFIG]:
         dataset = config["dataset"]
         table = config["protocol"].get("batch_size_per_depth") or {}
         expected = table.get(f"d{dataset['depth']}", table.get("default"))

@@ -93,7 +93,7 @@ def run_facts(runs: pd.DataFrame, protocol: str, epochs_column: str = "epochs") 
         "protocol": protocol,
         "epochs": _integers(runs[epochs_column]),
         "seeds": _integers(runs["seed"]),
-        "runs": tuple(sorted(runs["run_id"])),
+        "runs": tuple(sorted(runs[schema.RUN_ID])),
     }
 
 
@@ -109,7 +109,7 @@ def _still_improving(chosen: pd.DataFrame) -> str:
 def _at(selection: Selection, settings: Sequence[HyperSetting]) -> str:
     """`` at dropout 0, lr 0.001`` where ``selection`` is not at the preset's own values."""
     for setting in settings:
-        if selection.runs["run_id"].isin(setting.runs["run_id"]).any():
+        if selection.runs[schema.RUN_ID].isin(setting.runs[schema.RUN_ID]).any():
             return "" if setting.own else f" at {setting.text}"
     return ""
 
@@ -144,7 +144,7 @@ def departures(
         found.append(stop)
     if len(chosen) < budget.seeds:
         found.append(f"{len(chosen)} of the paper's {budget.seeds} seeds")
-    diverged = int((chosen["status"] == DIVERGED).sum())
+    diverged = int((chosen[schema.STATUS] == DIVERGED).sum())
     if diverged:
         found.append(f"{diverged} seeds diverged")
     ran = set(candidates["depth"].astype(int))
@@ -154,7 +154,7 @@ def departures(
         at_depth = select_group(candidates[candidates["depth"].astype(int) == depth])
         found.append(f"at the paper's depth {depth}: {at_depth.text()}{_at(at_depth, settings)}")
     own = settings[0] if settings and settings[0].own else None
-    if own is not None and not chosen["run_id"].isin(own.runs["run_id"]).any():
+    if own is not None and not chosen[schema.RUN_ID].isin(own.runs[schema.RUN_ID]).any():
         at_own = select_group(own.runs)
         own_epochs = _integers(at_own.runs["epochs"])
         found.append(f"at the preset's values ({own.text}; {own_epochs} epochs): {at_own.text()}")
