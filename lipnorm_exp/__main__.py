@@ -17,10 +17,11 @@ from lipnorm_exp.cli.errors import (
     stop,
 )
 from lipnorm_exp.cli.hydra_refusals import HydraRefusals
-from lipnorm_exp.config import register_plugins, register_resolvers, search_path
+from lipnorm_exp.config import register_resolvers, search_path
 from lipnorm_exp.config.launcher import quiet_schema_matching
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.records.schema import RUN_ID
+from lipnorm_exp.sweeps.plugins import register_plugins
 from lipnorm_exp.sweeps.progress import note_outcome, outcome_of, sweep_position
 from lipnorm_exp.training.finished import LaunchedRecord, reused_records
 from lipnorm_exp.util.errors import UserError
