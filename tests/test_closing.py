@@ -8,7 +8,7 @@ import pytest
 from cli_helpers import cli
 
 from lipnorm_exp.cli.closing import closing_line
-from lipnorm_exp.report.published import published_for
+from lipnorm_exp.report.paper_presets import published_for
 from lipnorm_exp.training.finished import LaunchedRecord
 
 

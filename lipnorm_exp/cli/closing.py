@@ -3,7 +3,7 @@
 ``lipnorm_exp: record runs/<run id>.json (completed, test accuracy 81.9% at the best
 validation epoch 57); the paper: Table 1 (+experiment=missing_vector) GAT-Lip Cora 0%:
 83.1 ± 0.5 at depth 5``: the published number of the paper's cell the run belongs to
-(:func:`~lipnorm_exp.report.published.published_for`), or, for a run in no cell, the
+(:func:`~lipnorm_exp.report.paper_presets.published_for`), or, for a run in no cell, the
 command that compares a folder's preset runs with the paper (``make scorecard``).
 """
 
@@ -51,7 +51,7 @@ def closing_line(launched: Sequence[LaunchedRecord], results_dir: str | Path) ->
         saved = f"record {paths[0]} ({_outcome(launched[0])})"
     else:
         saved = f"records {', '.join(paths)}"
-    from lipnorm_exp.report.published import published_for  # pandas: only once a run is over
+    from lipnorm_exp.report.paper_presets import published_for  # pandas: only once a run is over
 
     published = published_for(records[0][schema.CONFIG])
     if published:

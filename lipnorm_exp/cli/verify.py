@@ -55,7 +55,7 @@ from lipnorm_exp.records import (
 from lipnorm_exp.records.identity import ADDED_KEYS, run_id
 from lipnorm_exp.records.provenance import processor_model
 from lipnorm_exp.records.schema import EpochRow, Machine, Record
-from lipnorm_exp.report.presets import compose_config
+from lipnorm_exp.report.grids import compose_config
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import UserError
 

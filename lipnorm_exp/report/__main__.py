@@ -23,8 +23,8 @@ import pandas as pd
 from lipnorm_exp.records import FAILED, INTERRUPTED, RUNS_FOLDER, schema
 from lipnorm_exp.report.aggregate import report_groups, usable_runs
 from lipnorm_exp.report.figures import write_figures
+from lipnorm_exp.report.frame import load_records
 from lipnorm_exp.report.paper_presets import owned_figures, owned_tables
-from lipnorm_exp.report.records import load_records
 from lipnorm_exp.report.scorecard import write_scorecard
 from lipnorm_exp.report.tables import write_tables
 from lipnorm_exp.util.atomic import remove_stale_temps

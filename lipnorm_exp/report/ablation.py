@@ -28,9 +28,9 @@ from lipnorm_exp.report.aggregate import (
     finite,
     select,
 )
-from lipnorm_exp.report.presets import PresetGrid
-from lipnorm_exp.report.provenance import UsedCell
+from lipnorm_exp.report.grids import PresetGrid
 from lipnorm_exp.report.table_files import Table
+from lipnorm_exp.report.used_runs import UsedCell
 
 #: the table's file stem
 NAME = "ablation"

@@ -7,7 +7,7 @@ Selection rule:
    (``<out>/<scale>/<protocol>/``); ``--scale`` picks one scale by name (:func:`report_groups`).
 2. **A preset's own runs.** A table or figure of preset P takes only the records tagged P
    (``config.tags``: the preset's sweep put it there, or reused the record and added it) that
-   its grid holds (:func:`preset_runs`, :class:`~lipnorm_exp.report.presets.PresetGrid`). A
+   its grid holds (:func:`preset_runs`, :class:`~lipnorm_exp.report.grids.PresetGrid`). A
    run started by hand, or by another preset only, never enters it.
 3. **By content.** Within those, a table cell or a point of a curve takes the records whose
    config matches it (dataset name, missing rate, model label, depth, ...), never folder names.
@@ -27,7 +27,7 @@ Selection rule:
    with their number (:func:`select`); where the records' protocol says so, the last epoch's
    (``protocol.reported_epoch: final``) and ``np.std``'s (``protocol.std_ddof: 0``) instead.
    Beside it, the same runs' number at the other epoch, where every seed trained its full
-   budget (a completed run of ``train.epochs`` epochs: :func:`~lipnorm_exp.report.records.
+   budget (a completed run of ``train.epochs`` epochs: :func:`~lipnorm_exp.report.frame.
    final_epoch`), and the validation accuracy at the epoch reported.
 6. **Settings compete on equal seeds.** Only the settings run on the most seeds of the cell
    compete, compared on the seeds they all share (on each one's own where they share none): a
@@ -45,8 +45,8 @@ import pandas as pd
 
 from lipnorm_exp.config.schema import BEST_VAL_EPOCH, FINAL_EPOCH
 from lipnorm_exp.records import DIVERGED, FINISHED, schema
-from lipnorm_exp.report.presets import PresetGrid, preset_grid
-from lipnorm_exp.report.records import FINAL_TEST_ACC, FINAL_VAL_ACC
+from lipnorm_exp.report.frame import FINAL_TEST_ACC, FINAL_VAL_ACC
+from lipnorm_exp.report.grids import PresetGrid, preset_grid
 
 #: the column a setting is chosen by, and the one reported (rule 5)
 VALIDATION = schema.BEST_VAL_ACC

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from lipnorm_exp.records import DIVERGED, schema
-from lipnorm_exp.report import paper
+from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import HyperSetting, Selection, select_group
-from lipnorm_exp.report.presets import Budget
-from lipnorm_exp.report.provenance import early_stop
+from lipnorm_exp.report.grids import Budget
 from lipnorm_exp.report.tables import compact
+from lipnorm_exp.report.used_runs import early_stop
 
 REPRODUCED = "reproduced"
 DIFFERS = "differs"
@@ -77,7 +77,7 @@ class ScoreLine:
     numbers: tuple = ()
 
 
-def number_verdict(ours: float, published: paper.PaperValue) -> str:
+def number_verdict(ours: float, published: published_numbers.PaperValue) -> str:
     """``reproduced`` within ± max(std, :data:`TOLERANCE_POINTS`) of ``published``."""
     tolerance = max(published.std or 0.0, TOLERANCE_POINTS)  # outside it: ``differs``
     return REPRODUCED if abs(ours - published.mean) <= tolerance else DIFFERS
@@ -128,7 +128,7 @@ def departures(
         candidates (pandas.DataFrame): every run of the cell (for the depths tried).
         depth (int or None): the paper's chosen depth, where the cell chooses one.
         budget (Budget): the paper's epochs and seeds, those of the number's preset
-            (:func:`~lipnorm_exp.report.presets.paper_budget`).
+            (:func:`~lipnorm_exp.report.grids.paper_budget`).
         settings (Sequence[HyperSetting]): the cell's runs per setting of the preset's search
             keys (:func:`~lipnorm_exp.report.aggregate.hyper_settings`), the preset's own first.
             Where another setting was chosen, ours at the preset's own values is named; the

@@ -16,7 +16,7 @@ import pandas as pd
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.report.aggregate import Selection
-from lipnorm_exp.report.presets import PresetGrid
+from lipnorm_exp.report.grids import PresetGrid
 
 #: the columns of ``<name>.runs.csv``
 RUNS_COLUMNS = ("row", "column", schema.RUN_ID, "seed", schema.STATUS)

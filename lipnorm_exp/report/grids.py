@@ -27,7 +27,7 @@ from omegaconf import DictConfig, OmegaConf
 from lipnorm_exp.config import config_dir, register_resolvers
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import model_label
-from lipnorm_exp.report.records import config_value
+from lipnorm_exp.report.frame import config_value
 from lipnorm_exp.sweeps.plugins import register_plugins
 from lipnorm_exp.sweeps.progress import sweep_axes
 
