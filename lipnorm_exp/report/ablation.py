@@ -19,6 +19,7 @@ import pandas as pd
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import dataset_label, missing_label
+from lipnorm_exp.records.schema import EpochRow
 from lipnorm_exp.report.aggregate import (
     MISSING,
     OTHER_TITLES,
@@ -53,7 +54,7 @@ NOTES = (
 )
 
 
-def max_attention_gradient(history: list[dict]) -> float:
+def max_attention_gradient(history: list[EpochRow]) -> float:
     """The largest finite attention-gradient norm of a run's history (``NaN``: none tracked)."""
     norms = [value for epoch in history for value in epoch.get(schema.GRAD_ATTN) or []]
     finite = [value for value in norms if math.isfinite(value)]

@@ -29,6 +29,7 @@ import pandas as pd
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import ModelConfig, dataset_label
+from lipnorm_exp.records.schema import EpochRow
 from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import hyper_settings, select, select_group
 from lipnorm_exp.report.grids import PresetGrid
@@ -131,7 +132,7 @@ def _chosen(runs: pd.DataFrame | None, label: str, **where) -> pd.DataFrame:
     return chosen.runs if chosen else pd.DataFrame()
 
 
-def _peak(history: list, epochs: int) -> float:
+def _peak(history: list[EpochRow], epochs: int) -> float:
     """The largest attention-gradient norm of any layer within the first ``epochs`` epochs."""
     norms = [max(row[schema.GRAD_ATTN]) for row in history[:epochs] if schema.GRAD_ATTN in row]
     return max(norms) if norms else np.nan
@@ -190,7 +191,7 @@ def fig2_lines(
     return lines
 
 
-def _train_accuracy(history: list) -> tuple[float, float]:
+def _train_accuracy(history: list[EpochRow]) -> tuple[float, float]:
     """First-epoch and best training accuracy of a run, in %."""
     accuracies = [100.0 * row[schema.TRAIN_ACC] for row in history]
     return accuracies[0], max(accuracies)

@@ -56,6 +56,7 @@ from lipnorm_exp.records.heatmap import (
     log_norm,
 )
 from lipnorm_exp.records.labels import dataset_label, metric_label, missing_label
+from lipnorm_exp.records.schema import EpochRow
 from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import (
     TEST,
@@ -231,7 +232,7 @@ def _legend_beside(ax: Axes) -> None:
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
 
 
-def _has_gradients(history: list) -> bool:
+def _has_gradients(history: list[EpochRow]) -> bool:
     return any(schema.GRAD_ATTN in epoch for epoch in history)
 
 
