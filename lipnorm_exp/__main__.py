@@ -17,11 +17,13 @@ from lipnorm_exp.cli.errors import (
     stop,
 )
 from lipnorm_exp.cli.hydra_refusals import HydraRefusals
-from lipnorm_exp.config import register_plugins, register_resolvers, search_path
+from lipnorm_exp.config import register_resolvers, search_path
 from lipnorm_exp.config.launcher import quiet_schema_matching
 from lipnorm_exp.records import FAILED, INTERRUPTED
+from lipnorm_exp.records.schema import RUN_ID
+from lipnorm_exp.sweeps.plugins import register_plugins
 from lipnorm_exp.sweeps.progress import note_outcome, outcome_of, sweep_position
-from lipnorm_exp.training.finished import reused_records
+from lipnorm_exp.training.finished import LaunchedRecord, reused_records
 from lipnorm_exp.util.errors import ConfigError, UserError
 from lipnorm_exp.util.stopping import in_sweep_worker, stop_requests
 
@@ -53,11 +55,11 @@ def main(cfg: DictConfig) -> None:
     runs = len(cfg.seed) if isinstance(cfg.seed, ListConfig) else 1
     with stop_requests():
         try:
-            records = reused_records(cfg, desc=position) or train(cfg, position)
-            for record in records:
-                note_outcome(outcome_of(record), run_id=record["run_id"])
+            launched = reused_records(cfg, desc=position) or train(cfg, position)
+            for record, reused in launched:
+                note_outcome(outcome_of(record, reused), run_id=record[RUN_ID])
             if not position:  # a sweep ends on its tally instead
-                say(closing_line(records, cfg.paths.results_dir))
+                say(closing_line(launched, cfg.paths.results_dir))
         except UserError as error:
             note_outcome(FAILED, str(error), runs)
             if not position:
@@ -97,12 +99,12 @@ def unswept_grid() -> str | None:
     )
 
 
-def train(cfg: DictConfig, position: str) -> list[dict]:
+def train(cfg: DictConfig, position: str) -> list[LaunchedRecord]:
     """The records of ``cfg``'s runs, those not finished trained now (torch imported here)."""
     from lipnorm_exp.cli.tracking import make_tracker
-    from lipnorm_exp.training.launch import run
+    from lipnorm_exp.training.launch import launch_records
 
-    return run(cfg, desc=position, tracker=make_tracker)
+    return launch_records(cfg, desc=position, tracker=make_tracker)
 
 
 def console() -> None:

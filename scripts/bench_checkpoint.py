@@ -25,7 +25,7 @@ from bench_environment import environment, header, write_results
 from lipnorm_exp.cli.tracking import NullTracker
 from lipnorm_exp.config import build_model, config_dir
 from lipnorm_exp.data import load_task
-from lipnorm_exp.report.presets import compose_config
+from lipnorm_exp.report.grids import compose_config
 from lipnorm_exp.training.checkpoint import Checkpoint, snapshot
 from lipnorm_exp.training.epoch import evaluate, train_epoch
 from lipnorm_exp.training.state import RunState, make_optimizer

@@ -40,7 +40,7 @@ from torch_geometric.utils import add_self_loops, remove_self_loops
 from lipnorm_exp.config import build_model, config_dir
 from lipnorm_exp.data import load_task
 from lipnorm_exp.data.task import Task
-from lipnorm_exp.report.presets import compose_config
+from lipnorm_exp.report.grids import compose_config
 from lipnorm_exp.training.epoch import train_epoch
 
 REPO = Path(__file__).resolve().parents[1]

@@ -20,7 +20,7 @@ from tabulate import tabulate
 
 from lipnorm_exp.records import RUNS_FOLDER, schema
 from lipnorm_exp.report.aggregate import MISSING, format_cell, tagged, usable_runs
-from lipnorm_exp.report.records import load_records
+from lipnorm_exp.report.frame import load_records
 
 GROUP = ["label", "dataset", "missing_rate", "depth", "ablation"]
 

@@ -11,7 +11,7 @@ from lipnorm_exp.nn.copy_dropout import RandomStream, copy_streams, dropout
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.schema import BATCHED
 from lipnorm_exp.sweeps.progress import runs_of_job
-from lipnorm_exp.training.launch import run
+from lipnorm_exp.training.launch import launch_records, run
 from lipnorm_exp.util.errors import ConfigError
 
 BATCHED_KEY = BATCHED
@@ -87,8 +87,8 @@ def test_a_diverging_copy_leaves_the_others_as_they_are(make_cfg, monkeypatch):
 
 def test_finished_seeds_are_skipped(make_cfg):
     [alone] = run(make_cfg(*SMALL, "seed=1"))
-    first, second = run(make_cfg(*SMALL, "seed=[0,1]"))
-    assert second["skipped"] and second["run_id"] == alone["run_id"]
+    (first, trained), (second, reused) = launch_records(make_cfg(*SMALL, "seed=[0,1]"))
+    assert reused and not trained and second["run_id"] == alone["run_id"]
     assert BATCHED_KEY not in second
     assert first[BATCHED_KEY] == {"seeds": [0]}  # trained with the seeds that were left
 

@@ -8,7 +8,7 @@ in-process.
 import subprocess
 
 import pytest
-from cli_helpers import ERROR_PREFIX, REPO, command, environment, records, start, tally_line
+from cli_helpers import ERROR_PREFIX, REPO, cli, command, environment, records, start, tally_line
 from conftest import CONFIGS
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
@@ -237,6 +237,16 @@ def hydra_error(*overrides: str) -> Exception:
 def test_each_kind_of_hydra_refusal_is_one_line_naming_the_override(overrides, line):
     found = refusal_line(hydra_error(*overrides), overrides)
     assert found is not None and found.startswith(line) and "\n" not in found
+
+
+def test_a_sweep_the_sweeper_cannot_expand_is_refused_in_its_own_line(tmp_path, data_dir):
+    """The project's sweeper expands a sweep before any job; a refusal there is one line."""
+    sweep = ["--multirun", "train.lr=interval(0,1)", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    done = cli(command(tmp_path, data_dir, *sweep))
+    line = f"{ERROR_PREFIX}train.lr=interval(0,1): the basic sweeper takes lists and ranges only"
+    assert (done.returncode, done.stderr.strip()) == (EXIT_USER_ERROR, line), done.stderr
+    assert not (tmp_path / "sweep").exists()
+    assert refusal_line(ConfigError("a refusal"), []) == "a refusal"
 
 
 def test_errors_after_the_task_started_or_with_full_errors_are_left_to_hydra(monkeypatch):

@@ -8,7 +8,8 @@ import pytest
 from cli_helpers import cli
 
 from lipnorm_exp.cli.closing import closing_line
-from lipnorm_exp.report.published import published_for
+from lipnorm_exp.report.paper_presets import published_for
+from lipnorm_exp.training.finished import LaunchedRecord
 
 
 def config(model="gat", norm="lip", dataset="cora", rate=0.0, depth=2, residual=False) -> dict:
@@ -35,20 +36,26 @@ def test_a_run_is_placed_in_every_table_whose_cell_it_belongs_to():
     assert published_for(config(model="gt")) == []  # nor that model
 
 
-def record(rid: str, **placed) -> dict:
+def trained(rid: str, **placed) -> LaunchedRecord:
+    """A run trained now (not reused), with what its last line reads of its record."""
     summary = {"metric": "accuracy", "test_acc_at_best_val": 0.8125, "best_epoch": 7}
-    return {"run_id": rid, "status": "completed", "summary": summary, "config": config(**placed)}
+    record = {"run_id": rid, "status": "completed", "summary": summary, "config": config(**placed)}
+    return LaunchedRecord(record, reused=False)
 
 
 def test_a_run_in_no_cell_is_pointed_to_the_scorecard_of_its_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    line = closing_line([record("abc", model="gt")], tmp_path / "results" / "runs")
+    line = closing_line([trained("abc", model="gt")], tmp_path / "results" / "runs")
     assert line == (
         "lipnorm_exp: record results/runs/abc.json (completed, test accuracy 81.2% at the best "
         "validation epoch 7); no cell of the paper's tables: make scorecard compares a folder's "
         "preset runs (+experiment=<name>) with the paper"
     )
-    elsewhere = closing_line([record("a", model="gt"), record("b", model="gt")], tmp_path / "own")
+    reused = LaunchedRecord(trained("abc", model="gt").record, reused=True)
+    assert "(skipped, test accuracy 81.2% at" in closing_line(
+        [reused], tmp_path / "results" / "runs"
+    )
+    elsewhere = closing_line([trained("a", model="gt"), trained("b", model="gt")], tmp_path / "own")
     assert elsewhere.startswith("lipnorm_exp: records own/a.json, own/b.json; no cell")
     assert "make scorecard RUNS=own compares" in elsewhere
 

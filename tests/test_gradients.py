@@ -17,7 +17,7 @@ from lipnorm_exp.nn import GATLayer
 from lipnorm_exp.records.heatmap import draw_gradient_heatmap
 from lipnorm_exp.report.aggregate import preset_runs, usable_runs
 from lipnorm_exp.report.figures import fig2_gradients
-from lipnorm_exp.report.records import load_records
+from lipnorm_exp.report.frame import load_records
 from lipnorm_exp.training.alone import Alone
 from lipnorm_exp.training.epoch import train_epoch
 from lipnorm_exp.training.launch import run

@@ -58,14 +58,15 @@ def test_no_module_imports_a_private_hydra_api():
 
 
 #: the package's layers, lowest first: a module imports only from its own layer and those below
-#: (in functions too); a new top-level module or package must be placed here
+#: (in functions too); a new top-level module or package must be placed here. The project's Hydra
+#: plugins (``hydra_plugins/``: the sweeper and the SLURM launcher) sweep, beside ``sweeps``.
 LAYERS = (
     # foundations: the layers' library, and helpers that know nothing of runs
     {"lipnorm_exp", "util", "nn"},
     {"models", "data"},
     {"config"},
     {"records"},
-    {"sweeps"},
+    {"sweeps", "hydra_plugins"},
     # training: one orchestrator (training.launch), its members and the two epoch engines
     {"training"},
     {"report"},
@@ -73,6 +74,12 @@ LAYERS = (
     {"__main__"},
 )  # fmt: skip
 PACKAGE = Path(__file__).resolve().parents[1] / "lipnorm_exp"
+#: the project's part of the ``hydra_plugins`` namespace package (Hydra's and others' aside)
+PLUGINS = ("hydra_plugins.lipnorm_exp_",)
+#: every source file of the package and of the project's Hydra plugins
+SOURCES = sorted(
+    [*PACKAGE.rglob("*.py"), *(PACKAGE.parent / "hydra_plugins").glob("lipnorm_exp_*/*.py")]
+)
 
 
 def _module(path: Path) -> str:
@@ -81,38 +88,110 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+#: every module of :data:`SOURCES`
+MODULES = frozenset(_module(path) for path in SOURCES)
+
+
 def _part(module: str) -> str:
-    """``lipnorm_exp.report.tables`` → ``report``: the top-level part a module belongs to."""
+    """``lipnorm_exp.report.tables`` → ``report``: the top-level part a module belongs to.
+
+    A module of the project's Hydra plugins belongs to ``hydra_plugins``.
+    """
     parts = module.split(".")
+    if parts[0] == "hydra_plugins":
+        return parts[0]
     return parts[1] if len(parts) > 1 else parts[0]
 
 
-def _imports(source: str, module: str, is_package: bool = False) -> set[str]:
-    """The ``lipnorm_exp`` modules that ``module``'s ``source`` imports, anywhere in it."""
+def _ours(name: str) -> bool:
+    return name.split(".")[0] == "lipnorm_exp" or name.startswith(PLUGINS)
+
+
+def _type_only(tree: ast.AST) -> set[int]:
+    """The ids of the nodes of ``tree`` under ``if TYPE_CHECKING:`` (imported for mypy only)."""
+    blocks = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    return {id(inner) for block in blocks for node in block.body for inner in ast.walk(node)}
+
+
+def _imports(
+    source: str, module: str, is_package: bool = False, run_time: bool = False
+) -> set[str]:
+    """The project's modules that ``module``'s ``source`` imports, anywhere in it.
+
+    ``from package import name`` imports the module ``package.name`` where there is one (of
+    :data:`MODULES`), else ``package``. ``run_time``: the imports a run makes only, those for the
+    type checker (:func:`_type_only`) left out.
+    """
     package = module.split(".") if is_package else module.split(".")[:-1]
+    tree = ast.parse(source)
+    skipped = _type_only(tree) if run_time else set()
     found = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level:
-            base = package[: len(package) - node.level + 1]
-            found.add(".".join([*base, *([node.module] if node.module else [])]))
         elif isinstance(node, ast.ImportFrom):
-            found.add(node.module or "")
-    return {name for name in found if name.split(".")[0] == "lipnorm_exp"}
+            base = package[: len(package) - node.level + 1] if node.level else []
+            where = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                named = f"{where}.{alias.name}"
+                found.add(named if named in MODULES else where)
+    return {name for name in found if _ours(name)}
+
+
+def _import_graph(run_time: bool = False) -> dict[str, set[str]]:
+    """Each module of :data:`SOURCES` and the project's modules it imports (as :func:`_imports`)."""
+    return {
+        _module(path): _imports(
+            path.read_text(), _module(path), path.name == "__init__.py", run_time
+        )
+        for path in SOURCES
+    }
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: each a path of imports that comes back to its start."""
+    state: dict[str, str] = {}
+    path: list[str] = []
+    found = []
+
+    def visit(module: str) -> None:
+        state[module] = "open"
+        path.append(module)
+        for imported in sorted(graph.get(module, ())):
+            if state.get(imported) == "open":
+                found.append([*path[path.index(imported) :], imported])
+            elif imported not in state:
+                visit(imported)
+        path.pop()
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+    return found
 
 
 def test_every_module_imports_only_from_its_layer_and_below():
     layer = {part: k for k, parts in enumerate(LAYERS) for part in parts}
     upward = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        module = _module(path)
+    for module, imported in sorted(_import_graph().items()):
         own = _part(module)
-        assert own in layer, f"{path}: place {own} in LAYERS"
-        imported = _imports(path.read_text(), module, path.name == "__init__.py")
+        assert own in layer, f"{module}: place {own} in LAYERS"
         upward += [f"{module} imports {name}" for name in sorted(imported)
                    if layer[_part(name)] > layer[own]]  # fmt: skip
     assert upward == []
+
+
+def test_no_import_circle_across_the_package_and_its_hydra_plugins():
+    assert {"hydra_plugins.lipnorm_exp_sweeper.sweeper", "lipnorm_exp.cli"} <= MODULES
+    circles = _circles(_import_graph(run_time=True))
+    assert [" -> ".join(circle) for circle in circles] == []
 
 
 def test_the_layer_check_sees_relative_imports_and_imports_inside_functions():
@@ -121,7 +200,11 @@ def test_the_layer_check_sees_relative_imports_and_imports_inside_functions():
         "    import lipnorm_exp.cli.errors\n"
     )
     found = _imports(source, "lipnorm_exp.nn.layer")
-    assert found == {"lipnorm_exp.nn", "lipnorm_exp.report", "lipnorm_exp.cli.errors"}
+    assert found == {"lipnorm_exp.nn", "lipnorm_exp.report.tables", "lipnorm_exp.cli.errors"}
     assert _imports("from .member import Member\n", "lipnorm_exp.training.launch") == {
         "lipnorm_exp.training.member"
     }
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from lipnorm_exp import cli\n"
+    assert _imports(typed, "lipnorm_exp.nn.layer") == {"lipnorm_exp.cli"}
+    assert _imports(typed, "lipnorm_exp.nn.layer", run_time=True) == set()

@@ -12,10 +12,10 @@ from lipnorm_exp.config import preset_names
 from lipnorm_exp.config.help import preset_help
 from lipnorm_exp.models.norms import NORMS
 from lipnorm_exp.records.labels import ModelConfig, model_label
-from lipnorm_exp.report import claims, presets
+from lipnorm_exp.report import claims, grids
+from lipnorm_exp.report.frame import load_records
+from lipnorm_exp.report.grids import Budget, paper_budget
 from lipnorm_exp.report.paper_presets import PRESETS, owned_figures, owned_tables
-from lipnorm_exp.report.presets import Budget, paper_budget
-from lipnorm_exp.report.records import load_records
 from lipnorm_exp.report.scorecard import budget_text, claim_lines, scorecard
 from lipnorm_exp.report.verdicts import NOT_RUN
 from lipnorm_exp.util.errors import ConfigError
@@ -78,7 +78,7 @@ def test_a_changed_grid_paper_changes_the_budget_the_scorecard_states(tmp_path, 
         text = (experiments / f"{name}.yaml").read_text()
         assert text.count(old) == 1, name
         (experiments / f"{name}.yaml").write_text(text.replace(old, new))
-    monkeypatch.setattr(presets, "CONFIGS_DIR", configs)
+    monkeypatch.setattr(grids, "CONFIGS_DIR", configs)
     assert paper_budget("missing_vector") == Budget(1000, 3)
     assert paper_budget("gcnii") == Budget(300, 5)
     expected = (
@@ -102,7 +102,7 @@ def test_a_renamed_label_changes_a_claims_text_never_its_verdict(committed, monk
     lip = NORMS.get("lip")
     monkeypatch.setattr(lip, "label_suffix", staticmethod(lambda options: "-Lipschitz"))
     # the grids, composed once per configs folder, composed again under the new label
-    monkeypatch.setattr(presets, "CONFIGS_DIR", shutil.copytree(CONFIGS, tmp_path / "configs"))
+    monkeypatch.setattr(grids, "CONFIGS_DIR", shutil.copytree(CONFIGS, tmp_path / "configs"))
     renamed = committed.assign(label=committed["config"].map(model_label))
     assert "GAT-Lipschitz" in set(renamed["label"]) and "GAT-Lip" not in set(renamed["label"])
     after = [line for preset in CLAIMED for line in claim_lines(renamed, preset)]

@@ -22,7 +22,7 @@ from lipnorm_exp.models import MODELS
 from lipnorm_exp.records import RERUN_SUFFIX, run_id, schema
 from lipnorm_exp.records.heatmap import BLANK_CELLS
 from lipnorm_exp.records.labels import model_label
-from lipnorm_exp.report import aggregate, paper, presets, verdicts
+from lipnorm_exp.report import aggregate, grids, published_numbers, verdicts
 from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.aggregate import (
     MISSING,
@@ -33,13 +33,13 @@ from lipnorm_exp.report.aggregate import (
     select,
     usable_runs,
 )
+from lipnorm_exp.report.frame import load_records, record_row, records_frame
+from lipnorm_exp.report.grids import paper_budget, preset_grid
 from lipnorm_exp.report.paper_presets import PRESETS, owned_figures, owned_tables
-from lipnorm_exp.report.presets import paper_budget, preset_grid
-from lipnorm_exp.report.provenance import provenance_line
-from lipnorm_exp.report.records import load_records, record_row, records_frame
 from lipnorm_exp.report.table_files import csv_text, latex
 from lipnorm_exp.report.tables import build_table, compact
 from lipnorm_exp.report.trees import batch_sizes_text, departures, notes, trees_table
+from lipnorm_exp.report.used_runs import provenance_line
 
 TABLE1, TABLE2, TABLE3 = (spec for preset in PRESETS for spec in preset.paper_tables)
 DRAW = {spec.name: spec.draw for _, spec in owned_figures()}
@@ -117,7 +117,7 @@ def make_record(
     history = history or [{"epoch": e, "train_loss": 1.0, "train_acc": 0.5} for e in range(1, 11)]
     if status == "diverged":
         history = history[:6]
-    summary = schema.summary(
+    summary = schema.Summary(
         metric="accuracy",
         best_epoch=None if val is None else 5,
         best_val_acc=val,
@@ -128,7 +128,7 @@ def make_record(
         epochs_run=len(history),
         diverged_at_epoch=len(history) + 1 if status == "diverged" else None,
     )
-    return schema.record(
+    return schema.Record(
         run_id=run_id(config),
         status=status,
         error={"diverged": "loss is nan", "failed": "boom"}.get(status),
@@ -559,7 +559,9 @@ def test_table1_cells(usable):
     assert display.loc["GAT-Lip", "Cora 100%"] == cell(LIP100_D11, depth=11)  # not depth 30
     assert display.loc["GAT", "PubMed 100%"] == cell([(0.5, 0.44)], depth=2)  # tie: shallower
     assert display.loc["GAT", "CiteSeer 0%"] == MISSING
-    assert display.loc["GAT-Lip", "Cora 0% paper"] == str(paper.TABLE1["GAT-Lip"]["cora", 0.0])
+    assert display.loc["GAT-Lip", "Cora 0% paper"] == str(
+        published_numbers.TABLE1["GAT-Lip"]["cora", 0.0]
+    )
     assert display.loc["GAT-Lip", "Cora 0% paper"] == "83.1 ± 0.5 (5)"
     assert list(display.index) == ["GCN", "GGNN", "GAT", "GAT-PN", "GAT-Lip"]
     cells = table.cells.set_index(["model", "column"])
@@ -823,11 +825,13 @@ def test_fig5_draws_ours_beside_alon_yahav_and_the_papers_depth_10(usable):
     assert np.allclose(lines["GAT-Lip"].get_ydata(), [45.0, 30.0])
     reference = lines["Alon & Yahav GAT"]
     assert list(reference.get_xdata()) == [2, 3]  # only over the depths with records
-    assert list(reference.get_ydata()) == [paper.ALON_YAHAV_TRAIN_ACC["GAT"][d] for d in (2, 3)]
+    assert list(reference.get_ydata()) == [
+        published_numbers.ALON_YAHAV_TRAIN_ACC["GAT"][d] for d in (2, 3)
+    ]
     assert reference.get_color() == lines["GAT"].get_color()
     assert ax.get_xlim()[1] < 4  # the axis stops where the records do
     stars = {c.get_label(): c.get_offsets()[0] for c in paper_ax.collections if c.get_label()}
-    assert list(stars[f"paper GAT-Lip (depth {paper.TREES_DEPTH})"]) == [10, 68.3]
+    assert list(stars[f"paper GAT-Lip (depth {published_numbers.TREES_DEPTH})"]) == [10, 68.3]
     # a model without records is not drawn, as a point or in the legend, and the footer names it
     assert not any("no records" in line.get_label() for line in ax.get_lines())
     (absent,) = [note for note in drawn.notes if note.startswith("Not drawn (no records): ")]
@@ -909,7 +913,7 @@ def test_trees_table_gives_fig5s_numbers_beside_alon_yahav_and_the_paper(usable,
     )
     assert rows.loc["GAT-Lip", "d = 3 passes"] == "10"  # 10 epochs of one pass
     assert rows.loc["GAT", "d = 2 A&Y"] == "100" and rows.loc["GAT-Lip", "d = 2 A&Y"] == "–"
-    assert rows.loc["GAT-Lip", f"paper d = {paper.TREES_DEPTH}"] == "68.3"
+    assert rows.loc["GAT-Lip", f"paper d = {published_numbers.TREES_DEPTH}"] == "68.3"
     assert rows.loc["GCN", "d = 2"] == "–"
     written = pd.read_csv(read_table(report_dir, "fig5_trees"))
     assert set(written["tree_depth"]) == {2, 3} and written["passes"].max() == 10
@@ -1180,7 +1184,7 @@ def ablation_configs(tmp_path, monkeypatch):
     for name, (factor, change) in ABLATIONS.items():
         text = f"# @package _global_\nablation:\n  name: {name}\n  factor: {factor}\n{change}"
         (configs / "ablation" / f"{name}.yaml").write_text(text)
-    monkeypatch.setattr(presets, "CONFIGS_DIR", configs)
+    monkeypatch.setattr(grids, "CONFIGS_DIR", configs)
     return configs
 
 

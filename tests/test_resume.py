@@ -27,7 +27,7 @@ from lipnorm_exp.training.checkpoint import (
     encode,
     random_state,
 )
-from lipnorm_exp.training.launch import run
+from lipnorm_exp.training.launch import launch_records, run
 
 SMALL = ("model.depth=3", "model.hidden=16", "model.heads=2", "model.attn_dropout=0.3")
 #: a schedule and an early stop whose state must survive the stop, over 24 epochs at most
@@ -202,8 +202,8 @@ def test_force_starts_over_and_a_skipped_run_drops_a_checkpoint_left_behind(make
 
     # a kill between the final record and the checkpoint's removal leaves both behind
     Checkpoint(path.parents[1], rid, every=1, clock=0.0).path.write_bytes(b"left behind")
-    [skipped] = run(make_cfg(*STATEFUL))
-    assert skipped["skipped"] and not path.exists()
+    [(_, reused)] = launch_records(make_cfg(*STATEFUL))
+    assert reused and not path.exists()
 
 
 def test_checkpoint_every_0_keeps_no_checkpoint(make_cfg, tmp_path, monkeypatch):

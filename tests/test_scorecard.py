@@ -15,10 +15,10 @@ from conftest import REPO
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.numerics import NUMERICS_VERSION
-from lipnorm_exp.report import claims, paper
+from lipnorm_exp.report import claims, published_numbers
 from lipnorm_exp.report.__main__ import main
+from lipnorm_exp.report.frame import load_records, record_row, records_frame
 from lipnorm_exp.report.paper_presets import PRESETS
-from lipnorm_exp.report.records import load_records, record_row, records_frame
 from lipnorm_exp.report.scorecard import (
     CSV,
     MARKDOWN,
@@ -59,11 +59,11 @@ def lines(committed):
 @pytest.mark.parametrize(
     ("ours", "published", "verdict"),
     [
-        (77.4, paper.PaperValue(79.4, 0.7), REPRODUCED),  # 2 points, more than the std
-        (77.3, paper.PaperValue(79.4, 0.7), DIFFERS),
-        (65.2, paper.PaperValue(69.3, 4.1), REPRODUCED),  # within the std, more than 2
-        (65.1, paper.PaperValue(69.3, 4.1), DIFFERS),
-        (70.3, paper.PaperValue(68.3), REPRODUCED),  # no std: 2 points
+        (77.4, published_numbers.PaperValue(79.4, 0.7), REPRODUCED),  # 2 points, more than the std
+        (77.3, published_numbers.PaperValue(79.4, 0.7), DIFFERS),
+        (65.2, published_numbers.PaperValue(69.3, 4.1), REPRODUCED),  # within the std, more than 2
+        (65.1, published_numbers.PaperValue(69.3, 4.1), DIFFERS),
+        (70.3, published_numbers.PaperValue(68.3), REPRODUCED),  # no std: 2 points
     ],
 )
 def test_a_number_is_reproduced_within_the_larger_of_its_std_and_two_points(

@@ -102,7 +102,7 @@ def test_a_worker_stops_itself_once_its_sweep_has_ended(monkeypatch):
 
 def _record(name: str, status: str) -> dict:
     """A record of one epoch whose run id is its config's (``name`` tells them apart)."""
-    summary = schema.summary(
+    summary = schema.Summary(
         **dict.fromkeys(SUMMARY_ACCURACIES, 0.5),
         metric="accuracy",
         best_epoch=1,

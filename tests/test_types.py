@@ -1,5 +1,6 @@
 """The package type-checks: mypy, as ``[tool.mypy]`` in pyproject.toml sets it up, finds no error
-in any of its modules."""
+in any of its modules; and the typed run record makes mypy refuse a misspelt record, summary or
+epoch-row key."""
 
 import importlib.util
 import re
@@ -26,3 +27,64 @@ def test_package_type_checks():
     assert checked, done.stdout + done.stderr
     # the configuration names the whole package: every module is checked
     assert int(checked.group(1)) == len(list((ROOT / "lipnorm_exp").rglob("*.py")))
+
+
+#: a reader and a writer of the typed record, every key spelt right
+TYPED_USE = """
+from lipnorm_exp.records.schema import RUN_ID, VAL_ACC, EpochRow, Record
+
+
+def best(record: Record) -> float | None:
+    return record["summary"]["best_val_acc"] if record[RUN_ID] else None
+
+
+def last(record: Record) -> float:
+    return record["history"][-1][VAL_ACC]
+
+
+def timed(row: EpochRow, seconds: float) -> None:
+    row["time_s"] = seconds
+"""
+#: a misspelt key of each kind: what :data:`TYPED_USE` spells right, and the misspelt key
+TYPOS = {
+    "record": ('record["summary"]', "sumary"),
+    "summary": ('["best_val_acc"]', "best_val_accuracy"),
+    "epoch row": ("[VAL_ACC]", "val_ac"),
+    "epoch row written": ('row["time_s"]', "time"),
+}
+
+
+def _mypy(source: str, folder: Path, monkeypatch) -> tuple[str, int]:
+    """mypy's report and exit status on ``source``, which imports this checkout's package.
+
+    Only the package's modules are followed (the libraries it imports are taken as untyped), so
+    a check takes seconds.
+    """
+    mypy_api = pytest.importorskip("mypy.api", reason="mypy comes with the dev extra")
+    module = folder / "typed_use.py"
+    module.write_text(source)
+    config = folder / "mypy.ini"
+    config.write_text(
+        "[mypy]\nfollow_imports = skip\nignore_missing_imports = True\n"
+        "[mypy-lipnorm_exp.*]\nfollow_imports = silent\n"
+    )
+    monkeypatch.setenv("MYPYPATH", str(ROOT))
+    report, errors, status = mypy_api.run(
+        [str(module), "--config-file", str(config), "--cache-dir", str(folder / "cache")]
+    )
+    return report + errors, status
+
+
+def test_the_typed_record_spelt_right_type_checks(tmp_path, monkeypatch):
+    report, status = _mypy(TYPED_USE, tmp_path, monkeypatch)
+    assert status == 0, report
+
+
+@pytest.mark.parametrize("where", list(TYPOS))
+def test_a_misspelt_record_summary_or_epoch_row_key_fails_the_type_check(
+    where, tmp_path, monkeypatch
+):
+    right, typo = TYPOS[where]
+    wrong = re.sub(r'"\w+"|VAL_ACC', f'"{typo}"', right)
+    report, status = _mypy(TYPED_USE.replace(right, wrong), tmp_path, monkeypatch)
+    assert status == 1 and f'has no key "{typo}"' in report, report

@@ -4,10 +4,11 @@ A sweep's grid is expanded once, as Hydra's basic sweeper expands it (the same j
 order, with the same overrides: :func:`~lipnorm_exp.sweeps.progress.grid_jobs`), and that one
 expansion serves the whole sweep:
 
-1. the grid is expanded before anything is written, a sweep that cannot be refused in one line
-   (:func:`~lipnorm_exp.cli.preflight.expand_sweep`; the config's keys, folders and launcher are
-   checked before, by the ``Preflight`` callback, as Hydra resolves ``hydra.sweeper`` when it
-   makes the sweeper);
+1. the grid is expanded before anything is written, a sweep that cannot be expanded (an interval,
+   a shuffled list) refused in one line (:func:`~lipnorm_exp.sweeps.progress.grid_jobs`, whose
+   refusal :class:`~lipnorm_exp.cli.hydra_refusals.HydraRefusals` prints; the config's keys,
+   folders and launcher are checked before, by the ``Preflight`` callback, as Hydra resolves
+   ``hydra.sweeper`` when it makes the sweeper);
 2. its plan is said: how many runs, and how many have a finished record and will be skipped
    (:func:`~lipnorm_exp.sweeps.plan.planned_runs`, :func:`~lipnorm_exp.sweeps.plan.plan_line`);
 3. its jobs go to the configured launcher (basic, joblib, or the project's SLURM launcher), in one
@@ -94,12 +95,12 @@ class LipnormSweeper(Sweeper):
         Returns:
             The jobs' returns, in launch order.
         """
-        from lipnorm_exp.cli.preflight import expand_sweep  # the project, when it sweeps only
+        from lipnorm_exp.sweeps.progress import grid_jobs  # the project, when it sweeps only
         from lipnorm_exp.util.stopping import running_sweep
 
         assert self.config is not None and list(self.config.hydra.overrides.task) == arguments
         with running_sweep():
-            jobs = expand_sweep(self.config)
+            jobs = grid_jobs(self.config.hydra)
             since = time.time()
             planned = self._plan(jobs)
             sweep_dir = Path(self.config.hydra.sweep.dir)

@@ -3,18 +3,18 @@
 ``lipnorm_exp: record runs/<run id>.json (completed, test accuracy 81.9% at the best
 validation epoch 57); the paper: Table 1 (+experiment=missing_vector) GAT-Lip Cora 0%:
 83.1 ± 0.5 at depth 5``: the published number of the paper's cell the run belongs to
-(:func:`~lipnorm_exp.report.published.published_for`), or, for a run in no cell, the
+(:func:`~lipnorm_exp.report.paper_presets.published_for`), or, for a run in no cell, the
 command that compares a folder's preset runs with the paper (``make scorecard``).
 """
 
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from lipnorm_exp.records import record_path, schema
 from lipnorm_exp.records.labels import metric_label
 from lipnorm_exp.sweeps.progress import outcome_of
+from lipnorm_exp.training.finished import LaunchedRecord
 
 __all__ = ["closing_line"]
 
@@ -27,29 +27,31 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _outcome(record: dict[str, Any]) -> str:
+def _outcome(launched: LaunchedRecord) -> str:
     """``completed, test accuracy 81.9% at the best validation epoch 57``.
 
-    The outcome is ``skipped`` for a run whose finished record was found; a run without a
-    scored epoch shows its outcome only.
+    The outcome is ``skipped`` for a run whose finished record was found (reused); a run
+    without a scored epoch shows its outcome only.
     """
-    summary = record.get(schema.SUMMARY) or {}
-    test = summary.get(schema.TEST_ACC_AT_BEST_VAL)
-    if test is None:
-        return outcome_of(record)
+    outcome = outcome_of(*launched)
+    summary = launched.record.get(schema.SUMMARY)
+    test = summary.get(schema.TEST_ACC_AT_BEST_VAL) if summary else None
+    if summary is None or test is None:
+        return outcome
     metric = metric_label(summary[schema.METRIC])
     epoch = summary[schema.BEST_EPOCH]
-    return f"{outcome_of(record)}, test {metric} {test:.1%} at the best validation epoch {epoch}"
+    return f"{outcome}, test {metric} {test:.1%} at the best validation epoch {epoch}"
 
 
-def closing_line(records: Sequence[dict[str, Any]], results_dir: str | Path) -> str:
-    """The last line of a launch of ``records`` (one per seed), written to ``results_dir``."""
+def closing_line(launched: Sequence[LaunchedRecord], results_dir: str | Path) -> str:
+    """The last line of a launch whose runs (one per seed) gave ``launched``, in ``results_dir``."""
+    records = [record for record, _ in launched]
     paths = [_shown(record_path(results_dir, record[schema.RUN_ID])) for record in records]
     if len(records) == 1:
-        saved = f"record {paths[0]} ({_outcome(records[0])})"
+        saved = f"record {paths[0]} ({_outcome(launched[0])})"
     else:
         saved = f"records {', '.join(paths)}"
-    from lipnorm_exp.report.published import published_for  # pandas: only once a run is over
+    from lipnorm_exp.report.paper_presets import published_for  # pandas: only once a run is over
 
     published = published_for(records[0][schema.CONFIG])
     if published:

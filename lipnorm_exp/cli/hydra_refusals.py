@@ -8,9 +8,10 @@ refusals end: ``lipnorm_exp: error: <override> ...; <what is allowed>`` on one l
 status 2, an unknown key with the closest known keys
 (:func:`~lipnorm_exp.config.keys.closest_keys`). An error once the task function has started,
 and a job's error in a sweep, are left to Hydra; ``HYDRA_FULL_ERROR=1`` keeps Hydra's stack.
-(A launcher argument is refused before Hydra meets it, by
-:class:`~lipnorm_exp.cli.preflight.Preflight`; a sweep that cannot be expanded by the project's
-sweeper: :func:`~lipnorm_exp.cli.preflight.expand_sweep`.)
+The project's own refusal raised there, a sweep the project's sweeper cannot expand
+(:func:`~lipnorm_exp.sweeps.progress.grid_jobs`: an interval, a shuffled list), ends in its one
+line too. (A launcher argument is refused before Hydra meets it, by
+:class:`~lipnorm_exp.cli.preflight.Preflight`.)
 
 Why Hydra's private API, in this one module: the refusals above happen before any plugin or
 callback runs (parsing the command line, composing the config), and Hydra prints them in
@@ -35,6 +36,7 @@ from hydra.errors import (
 from lipnorm_exp.cli.errors import ERROR_PREFIX, EXIT_USER_ERROR, JobError, full_error_wanted, say
 from lipnorm_exp.config.keys import closest_keys
 from lipnorm_exp.config.location import config_dir
+from lipnorm_exp.util.errors import UserError
 
 __all__ = ["GRAMMAR", "HydraRefusals", "refusal_line"]
 
@@ -101,8 +103,11 @@ def _unreadable_config(error: Exception) -> str | None:
 def refusal_line(error: Exception, args: Sequence[str]) -> str | None:
     """The one line for Hydra's refusal ``error`` of the command line ``args``, or ``None``.
 
-    ``None`` where ``error`` is not a refusal of the command line (a job's error, a bug).
+    ``None`` where ``error`` is not a refusal of the command line (a job's error, a bug). The
+    project's own refusal (:class:`~lipnorm_exp.util.errors.UserError`) is its message.
     """
+    if isinstance(error, UserError):
+        return str(error)
     if isinstance(error, ValueError) and str(error).startswith(NO_KEY):
         bare = next(o for o in _overrides(args) if not o.lstrip("+~").split("=", 1)[0])
         return f"{bare} names no key; allowed: key=value, e.g. model.depth=3"

@@ -1,10 +1,12 @@
-"""Check a command line before Hydra writes anything: :class:`Preflight`, :func:`expand_sweep`.
+"""Check a command line before Hydra writes anything: :class:`Preflight`.
 
 :class:`Preflight` is a Hydra callback (``configs/hydra/default.yaml``): it checks the config
 and the folders before Hydra makes its output folder or its sweeper. The project's sweeper
-(``hydra_plugins/lipnorm_exp_sweeper``) expands the sweep (:func:`expand_sweep`) before it makes
-the sweep's folder. So nothing is written for a command line that cannot run. What they refuse
-ends the process in one line (:func:`lipnorm_exp.cli.errors.stop`).
+(``hydra_plugins/lipnorm_exp_sweeper``) expands the sweep
+(:func:`~lipnorm_exp.sweeps.progress.grid_jobs`) before it makes the sweep's folder. So nothing
+is written for a command line that cannot run. What the callback refuses ends the process in one
+line (:func:`lipnorm_exp.cli.errors.stop`), and so does a sweep that cannot be expanded
+(:class:`~lipnorm_exp.cli.hydra_refusals.HydraRefusals`).
 """
 
 import copy
@@ -18,11 +20,11 @@ from lipnorm_exp.cli.errors import stop
 from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.config.launcher import check_launcher, missing_slurm
 from lipnorm_exp.sweeps.plan import planned_runs
-from lipnorm_exp.sweeps.progress import check_grid_overrides, grid_jobs
+from lipnorm_exp.sweeps.progress import check_grid_overrides
 from lipnorm_exp.util.errors import ConfigError, UserError
 from lipnorm_exp.util.folders import writable_folder
 
-__all__ = ["FOLDERS", "Preflight", "check_tracker_package", "expand_sweep"]
+__all__ = ["FOLDERS", "Preflight", "check_tracker_package"]
 
 #: the folders a run writes to: made and checked writable before anything runs
 FOLDERS = ("results_dir", "data_dir", "log_dir")
@@ -80,7 +82,7 @@ class Preflight(Callback):
         (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused, and so are a logger
         whose package is missing (:func:`check_tracker_package`) and the SLURM launcher where
         SLURM is missing and the sweep has a run to train; a sweep that cannot be expanded is
-        refused by the sweeper (:func:`expand_sweep`).
+        refused by the sweeper (:func:`~lipnorm_exp.sweeps.progress.grid_jobs`).
         """
         try:
             check_grid_overrides(config.hydra)
@@ -93,15 +95,3 @@ class Preflight(Callback):
             _check_folders(config)
         except UserError as error:
             stop(error)
-
-
-def expand_sweep(config: DictConfig) -> list[list[str]]:
-    """The override lists of the jobs of the sweep ``config``, in launch order.
-
-    The sweeper's one expansion of the grid (:func:`~lipnorm_exp.sweeps.progress.grid_jobs`); a
-    sweep that cannot be expanded (an interval, a shuffled list) ends the process in one line.
-    """
-    try:
-        return grid_jobs(config.hydra)
-    except UserError as error:
-        stop(error)

@@ -42,7 +42,7 @@ import functools
 import logging
 import netrc
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
@@ -55,6 +55,7 @@ from lipnorm_exp.data import SPLITS
 from lipnorm_exp.records import FAILED, INTERRUPTED, schema
 from lipnorm_exp.records.identity import defining_config
 from lipnorm_exp.records.labels import dataset_label, missing_label, model_label
+from lipnorm_exp.records.schema import EpochRow, Record
 from lipnorm_exp.sweeps.progress import grid_choices
 from lipnorm_exp.training.state import NullTracker
 
@@ -78,8 +79,8 @@ RECORD_SUMMARY_NAMES = {
 }
 #: the per-layer gradient norms of a history row drawn as heat maps, each with its caption
 HEATMAP_CAPTIONS = {
-    "grad_attn": "attention-parameter gradient norm per layer and epoch (log colour scale)",
-    "grad_layer": "whole-layer gradient norm per layer and epoch (log colour scale)",
+    schema.GRAD_ATTN: "attention-parameter gradient norm per layer and epoch (log colour scale)",
+    schema.GRAD_LAYER: "whole-layer gradient norm per layer and epoch (log colour scale)",
 }
 #: the file in a multirun's sweep folder where Hydra's basic sweeper saves the sweep's config
 SWEEP_CONFIG_FILE = "multirun.yaml"
@@ -116,7 +117,7 @@ class WandbTracker(NullTracker):
         self.wandb = wandb
         self.failures = 0
         self.heatmap_every = logger.heatmap_every
-        self.rows: list[dict[str, Any]] = []  # the epochs logged, for the heat maps so far
+        self.rows: list[EpochRow] = []  # the epochs logged, for the heat maps so far
         timeout = float(os.environ.get("WANDB_INIT_TIMEOUT", ONLINE_INIT_TIMEOUT_S))
         kwargs = dict(
             project=logger.project,
@@ -166,18 +167,18 @@ class WandbTracker(NullTracker):
             level = logging.WARNING if self.failures == 1 else logging.DEBUG
             log.log(level, "W&B %s failed (%s); training goes on", what, error)
 
-    def log_epoch(self, row: dict[str, Any]) -> None:
+    def log_epoch(self, row: EpochRow) -> None:
         """The row's metrics, namespaced (:func:`wandb_metrics`), at the epoch's step.
 
         Every ``logger.heatmap_every`` epochs, the heat maps of the epochs so far at that step.
         """
-        epoch = row["epoch"]
+        epoch = row[schema.EPOCH]
         self.rows.append(row)
         self._safely("log", lambda: self.run.log(wandb_metrics(row), step=epoch))
         if self.heatmap_every and epoch % self.heatmap_every == 0:
             self._log_heatmaps(self.rows, step=epoch)
 
-    def finish(self, record: dict[str, Any]) -> None:
+    def finish(self, record: Record) -> None:
         """Summary, heat maps, then ``run.finish`` (failed and interrupted runs exit 1)."""
         try:
             self._safely("summary", lambda: self.run.summary.update(run_summary(record)))
@@ -186,7 +187,7 @@ class WandbTracker(NullTracker):
             exit_code = int(record.get(schema.STATUS) in (FAILED, INTERRUPTED))
             self._safely("finish", lambda: self.run.finish(exit_code=exit_code))
 
-    def _log_heatmaps(self, history: list[dict[str, Any]], step: int | None = None) -> None:
+    def _log_heatmaps(self, history: list[EpochRow], step: int | None = None) -> None:
         """The heat maps of the gradient norms ``history`` holds, as W&B images, at ``step``.
 
         ``<key>/heatmap`` for each key of :data:`HEATMAP_CAPTIONS` the history has; nothing
@@ -208,7 +209,7 @@ class WandbTracker(NullTracker):
         self._safely("heat map", lambda: self.run.log(images(), step=step))
 
 
-def wandb_metrics(row: dict[str, Any]) -> dict[str, Any]:
+def wandb_metrics(row: Mapping[str, Any]) -> dict[str, Any]:
     """A history row as W&B metrics.
 
     ``<split>_<name>`` becomes ``<split>/<name>``, a per-layer list ``<key>/layer_NN`` (from
@@ -216,7 +217,7 @@ def wandb_metrics(row: dict[str, Any]) -> dict[str, Any]:
     """
     metrics = {}
     for key, value in row.items():
-        if key == "epoch":
+        if key == schema.EPOCH:
             continue
         if isinstance(value, list):
             metrics.update({f"{key}/layer_{i + 1:02d}": v for i, v in enumerate(value)})
@@ -274,15 +275,17 @@ def current_sweep_keys() -> tuple[str, ...]:
     return _saved_sweep_keys(saved) if saved and saved.exists() else ()
 
 
-def run_summary(record: dict[str, Any]) -> dict[str, Any]:
+def run_summary(record: Record) -> dict[str, Any]:
     """What the W&B summary adds of a record: status, error, best epoch, max, timing.
 
     The best-validation epoch's metrics (:func:`best_epoch_metrics`), the record's summary
     entries of :data:`RECORD_SUMMARY_NAMES` and its timing as ``timing/<key>``.
     """
-    summary = record.get(schema.SUMMARY) or {}
-    kept = {name: summary.get(key) for key, name in RECORD_SUMMARY_NAMES.items()}
-    timing = {f"timing/{key}": value for key, value in (record.get(schema.TIMING) or {}).items()}
+    summary = record.get(schema.SUMMARY)
+    kept = {
+        name: summary.get(key) if summary else None for key, name in RECORD_SUMMARY_NAMES.items()
+    }
+    timing = {f"timing/{key}": value for key, value in record.get(schema.TIMING, {}).items()}
     return {
         "status": record[schema.STATUS],
         "error": record.get(schema.ERROR),
@@ -292,21 +295,23 @@ def run_summary(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def best_epoch_metrics(record: dict[str, Any]) -> dict[str, Any]:
+def best_epoch_metrics(record: Record) -> dict[str, Any]:
     """The best-validation epoch's metrics as ``best/<name>`` (:func:`wandb_metrics`'s names).
 
     The epoch is the record summary's ``best_epoch`` (``best/epoch``); per-layer values are
     left out. Empty when no epoch finished.
     """
-    epoch = (record.get(schema.SUMMARY) or {}).get(schema.BEST_EPOCH)
-    row = next((row for row in record.get(schema.HISTORY) or [] if row["epoch"] == epoch), None)
+    summary = record.get(schema.SUMMARY)
+    epoch = summary.get(schema.BEST_EPOCH) if summary else None
+    history = record.get(schema.HISTORY) or []
+    row = next((row for row in history if row[schema.EPOCH] == epoch), None)
     if row is None:
         return {}
     scalars = {key: value for key, value in row.items() if not isinstance(value, list)}
     return {"best/epoch": epoch, **{f"best/{k}": v for k, v in wandb_metrics(scalars).items()}}
 
 
-def gradient_heatmap(history: list[dict[str, Any]], title: str, key: str = "grad_attn"):
+def gradient_heatmap(history: list[EpochRow], title: str, key: str = schema.GRAD_ATTN):
     """The run's gradient norms ``key`` as an RGB array (Fig. 2's panel for one run).
 
     ``key``: ``grad_attn`` (the attention parameters', as Fig. 2) or ``grad_layer`` (the whole

@@ -55,7 +55,8 @@ from lipnorm_exp.records import (
 )
 from lipnorm_exp.records.identity import run_id
 from lipnorm_exp.records.provenance import processor_model
-from lipnorm_exp.report.presets import compose_config
+from lipnorm_exp.records.schema import EpochRow, Machine, Record
+from lipnorm_exp.report.grids import compose_config
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import UserError
 
@@ -92,7 +93,7 @@ class Finding:
     seconds: float
 
 
-def _rows(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _rows(history: Sequence[EpochRow]) -> list[dict[str, Any]]:
     return [{k: v for k, v in row.items() if k != EPOCH_TIME_KEY} for row in history]
 
 
@@ -103,7 +104,7 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def first_difference(stored: Sequence[dict], ours: Sequence[dict]) -> int | None:
+def first_difference(stored: Sequence[EpochRow], ours: Sequence[EpochRow]) -> int | None:
     """The first epoch whose row differs (timings aside), or ``None`` for equal histories."""
     for k, (a, b) in enumerate(zip(_rows(stored), _rows(ours), strict=False)):
         if a.keys() != b.keys() or not all(_same(a[key], b[key]) for key in a):
@@ -120,7 +121,7 @@ def spread(setting_tests: Sequence[float | None]) -> float:
     return max(std, MIN_SPREAD)
 
 
-def classify(stored: dict, ours: dict, allowed: float) -> tuple[str, int | None]:
+def classify(stored: Record, ours: Record, allowed: float) -> tuple[str, int | None]:
     """The verdict on ``ours`` against ``stored`` (records), and the first epoch they differ."""
     where = first_difference(stored.get(schema.HISTORY) or [], ours.get(schema.HISTORY) or [])
     if where is None and stored[schema.STATUS] == ours[schema.STATUS]:
@@ -131,13 +132,14 @@ def classify(stored: dict, ours: dict, allowed: float) -> tuple[str, int | None]
     return DIFFERENT, where
 
 
-def _test(record: dict) -> float | None:
-    value = (record.get(schema.SUMMARY) or {}).get(schema.TEST_ACC_AT_BEST_VAL)
+def _test(record: Record) -> float | None:
+    summary = record.get(schema.SUMMARY)
+    value = summary.get(schema.TEST_ACC_AT_BEST_VAL) if summary else None
     return None if value is None else 100 * value
 
 
 def verify_record(
-    record: dict, allowed: float, device: str, threads: int, keep: Path | None = None
+    record: Record, allowed: float, device: str, threads: int, keep: Path | None = None
 ) -> Finding:
     """Train ``record``'s run again from its config, here and now, and judge the result.
 
@@ -150,7 +152,9 @@ def verify_record(
     here = compose_config(config_dir(), ())
     config = with_added_keys(OmegaConf.create(record[schema.CONFIG]))
     if run_id(config) != record[schema.RUN_ID]:
-        raise VerifyError(f"{record['run_id']}: its config no longer names its run; not verified")
+        raise VerifyError(
+            f"{record[schema.RUN_ID]}: its config no longer names its run; not verified"
+        )
     with tempfile.TemporaryDirectory(prefix="lipnorm-verify-") as folder:
         paths = cast(dict[str, Any], OmegaConf.to_container(here.paths, resolve=True))
         config.paths = {**paths, "results_dir": folder}
@@ -166,7 +170,8 @@ def verify_record(
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy(record_path(folder, ours[schema.RUN_ID]), keep)
     verdict, where = classify(record, ours, allowed)
-    machine = record.get(schema.MACHINE) or {}
+    machine = record.get(schema.MACHINE) or Machine()
+    timing = ours.get(schema.TIMING)
     return Finding(
         run_id=record[schema.RUN_ID],
         verdict=verdict,
@@ -180,11 +185,11 @@ def verify_record(
         ours_processor=processor_model(),
         threads=threads,
         epochs=len(ours.get(schema.HISTORY) or []),
-        seconds=round((ours.get(schema.TIMING) or {}).get("total_s", math.nan), 1),
+        seconds=round(timing["total_s"] if timing else math.nan, 1),
     )
 
 
-def select(records: list[dict], args: argparse.Namespace) -> list[dict]:
+def select(records: list[Record], args: argparse.Namespace) -> list[Record]:
     """The finished records ``args`` name: run ids, or a preset's, ``per_setting`` per setting."""
     finished = [record for record in records if record[schema.STATUS] in FINISHED]
     if args.run_id:
@@ -198,13 +203,13 @@ def select(records: list[dict], args: argparse.Namespace) -> list[dict]:
     chosen = [r for r in finished if args.preset in (r[schema.CONFIG].get("tags") or [])]
     if not chosen:
         raise VerifyError(f"--preset {args.preset}: no finished record of it in {args.runs}")
-    settings: dict[str, list[dict]] = defaultdict(list)
+    settings: dict[str, list[Record]] = defaultdict(list)
     for record in sorted(chosen, key=lambda r: (r[schema.CONFIG][SEED_KEY], r[schema.RUN_ID])):
         settings[setting_key(record[schema.CONFIG])].append(record)
     return [record for runs in settings.values() for record in runs[: args.per_setting]]
 
 
-def _cells(finished: list[dict], args: argparse.Namespace) -> list[dict]:
+def _cells(finished: list[Record], args: argparse.Namespace) -> list[Record]:
     """The lowest ``per_setting`` seeds of every cell of the tables' ``.runs.csv`` files."""
     by_id = {record[schema.RUN_ID]: record for record in finished}
     chosen = []
@@ -217,7 +222,7 @@ def _cells(finished: list[dict], args: argparse.Namespace) -> list[dict]:
     return chosen
 
 
-def setting_spreads(records: list[dict]) -> dict[str, float]:
+def setting_spreads(records: list[Record]) -> dict[str, float]:
     """The :func:`spread` of each finished record's setting, by run id."""
     tests: dict[str, list[float | None]] = defaultdict(list)
     keys = {}
@@ -304,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if done & {record[schema.RUN_ID] for record in chosen}:
             print(f"{len(done)} runs verified at this commit already in {args.out}: skipped")
             chosen = [record for record in chosen if record[schema.RUN_ID] not in done]
-        hours = sum((r.get(schema.TIMING) or {}).get("total_s", 0.0) for r in chosen) / 3600
+        hours = sum(timing["total_s"] for r in chosen if (timing := r.get(schema.TIMING))) / 3600
         print(f"{len(chosen)} runs to verify; they took {hours:.1f} h of training when made")
         if args.dry_run:
             return 0

@@ -3,8 +3,6 @@
 - :mod:`~lipnorm_exp.config.location`: where the YAML files are (package or checkout), and
   the presets (``experiment/*.yaml``).
 - :mod:`~lipnorm_exp.config.resolvers`: ``${lipnorm_cwd:}`` and ``${lipnorm_add:a,b}``.
-- :mod:`~lipnorm_exp.config.plugins`: the project's Hydra plugins (sweeper, SLURM launcher),
-  found wherever the config is composed.
 - :mod:`~lipnorm_exp.util.constraints`: types and limits of values, checked unconverted.
 - :mod:`~lipnorm_exp.config.schema`: the keys of every group option, typed.
 - :mod:`~lipnorm_exp.config.rules`: rules between keys.
@@ -21,7 +19,6 @@ What defines a run, and the hash that names it, are in :mod:`lipnorm_exp.records
 
 from lipnorm_exp.config.build import build_model, member_configs
 from lipnorm_exp.config.location import config_dir, preset_names, preset_path, search_path
-from lipnorm_exp.config.plugins import register_plugins
 from lipnorm_exp.config.resolvers import register_resolvers
 from lipnorm_exp.config.validate import check_keys, validate
 
@@ -32,7 +29,6 @@ __all__ = [
     "member_configs",
     "preset_names",
     "preset_path",
-    "register_plugins",
     "register_resolvers",
     "search_path",
     "validate",

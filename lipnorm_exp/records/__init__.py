@@ -6,7 +6,8 @@ preset the run serves), the status (``completed``, ``diverged``, ``failed`` with
 ``interrupted``), summary metrics, the per-epoch history, timings, versions, the git commit,
 the machine, and the schema and numerics versions.
 
-- :mod:`~lipnorm_exp.records.schema`: the record's keys, statuses, summary and schema version.
+- :mod:`~lipnorm_exp.records.schema`: the typed record (``Record``, its ``Summary`` and
+  ``EpochRow``s), its keys, statuses and schema version.
 - :mod:`~lipnorm_exp.records.numerics`: the numerics version of the code that makes records.
 - :mod:`~lipnorm_exp.records.identity`: what defines a run, its ``run_id`` and its setting.
 - :mod:`~lipnorm_exp.records.store`: writing, reading, setting aside and re-tagging

@@ -54,7 +54,7 @@ def history_problem(history: Any) -> str | None:
     if not isinstance(history, list):
         return f"its {schema.HISTORY} is {type(history).__name__}, not a list of epochs"
     for k, row in enumerate(history, 1):
-        if not isinstance(row, Mapping) or row.get("epoch") != k:
+        if not isinstance(row, Mapping) or row.get(schema.EPOCH) != k:
             return f"its {schema.HISTORY}'s row {k} is not epoch {k}"
         for key, value in row.items():
             problem = _value_problem(k, key, value)
@@ -90,8 +90,8 @@ def consistency_problem(record: Mapping[str, Any]) -> str | None:
         return f"its best epoch {best} is not one of its {len(history)} epochs"
     row = history[best - 1]
     for key, column in (
-        (schema.BEST_VAL_ACC, "val_acc"),
-        (schema.TEST_ACC_AT_BEST_VAL, "test_acc"),
+        (schema.BEST_VAL_ACC, schema.VAL_ACC),
+        (schema.TEST_ACC_AT_BEST_VAL, schema.TEST_ACC),
     ):
         if column in row and summary[key] != row[column]:
             return f"its {key} {summary[key]!r} is not epoch {best}'s {column} {row[column]!r}"

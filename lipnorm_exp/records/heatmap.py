@@ -12,20 +12,22 @@ from matplotlib.colors import LogNorm
 from matplotlib.image import AxesImage
 from matplotlib.ticker import MaxNLocator
 
+from lipnorm_exp.records.schema import EPOCH, GRAD_ATTN, EpochRow, epoch_value
+
 __all__ = ["BLANK_CELLS", "draw_gradient_heatmap", "gradient_matrix", "log_norm"]
 
 #: what a blank (white) cell of :func:`draw_gradient_heatmap` stands for
 BLANK_CELLS = "white: a norm of exactly 0, or not finite (no colour on a log scale)"
 
 
-def gradient_matrix(history: list, key: str = "grad_attn") -> tuple[np.ndarray, np.ndarray]:
+def gradient_matrix(history: list[EpochRow], key: str = GRAD_ATTN) -> tuple[np.ndarray, np.ndarray]:
     """Epoch numbers and the ``[layers, epochs]`` gradient norms ``key`` of one run.
 
     ``key``: ``grad_attn`` (the attention parameters', the default) or ``grad_layer``.
     """
     epochs = [epoch for epoch in history if key in epoch]
-    values = np.array([epoch[key] for epoch in epochs], dtype=float).T
-    return np.array([epoch["epoch"] for epoch in epochs]), values
+    values = np.array([epoch_value(epoch, key) for epoch in epochs], dtype=float).T
+    return np.array([epoch[EPOCH] for epoch in epochs]), values
 
 
 def log_norm(values: np.ndarray) -> LogNorm:
@@ -35,7 +37,7 @@ def log_norm(values: np.ndarray) -> LogNorm:
 
 
 def draw_gradient_heatmap(
-    ax: Axes, history: list, norm: LogNorm | None = None, key: str = "grad_attn"
+    ax: Axes, history: list[EpochRow], norm: LogNorm | None = None, key: str = GRAD_ATTN
 ) -> AxesImage:
     """One run's gradient norms on ``ax``: layers × epochs, log colour scale.
 

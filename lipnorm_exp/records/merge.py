@@ -38,7 +38,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from lipnorm_exp.records.schema import (
     CONFIG,
@@ -52,6 +51,7 @@ from lipnorm_exp.records.schema import (
     STATUS,
     SUMMARY,
     TEST_ACC_AT_BEST_VAL,
+    Record,
 )
 from lipnorm_exp.records.store import (
     RUNS_FOLDER,
@@ -91,7 +91,7 @@ class Step:
         run_id (str): the run.
         action (str): one of :data:`ACTIONS`.
         source (Path): the source's record file.
-        record (dict or None): the record the folder holds for the run after this step.
+        record (Record or None): the record the folder holds for the run after this step.
         why (str): for a ``conflict`` or a step ``--prefer`` decided, the two records side by
             side; otherwise empty.
     """
@@ -99,11 +99,11 @@ class Step:
     run_id: str
     action: str
     source: Path
-    record: dict[str, Any] | None
+    record: Record | None
     why: str = ""
 
 
-def result(record: dict[str, Any]) -> tuple:
+def result(record: Record) -> tuple:
     """What a run computed: its status, summary and history, per-epoch times aside.
 
     Two records of one run id (one defining config) with the same result differ at most in
@@ -116,22 +116,24 @@ def result(record: dict[str, Any]) -> tuple:
     return record[STATUS], record.get(SUMMARY), history
 
 
-def with_tags(record: dict[str, Any], *others: dict[str, Any]) -> dict[str, Any]:
+def with_tags(record: Record, *others: Record) -> Record:
     """``record`` with ``config.tags`` naming its presets, then those only ``others`` name."""
     tags = [tag for each in (record, *others) for tag in each[CONFIG].get("tags") or []]
-    return {**record, CONFIG: {**record[CONFIG], "tags": list(dict.fromkeys(tags))}}
+    tagged: Record = {**record, CONFIG: {**record[CONFIG], "tags": list(dict.fromkeys(tags))}}
+    return tagged
 
 
-def describe(record: dict[str, Any]) -> str:
+def describe(record: Record) -> str:
     """One record in a few words: status, test accuracy, device and when it finished."""
-    summary = record.get(SUMMARY) or {}
-    test = summary.get(TEST_ACC_AT_BEST_VAL)
+    summary = record.get(SUMMARY)
+    test = summary.get(TEST_ACC_AT_BEST_VAL) if summary else None
     score = f", test {100 * test:.1f}%" if isinstance(test, float | int) else ""
-    device = (record.get(MACHINE) or {}).get("device") or record.get(DEVICE) or "?"
+    machine = record.get(MACHINE)
+    device = (machine.get("device") if machine else None) or record.get(DEVICE) or "?"
     return f"{record[STATUS]}{score} on {device}, finished {record.get(FINISHED_AT) or '?'}"
 
 
-def finished_time(record: dict[str, Any]) -> datetime:
+def finished_time(record: Record) -> datetime:
     """When ``record`` was written (UTC where no zone is named; the earliest time if unknown)."""
     try:
         when = datetime.fromisoformat(record[FINISHED_AT])
@@ -141,7 +143,7 @@ def finished_time(record: dict[str, Any]) -> datetime:
 
 
 def compare(
-    run_id: str, held: dict[str, Any] | None, source: dict[str, Any], path: Path, prefer: str | None
+    run_id: str, held: Record | None, source: Record, path: Path, prefer: str | None
 ) -> Step:
     """The step that merges ``source`` (read from ``path``) into a folder holding ``held``."""
     if source[STATUS] not in FINISHED:
@@ -167,7 +169,7 @@ def compare(
     )
 
 
-def source_records(sources: Iterable[Path]) -> Iterable[tuple[Path, dict[str, Any]]]:
+def source_records(sources: Iterable[Path]) -> Iterable[tuple[Path, Record]]:
     """Every record under each source folder, searched recursively, in order; sources unchanged."""
     for source in sources:
         yield from iter_records(source, set_aside_broken=False)
@@ -185,7 +187,7 @@ def plan_merge(sources: Sequence[Path], into: Path, prefer: str | None = None) -
         prefer: which record a conflict keeps (:data:`PREFERENCES`); ``None``: none, the
             conflict stands.
     """
-    held: dict[str, dict[str, Any] | None] = {}
+    held: dict[str, Record | None] = {}
     steps = []
     for path, record in source_records(sources):
         run_id = record[RUN_ID]

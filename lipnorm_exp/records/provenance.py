@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import lipnorm_exp
+from lipnorm_exp.records.schema import Machine, Versions
 
 #: where Linux describes its processors
 CPUINFO = Path("/proc/cpuinfo")
@@ -34,27 +35,27 @@ def portable_paths(paths: dict[str, Any]) -> dict[str, Any]:
     return {key: relative(value) for key, value in paths.items()}
 
 
-def versions() -> dict[str, str]:
+def versions() -> Versions:
     """Versions of the software that produced a record."""
     import torch
     import torch_geometric
 
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "torch_geometric": torch_geometric.__version__,
-        "lipnorm_exp": lipnorm_exp.__version__,
-    }
+    return Versions(
+        python=platform.python_version(),
+        torch=torch.__version__,
+        torch_geometric=torch_geometric.__version__,
+        lipnorm_exp=lipnorm_exp.__version__,
+    )
 
 
-def machine(device: Any) -> dict[str, Any]:
+def machine(device: Any) -> Machine:
     """The machine a run ran on.
 
     Args:
         device (torch.device): the device it trained on.
 
     Returns:
-        dict: ``device`` (``cpu``, or ``cuda:<index> <GPU name>``), ``cpus`` (logical CPU
+        Machine: ``device`` (``cpu``, or ``cuda:<index> <GPU name>``), ``cpus`` (logical CPU
         cores), ``processor`` (the platform's processor name, or its architecture),
         ``processor_model`` (:func:`processor_model`), ``threads`` (torch's intra-op threads)
         and, in a SLURM job only, ``slurm_job`` (:func:`slurm_job`). The processor model and
@@ -68,15 +69,17 @@ def machine(device: Any) -> dict[str, Any]:
     if device.type == "cuda":
         index = cuda_index(device)
         name = f"cuda:{index} {torch.cuda.get_device_name(index)}"
-    facts = {
-        "device": name,
-        "cpus": os.cpu_count(),
-        "processor": platform.processor() or platform.machine(),
-        "processor_model": processor_model(),
-        "threads": torch.get_num_threads(),
-    }
+    facts = Machine(
+        device=name,
+        cpus=os.cpu_count(),
+        processor=platform.processor() or platform.machine(),
+        processor_model=processor_model(),
+        threads=torch.get_num_threads(),
+    )
     job = slurm_job()
-    return facts if job is None else {**facts, "slurm_job": job}
+    if job is not None:
+        facts["slurm_job"] = job
+    return facts
 
 
 def processor_model(cpuinfo: Path = CPUINFO) -> str:

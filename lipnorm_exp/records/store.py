@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.consistency import (
@@ -42,6 +42,7 @@ from lipnorm_exp.records.schema import (
     SUMMARY_KEYS,
     SUMMARY_KINDS,
     Kind,
+    Record,
 )
 from lipnorm_exp.util.atomic import replacing
 from lipnorm_exp.util.lock import folder_lock
@@ -190,9 +191,7 @@ def record_problem(record: Any, run_id: str | None = None) -> str | None:
     )
 
 
-def read_record(
-    results_dir: str | Path, run_id: str, path: Path | None = None
-) -> dict[str, Any] | None:
+def read_record(results_dir: str | Path, run_id: str, path: Path | None = None) -> Record | None:
     """The record of ``run_id`` (at ``path``: a re-run's, say), or ``None`` if there is none.
 
     Raises:
@@ -209,7 +208,7 @@ def read_record(
     problem = record_problem(record, run_id)
     if problem:
         raise BadRecordError(f"{path}: {problem}")
-    return record
+    return cast(Record, record)  # checked by record_problem
 
 
 def set_aside(path: str | Path) -> Path:
@@ -225,7 +224,7 @@ def set_aside(path: str | Path) -> Path:
     return aside
 
 
-def take_record(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:
+def take_record(results_dir: str | Path, run_id: str) -> Record | None:
     """:func:`read_record`, but a bad record is set aside, with a logged warning, and reads as none.
 
     So a run whose record was truncated, overwritten or replaced by something else is run
@@ -257,7 +256,7 @@ def strict_json(value: Any) -> Any:
     return value
 
 
-def write_record(results_dir: str | Path, record: dict[str, Any], path: Path | None = None) -> Path:
+def write_record(results_dir: str | Path, record: Record, path: Path | None = None) -> Path:
     """Write ``record`` as ``<results_dir>/<run_id>.json`` (or at ``path``), atomically.
 
     It is written as strict JSON (:func:`strict_json`).
@@ -281,7 +280,7 @@ def _holds_a_result(results_dir: str | Path, run_id: str) -> bool:
     return stored is not None and stored[STATUS] in FINISHED
 
 
-def save_record(results_dir: str | Path, record: dict[str, Any]) -> Path:
+def save_record(results_dir: str | Path, record: Record) -> Path:
     """Store a run's record without ever losing a finished one; returns where it went.
 
     Where no finished record of the run is stored, ``record`` becomes ``<run_id>.json``.
@@ -319,7 +318,7 @@ class FolderRecords:
         self.set_aside_broken = set_aside_broken
         self.set_aside: list[Path] = []
 
-    def __iter__(self) -> Iterator[tuple[Path, dict[str, Any]]]:
+    def __iter__(self) -> Iterator[tuple[Path, Record]]:
         for path in sorted(self.folder.glob("**/*.json")):
             try:
                 record = json.loads(path.read_text())
@@ -328,7 +327,7 @@ class FolderRecords:
             else:
                 problem = record_problem(record, path.name.removesuffix(".json"))
             if problem is None:
-                yield path, record
+                yield path, cast(Record, record)  # checked by record_problem
             elif self.set_aside_broken and RECORD_NAME.fullmatch(path.name) and path.is_file():
                 self._set_aside(path, problem)
             else:
@@ -360,14 +359,12 @@ def iter_records(folder: str | Path, set_aside_broken: bool = True) -> FolderRec
     return FolderRecords(folder, set_aside_broken)
 
 
-def _new_tags(record: dict[str, Any], tags: Iterable[str]) -> list[str]:
+def _new_tags(record: Record, tags: Iterable[str]) -> list[str]:
     present = record[CONFIG].get("tags") or []
     return [tag for tag in dict.fromkeys(tags) if tag not in present]
 
 
-def add_tags(
-    results_dir: str | Path, record: dict[str, Any], tags: Iterable[str]
-) -> dict[str, Any]:
+def add_tags(results_dir: str | Path, record: Record, tags: Iterable[str]) -> Record:
     """Add to ``record`` (as stored under ``results_dir``) the ``tags`` its ``config.tags`` lacks.
 
     When some tag is new, the stored record is read again and rewritten (atomically, by

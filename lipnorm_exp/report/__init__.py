@@ -1,21 +1,21 @@
 """Run records → the paper's tables and figures: a read-only step that never trains.
 
 ``python -m lipnorm_exp.report --runs results/runs --out results`` loads every record
-(:mod:`~lipnorm_exp.report.records`), splits them by scale and protocol, and gives each table
-or figure the runs of its own preset only (tag and grid, :mod:`~lipnorm_exp.report.presets`;
+(:mod:`~lipnorm_exp.report.frame`), splits them by scale and protocol, and gives each table
+or figure the runs of its own preset only (tag and grid, :mod:`~lipnorm_exp.report.grids`;
 each preset's tables, figures and claims: :mod:`~lipnorm_exp.report.paper_presets`),
 where the selection rule of :mod:`~lipnorm_exp.report.aggregate` picks the setting of each
 cell. It writes the tables (:mod:`~lipnorm_exp.report.tables`,
 :mod:`~lipnorm_exp.report.ablation`) and figures (:mod:`~lipnorm_exp.report.figures`) with the
-published numbers (:mod:`~lipnorm_exp.report.paper`) beside ours, and beside each the runs it
-used and a line saying where they come from (:mod:`~lipnorm_exp.report.provenance`).
+published numbers (:mod:`~lipnorm_exp.report.published_numbers`) beside ours, and beside each
+the runs it used and a line saying where they come from (:mod:`~lipnorm_exp.report.used_runs`).
 """
 
 from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.report.aggregate import preset_runs, report_groups, select, usable_runs
 from lipnorm_exp.report.figures import write_figures
-from lipnorm_exp.report.presets import preset_grid
-from lipnorm_exp.report.records import load_records
+from lipnorm_exp.report.frame import load_records
+from lipnorm_exp.report.grids import preset_grid
 from lipnorm_exp.report.tables import write_tables
 
 __all__ = [

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from lipnorm_exp.records import FAILED, INTERRUPTED, RUNS_FOLDER
+from lipnorm_exp.records import FAILED, INTERRUPTED, RUNS_FOLDER, schema
 from lipnorm_exp.report.aggregate import report_groups, usable_runs
 from lipnorm_exp.report.figures import write_figures
+from lipnorm_exp.report.frame import load_records
 from lipnorm_exp.report.paper_presets import owned_figures, owned_tables
-from lipnorm_exp.report.records import load_records
 from lipnorm_exp.report.scorecard import write_scorecard
 from lipnorm_exp.report.tables import write_tables
 from lipnorm_exp.util.atomic import remove_stale_temps
@@ -120,8 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def write_report(args: argparse.Namespace, frame: pd.DataFrame) -> None:
     """Print what ``frame`` holds and write the tables, figures and scorecard ``args`` ask for."""
-    failed = int((frame["status"] == FAILED).sum())
-    interrupted = int((frame["status"] == INTERRUPTED).sum())
+    failed = int((frame[schema.STATUS] == FAILED).sum())
+    interrupted = int((frame[schema.STATUS] == INTERRUPTED).sum())
     set_aside = frame.attrs["set_aside"]
     print(
         f"{len(frame)} records in {args.runs}; {failed} failed ignored"

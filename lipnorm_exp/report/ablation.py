@@ -19,6 +19,7 @@ import pandas as pd
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import dataset_label, missing_label
+from lipnorm_exp.records.schema import EpochRow
 from lipnorm_exp.report.aggregate import (
     MISSING,
     OTHER_TITLES,
@@ -28,9 +29,9 @@ from lipnorm_exp.report.aggregate import (
     finite,
     select,
 )
-from lipnorm_exp.report.presets import PresetGrid
-from lipnorm_exp.report.provenance import UsedCell
+from lipnorm_exp.report.grids import PresetGrid
 from lipnorm_exp.report.table_files import Table
+from lipnorm_exp.report.used_runs import UsedCell
 
 #: the table's file stem
 NAME = "ablation"
@@ -53,15 +54,15 @@ NOTES = (
 )
 
 
-def max_attention_gradient(history: list[dict]) -> float:
+def max_attention_gradient(history: list[EpochRow]) -> float:
     """The largest finite attention-gradient norm of a run's history (``NaN``: none tracked)."""
-    norms = [value for epoch in history for value in epoch.get("grad_attn") or []]
+    norms = [value for epoch in history for value in epoch.get(schema.GRAD_ATTN) or []]
     finite = [value for value in norms if math.isfinite(value)]
     return max(finite) if finite else math.nan
 
 
 def _largest_gradient(chosen: Selection) -> float:
-    norms = [max_attention_gradient(history) for history in chosen.runs["history"]]
+    norms = [max_attention_gradient(history) for history in chosen.runs[schema.HISTORY]]
     tracked = [value for value in norms if not math.isnan(value)]
     return max(tracked) if tracked else math.nan
 

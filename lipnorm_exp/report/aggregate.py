@@ -7,7 +7,7 @@ Selection rule:
    (``<out>/<scale>/<protocol>/``); ``--scale`` picks one scale by name (:func:`report_groups`).
 2. **A preset's own runs.** A table or figure of preset P takes only the records tagged P
    (``config.tags``: the preset's sweep put it there, or reused the record and added it) that
-   its grid holds (:func:`preset_runs`, :class:`~lipnorm_exp.report.presets.PresetGrid`). A
+   its grid holds (:func:`preset_runs`, :class:`~lipnorm_exp.report.grids.PresetGrid`). A
    run started by hand, or by another preset only, never enters it.
 3. **By content.** Within those, a table cell or a point of a curve takes the records whose
    config matches it (dataset name, missing rate, model label, depth, ...), never folder names.
@@ -27,7 +27,7 @@ Selection rule:
    with their number (:func:`select`); where the records' protocol says so, the last epoch's
    (``protocol.reported_epoch: final``) and ``np.std``'s (``protocol.std_ddof: 0``) instead.
    Beside it, the same runs' number at the other epoch, where every seed trained its full
-   budget (a completed run of ``train.epochs`` epochs: :func:`~lipnorm_exp.report.records.
+   budget (a completed run of ``train.epochs`` epochs: :func:`~lipnorm_exp.report.frame.
    final_epoch`), and the validation accuracy at the epoch reported.
 6. **Settings compete on equal seeds.** Only the settings run on the most seeds of the cell
    compete, compared on the seeds they all share (on each one's own where they share none): a
@@ -55,8 +55,8 @@ from scipy import stats
 from lipnorm_exp.config.schema import BEST_VAL_EPOCH, FINAL_EPOCH
 from lipnorm_exp.records import DIVERGED, FINISHED, schema
 from lipnorm_exp.records.identity import REPORTING_SEEDS_FROM
-from lipnorm_exp.report.presets import PresetGrid, preset_grid
-from lipnorm_exp.report.records import FINAL_TEST_ACC, FINAL_VAL_ACC
+from lipnorm_exp.report.frame import FINAL_TEST_ACC, FINAL_VAL_ACC
+from lipnorm_exp.report.grids import PresetGrid, preset_grid
 
 #: the column a setting is chosen by, and the one reported (rule 5)
 VALIDATION = schema.BEST_VAL_ACC
@@ -82,12 +82,12 @@ def report_groups(frame: pd.DataFrame, scale: str | None = None) -> list[tuple[s
 def usable_runs(frame: pd.DataFrame, scale: str, protocol: str) -> pd.DataFrame:
     """The completed and diverged runs of ``scale`` and ``protocol`` (rules 1 and 4)."""
     keep = (frame["scale"] == scale) & (frame["protocol"] == protocol)
-    return frame[keep & frame["status"].isin(FINISHED)].copy()
+    return frame[keep & frame[schema.STATUS].isin(FINISHED)].copy()
 
 
 def finite(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs that did not diverge: the only ones a mean is taken over (rule 4)."""
-    return runs[runs["status"] != DIVERGED]
+    return runs[runs[schema.STATUS] != DIVERGED]
 
 
 def tagged(runs: pd.DataFrame, preset: str) -> pd.DataFrame:
@@ -277,7 +277,7 @@ class Selection:
     @property
     def n_diverged(self) -> int:
         """Diverged runs among the seeds."""
-        return int((self.runs["status"] == DIVERGED).sum())
+        return int((self.runs[schema.STATUS] == DIVERGED).sum())
 
     @property
     def setting(self) -> pd.Series:
@@ -340,7 +340,7 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     competing = choosing[seeds == seeds.max()]
     shared = set.intersection(*(set(group["seed"]) for _, group in competing.groupby("setting")))
     compared = competing[competing["seed"].isin(shared)] if shared else competing
-    scored = compared.assign(score=compared[select_by].where(compared["status"] != DIVERGED))
+    scored = compared.assign(score=compared[select_by].where(compared[schema.STATUS] != DIVERGED))
     scores = scored.groupby("setting").agg(
         score=("score", "mean"), depth=("depth", "min"), epochs=("epochs", "max")
     )
@@ -358,9 +358,9 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     reported = held_out if enough else chosen[chosen["seed"] < REPORTING_SEEDS_FROM]
     if reported.empty:  # reporting seeds alone: they chose too
         reported = chosen
-    diverged = int((runs["status"] == DIVERGED).sum())
+    diverged = int((runs[schema.STATUS] == DIVERGED).sum())
     return Selection(
-        reported.sort_values(["seed", "run_id"]),
+        reported.sort_values(["seed", schema.RUN_ID]),
         report,
         cell_runs=len(runs),
         cell_diverged=diverged,

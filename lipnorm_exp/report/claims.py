@@ -3,7 +3,7 @@
 Each is checked by a rule its scorecard line states:
 
 - Fig. 2 (§6, preset ``gradients``): a 20-layer GAT's attention gradients reach the order of
-  :data:`~lipnorm_exp.report.paper.GAT_GRADIENT_PEAK` within 100 epochs on Cora; with
+  :data:`~lipnorm_exp.report.published_numbers.GAT_GRADIENT_PEAK` within 100 epochs on Cora; with
   LipschitzNorm they stay bounded.
 - Fig. 3 (§6, preset ``gradients``): a 30-layer GAT's training accuracy does not improve;
   GAT-Lip trains at every depth of the figure.
@@ -29,9 +29,10 @@ import pandas as pd
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import ModelConfig, dataset_label
-from lipnorm_exp.report import paper
+from lipnorm_exp.records.schema import EpochRow
+from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import hyper_settings, select, select_group
-from lipnorm_exp.report.presets import PresetGrid
+from lipnorm_exp.report.grids import PresetGrid
 from lipnorm_exp.report.verdicts import (
     FAILS,
     HOLDS,
@@ -89,7 +90,7 @@ def _setting_lines(
     that has no line of its own (:func:`~lipnorm_exp.report.aggregate.hyper_settings`).
     """
     settings = hyper_settings(runs, grid)
-    [kept] = [s for s in settings if s.runs["run_id"].isin(chosen["run_id"]).any()]
+    [kept] = [s for s in settings if s.runs[schema.RUN_ID].isin(chosen[schema.RUN_ID]).any()]
     own = [s for s in settings if s.own and s is not kept]
     shown = [
         (kept, chosen, "at the setting chosen on validation"),
@@ -98,12 +99,14 @@ def _setting_lines(
     others = [s for s in settings if all(s is not line[0] for line in shown)]
     elsewhere = []
     for setting in others:
-        values, holds = check(list(setting.runs.sort_values(["seed", "run_id"])["history"]))
+        values, holds = check(
+            list(setting.runs.sort_values(["seed", schema.RUN_ID])[schema.HISTORY])
+        )
         elsewhere.append(f"at {setting.text}: {HOLDS if holds else FAILS} ({values})")
-    other_runs = tuple(sorted(rid for s in others for rid in s.runs["run_id"]))
+    other_runs = tuple(sorted(rid for s in others for rid in s.runs[schema.RUN_ID]))
     lines = []
     for setting, seeds, where in shown:
-        ours, holds = check(list(seeds.sort_values(["seed", "run_id"])["history"]))
+        ours, holds = check(list(seeds.sort_values(["seed", schema.RUN_ID])[schema.HISTORY]))
         named = f"{where} ({setting.text})"
         facts = run_facts(seeds, protocol)
         facts["runs"] += other_runs
@@ -129,16 +132,16 @@ def _chosen(runs: pd.DataFrame | None, label: str, **where) -> pd.DataFrame:
     return chosen.runs if chosen else pd.DataFrame()
 
 
-def _peak(history: list, epochs: int) -> float:
+def _peak(history: list[EpochRow], epochs: int) -> float:
     """The largest attention-gradient norm of any layer within the first ``epochs`` epochs."""
-    norms = [max(row["grad_attn"]) for row in history[:epochs] if "grad_attn" in row]
+    norms = [max(row[schema.GRAD_ATTN]) for row in history[:epochs] if schema.GRAD_ATTN in row]
     return max(norms) if norms else np.nan
 
 
 def _with_gradients(runs: pd.DataFrame | None) -> pd.DataFrame | None:
     if runs is None:
         return None
-    tracked = runs[runs["history"].map(lambda h: any("grad_attn" in row for row in h))]
+    tracked = runs[runs[schema.HISTORY].map(lambda h: any(schema.GRAD_ATTN in row for row in h))]
     return tracked if len(tracked) else None
 
 
@@ -151,15 +154,16 @@ def fig2_lines(
     """Fig. 2's two claims, on the ``gradients`` preset's runs at 20 layers."""
     runs = _with_gradients(runs)
     item, depth, epochs = "Fig. 2", GRADIENT_DEPTH, GRADIENT_EPOCHS
-    floor = paper.GAT_GRADIENT_PEAK / ORDER_OF
+    floor = published_numbers.GAT_GRADIENT_PEAK / ORDER_OF
     gat, gat_lip = GAT.label, GAT_LIP.label
     checks = (
         (
             gat,
             f"{gat}, {depth} layers, Cora: attention gradients reach the order of "
-            f"{paper.GAT_GRADIENT_PEAK:.0e} within {epochs} epochs (rule: every seed's largest "
+            f"{published_numbers.GAT_GRADIENT_PEAK:.0e} within {epochs} epochs "
+            "(rule: every seed's largest "
             f"attention-gradient norm ≥ {floor:.0e})",
-            f"~{paper.GAT_GRADIENT_PEAK:.0e}",
+            f"~{published_numbers.GAT_GRADIENT_PEAK:.0e}",
             lambda peak: peak >= floor,
         ),
         (
@@ -187,9 +191,9 @@ def fig2_lines(
     return lines
 
 
-def _train_accuracy(history: list) -> tuple[float, float]:
+def _train_accuracy(history: list[EpochRow]) -> tuple[float, float]:
     """First-epoch and best training accuracy of a run, in %."""
-    accuracies = [100.0 * row["train_acc"] for row in history]
+    accuracies = [100.0 * row[schema.TRAIN_ACC] for row in history]
     return accuracies[0], max(accuracies)
 
 
@@ -276,11 +280,11 @@ def fig5_lines(
     runs: pd.DataFrame | None, grid: PresetGrid | None, protocol: str, why: Why
 ) -> list[ScoreLine]:
     """Fig. 5's values at depth 10 and its two claims about models and depth."""
-    item, depth, train = "Fig. 5", paper.TREES_DEPTH, schema.BEST_TRAIN_ACC
+    item, depth, train = "Fig. 5", published_numbers.TREES_DEPTH, schema.BEST_TRAIN_ACC
     reason = why("trees")
     at_depth = None if runs is None else runs[runs["tree_depth"] == depth]
     lines = []
-    for label, value in paper.TREES_TRAIN_ACC.items():
+    for label, value in published_numbers.TREES_TRAIN_ACC.items():
         chosen = (
             select(at_depth[at_depth["label"] == label], train, train)
             if at_depth is not None
@@ -290,7 +294,7 @@ def fig5_lines(
         if not chosen:
             lines.append(ScoreLine(item, subject, f"{value:g}", "–", NOT_RUN, reason))
             continue
-        verdict = number_verdict(chosen.mean, paper.PaperValue(value))
+        verdict = number_verdict(chosen.mean, published_numbers.PaperValue(value))
         facts = _trees_facts(chosen.runs, protocol)
         lines.append(ScoreLine(item, subject, f"{value:g}", chosen.text(), verdict, **facts))
     lines.append(_best_at_depth_10(at_depth, protocol, reason))
@@ -308,10 +312,11 @@ def _best_per_label(runs: pd.DataFrame) -> dict[str, tuple[float, pd.DataFrame]]
 
 
 def _best_at_depth_10(at_depth: pd.DataFrame | None, protocol: str, why: str) -> ScoreLine:
-    others = paper.TREES_OTHERS_BELOW
+    others = published_numbers.TREES_OTHERS_BELOW
     gat_lip, gat_pn = GAT_LIP.label, GAT_PN.label
     subject = (
-        f"tree depth {paper.TREES_DEPTH}: {gat_lip} above every other model, all models but "
+        f"tree depth {published_numbers.TREES_DEPTH}: {gat_lip} above every other model, "
+        "all models but "
         f"{gat_lip} and {gat_pn} < {others:g}% (rule: as stated, on mean training accuracy)"
     )
     claim = f"{gat_lip} best; others < {others:g}"

@@ -12,7 +12,7 @@ where there are few (depths then evenly spaced, in order), and a legend stands b
 panels, never over the data. A model label of the grid without records is not drawn; one
 without records at some x values has its line broken there, never interpolated; the footer
 names both. Every figure has a footer (what its lines and bands are, what is not drawn, then
-:func:`~lipnorm_exp.report.provenance.provenance_line`) and ``<name>.runs.csv`` beside it.
+:func:`~lipnorm_exp.report.used_runs.provenance_line`) and ``<name>.runs.csv`` beside it.
 PNG and PDF files carry no time stamp and no software version, so the same records give the
 same bytes; every file is written whole or not at all (:mod:`lipnorm_exp.util.atomic`).
 
@@ -56,7 +56,8 @@ from lipnorm_exp.records.heatmap import (
     log_norm,
 )
 from lipnorm_exp.records.labels import dataset_label, metric_label, missing_label
-from lipnorm_exp.report import paper
+from lipnorm_exp.records.schema import EpochRow
+from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import (
     TEST,
     VALIDATION,
@@ -69,9 +70,9 @@ from lipnorm_exp.report.aggregate import (
     select_group,
     std_name,
 )
-from lipnorm_exp.report.presets import PresetGrid
-from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
+from lipnorm_exp.report.grids import PresetGrid
 from lipnorm_exp.report.trees import TRAIN, budgets, departures
+from lipnorm_exp.report.used_runs import UsedCell, provenance_line, runs_table
 from lipnorm_exp.util.atomic import replacing, write_whole
 
 #: the paper's markers (Fig. 5): circles for none, triangles for PairNorm, squares for Lip
@@ -231,8 +232,8 @@ def _legend_beside(ax: Axes) -> None:
     ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
 
 
-def _has_gradients(history: list) -> bool:
-    return any("grad_attn" in epoch for epoch in history)
+def _has_gradients(history: list[EpochRow]) -> bool:
+    return any(schema.GRAD_ATTN in epoch for epoch in history)
 
 
 def _gradient_runs(runs: pd.DataFrame, every_seed: bool) -> dict[int, dict[str, Selection]]:
@@ -241,7 +242,7 @@ def _gradient_runs(runs: pd.DataFrame, every_seed: bool) -> dict[int, dict[str, 
     The runs of the setting chosen for each depth and label: every seed (``every_seed``) or
     only the lowest.
     """
-    rows = runs[runs["history"].map(_has_gradients)]
+    rows = runs[runs[schema.HISTORY].map(_has_gradients)]
     picked: dict[int, dict[str, Selection]] = {}
     for (depth, label), group in rows.groupby(["depth", "label"]):
         chosen = select_group(group)
@@ -302,7 +303,7 @@ def _heatmap_column(
         if label in by_label
     }
     if histories:
-        values = [gradient_matrix(run["history"])[1].ravel() for run in histories.values()]
+        values = [gradient_matrix(run[schema.HISTORY])[1].ravel() for run in histories.values()]
         norm = log_norm(np.concatenate(values))
     blank = False
     for ax, depth in zip(axes, sorted(picked), strict=True):
@@ -311,7 +312,7 @@ def _heatmap_column(
             _no_records(ax)
             continue
         run = histories[depth]
-        image = draw_gradient_heatmap(ax, run["history"], norm)
+        image = draw_gradient_heatmap(ax, run[schema.HISTORY], norm)
         drawn = image.get_array()
         assert drawn is not None, "a drawn heatmap holds its values"
         blank |= bool(np.ma.getmaskarray(drawn).any())
@@ -344,7 +345,8 @@ def fig2_gradients(runs: pd.DataFrame, grid: PresetGrid) -> Drawn | None:
     note = f"\na colour scale per model; {BLANK_CELLS}" if blank else "\na colour scale per model"
     fig.suptitle(
         f"Fig. 2: attention-gradient norms on {_on(grid)} "
-        f"(paper: ~$10^{{{np.log10(paper.GAT_GRADIENT_PEAK):.0f}}}$ within 100 epochs without "
+        f"(paper: ~$10^{{{np.log10(published_numbers.GAT_GRADIENT_PEAK):.0f}}}$ "
+        "within 100 epochs without "
         f"normalisation){note}"
     )
     return Drawn(fig, _gradient_cells(settings))
@@ -366,8 +368,8 @@ def _accuracy_panel(
         return
     for depth in drawn:
         for _, run in picked[depth][label].runs.iterrows():
-            accuracy = [100.0 * epoch["train_acc"] for epoch in run["history"]]
-            epochs = [epoch["epoch"] for epoch in run["history"]]
+            accuracy = [100.0 * epoch[schema.TRAIN_ACC] for epoch in run[schema.HISTORY]]
+            epochs = [epoch[schema.EPOCH] for epoch in run[schema.HISTORY]]
             name = f"{depth} layers, seed {int(run['seed'])}"
             ax.plot(epochs, accuracy, color=colours[depth], linewidth=1, alpha=0.7, label=name)
     ax.set(xlabel="epoch", ylabel="training accuracy (%)", ylim=(0, 100))
@@ -495,7 +497,7 @@ def _alon_yahav_lines(ax: Axes, styles: dict[str, dict], depths: list[float]) ->
     Models without normalisation, dashed with hollow circles in the colour of the same model
     here.
     """
-    for label, values in paper.ALON_YAHAV_TRAIN_ACC.items():
+    for label, values in published_numbers.ALON_YAHAV_TRAIN_ACC.items():
         shown = {
             depth: value for depth, value in values.items() if min(depths) <= depth <= max(depths)
         }
@@ -515,8 +517,8 @@ def _paper_depth_panel(ax: Axes, styles: dict[str, dict]) -> None:
 
     Its values (stars, named) and the level every other model stays below there (dotted).
     """
-    depth = paper.TREES_DEPTH
-    for label, value in paper.TREES_TRAIN_ACC.items():
+    depth = published_numbers.TREES_DEPTH
+    for label, value in published_numbers.TREES_TRAIN_ACC.items():
         ax.scatter(
             depth,
             value,
@@ -528,7 +530,13 @@ def _paper_depth_panel(ax: Axes, styles: dict[str, dict]) -> None:
             label=f"paper {label} (depth {depth})",
         )
         ax.annotate(label, (depth, value), xytext=(0, 8), textcoords="offset points", ha="center")
-    ax.hlines(paper.TREES_OTHERS_BELOW, depth - 0.4, depth + 0.4, colors="grey", linestyles=":")
+    ax.hlines(
+        published_numbers.TREES_OTHERS_BELOW,
+        depth - 0.4,
+        depth + 0.4,
+        colors="grey",
+        linestyles=":",
+    )
     ax.set(xlim=(depth - 0.6, depth + 0.6), xticks=[depth], xlabel="tree depth", title="paper")
     ax.grid(alpha=0.3)
 
@@ -558,14 +566,14 @@ def _fig5_keys(budget: float, apart: bool) -> list[Line2D]:
             markersize=12,
             color="grey",
             markeredgecolor="black",
-            label=f"paper, depth {paper.TREES_DEPTH}",
+            label=f"paper, depth {published_numbers.TREES_DEPTH}",
         ),
         Line2D(
             [],
             [],
             color="grey",
             linestyle=":",
-            label=f"paper: all others < {paper.TREES_OTHERS_BELOW:.0f}",
+            label=f"paper: all others < {published_numbers.TREES_OTHERS_BELOW:.0f}",
         ),
     ]
     if apart:

@@ -5,28 +5,33 @@ grids and its budget, ``grid.paper``: :func:`~lipnorm_exp.config.preset_names`) 
 here, one :class:`Preset` of :data:`PRESETS`. The report writes each entry's tables and figures
 from that preset's runs, and the scorecard checks its published numbers and claims; ``make
 reproduce`` and ``--help`` list the YAML files. Adding a paper preset is its YAML and its entry.
+What a finished run is compared with, the published numbers of the paper's cells it belongs to
+(its model label, dataset and missing rate in Tables 1 and 2, whose depth the paper chose on
+validation; its dataset and depth in Table 3), is read from the entries' tables too
+(:func:`published_for`).
 
 :data:`PRESETS` is in the paper's order (Tables 1–3, Figs. 2–6, the ablations), the order of
 the scorecard's lines.
 """
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from lipnorm_exp.records.labels import dataset_label
-from lipnorm_exp.report import ablation, claims, figures, paper, trees
+from lipnorm_exp.records.labels import dataset_label, model_label
+from lipnorm_exp.report import ablation, claims, figures, published_numbers, trees
 from lipnorm_exp.report.figures import FigureSpec
-from lipnorm_exp.report.presets import (
+from lipnorm_exp.report.grids import (
     Budget,
     PresetGrid,
     paper_budget,
     paper_protocol,
     preset_grid,
 )
-from lipnorm_exp.report.tables import TableOfRuns, TableSpec
+from lipnorm_exp.report.tables import Column, TableOfRuns, TableSpec
 from lipnorm_exp.report.verdicts import ScoreLine
 
 #: ``claim(runs, grid, protocol, why)`` → the scorecard's lines of one figure's claims
@@ -46,7 +51,7 @@ class Preset:
         figures (tuple[FigureSpec, ...]): its figures. (default: none)
         claims (tuple[Claim, ...]): the claims of the paper's text its runs check. (default: none)
         numbers (tuple[Mapping, ...]): published numbers its figures and claims show beside
-            ours (:mod:`~lipnorm_exp.report.paper`); a :class:`TableSpec` holds its own.
+            ours (:mod:`~lipnorm_exp.report.published_numbers`); a :class:`TableSpec` holds its own.
             (default: none)
     """
 
@@ -88,7 +93,7 @@ PRESETS: tuple[Preset, ...] = (
                 "table1_missing_vector",
                 "Table 1: test accuracy (%) in the missing-vector setting (depth chosen on "
                 "validation)",
-                paper.TABLE1,
+                published_numbers.TABLE1,
             ),
         ),
     ),
@@ -99,7 +104,7 @@ PRESETS: tuple[Preset, ...] = (
                 "table2_gcnii",
                 "Table 2: GAT-Lip against GCNII, test accuracy (%) (depth chosen on validation; "
                 "* OGB leaderboard)",
-                paper.TABLE2,
+                published_numbers.TABLE2,
             ),
         ),
     ),
@@ -110,7 +115,7 @@ PRESETS: tuple[Preset, ...] = (
                 "table3_residual",
                 "Table 3: test accuracy (%) of deep GAT with/without residual connections and "
                 "LipschitzNorm",
-                paper.TABLE3,
+                published_numbers.TABLE3,
                 depth_columns=True,
             ),
         ),
@@ -132,7 +137,7 @@ PRESETS: tuple[Preset, ...] = (
         tables=(TableOfRuns(trees.NAME, trees.trees_table),),
         figures=(FigureSpec("fig5_trees", figures.fig5_trees),),
         claims=(claims.fig5_lines,),
-        numbers=(paper.TREES_TRAIN_ACC, paper.ALON_YAHAV_TRAIN_ACC),
+        numbers=(published_numbers.TREES_TRAIN_ACC, published_numbers.ALON_YAHAV_TRAIN_ACC),
     ),
     Preset(
         "depth",
@@ -153,4 +158,33 @@ def owned_figures() -> tuple[tuple[str, FigureSpec], ...]:
     return tuple((entry.name, figure) for entry in PRESETS for figure in entry.figures)
 
 
-__all__ = ["PRESETS", "Claim", "Preset", "owned_figures", "owned_tables"]
+def published_for(config: Mapping[str, Any]) -> list[str]:
+    """The published numbers of the cells the run ``config`` belongs to, one text each.
+
+    ``Table 1 (+experiment=missing_vector) GAT-Lip Cora 0%: 83.1 ± 0.5 at depth 5``: the
+    paper's test accuracy in %, mean ± std, and the depth it chose on validation (Tables 1
+    and 2; a column of Table 3 is one depth).
+    Empty for a run in no cell of the paper's tables.
+
+    Args:
+        config: a run's resolved config (a record's ``config``).
+    """
+    label = model_label(config)
+    dataset, rate = config["dataset"]["name"], config["dataset"].get("missing_rate", 0.0)
+    found = []
+    for preset in PRESETS:
+        for spec in preset.paper_tables:
+            if spec.depth_columns and rate:
+                continue  # the paper's depth columns hold no missing vectors
+            column = Column(dataset, rate, config["model"]["depth"] if spec.depth_columns else None)
+            value = spec.paper.get(label, {}).get(column.paper_key)
+            if value is None:
+                continue
+            shown = str(dataclasses.replace(value, depth=None))
+            if value.depth is not None:
+                shown += f" at depth {value.depth}"
+            found.append(f"{spec.item} (+experiment={preset.name}) {label} {column.title}: {shown}")
+    return found
+
+
+__all__ = ["PRESETS", "Claim", "Preset", "owned_figures", "owned_tables", "published_for"]

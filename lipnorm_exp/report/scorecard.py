@@ -6,7 +6,7 @@ with a verdict by one rule.
 Made from records only, preset by preset (:data:`~lipnorm_exp.report.paper_presets.PRESETS`:
 each one's paper tables and claims): the runs of each preset at ``scale=paper`` under the
 protocol its paper
-grid runs (:func:`~lipnorm_exp.report.presets.paper_protocol`: ``published`` for Tables 1–3 and
+grid runs (:func:`~lipnorm_exp.report.grids.paper_protocol`: ``published`` for Tables 1–3 and
 Figs. 2, 3 and 6, ``alon_yahav`` for Fig. 5), each number selected as its table selects it
 (:mod:`lipnorm_exp.report.aggregate`). The verdicts and their rule are those of
 :mod:`lipnorm_exp.report.verdicts`; the claims and theirs, :mod:`lipnorm_exp.report.claims`.
@@ -33,8 +33,8 @@ from lipnorm_exp.report.aggregate import (
     select,
     usable_runs,
 )
+from lipnorm_exp.report.grids import PresetGrid, paper_protocol
 from lipnorm_exp.report.paper_presets import PRESETS, Preset
-from lipnorm_exp.report.presets import PresetGrid, paper_protocol
 from lipnorm_exp.report.tables import Column, TableSpec
 from lipnorm_exp.report.verdicts import (
     DIFFERS,
@@ -71,7 +71,10 @@ def _preset_runs(
 
 
 def _column(spec: TableSpec, key: tuple) -> Column:
-    """The table column of a key of the paper's values (:mod:`~lipnorm_exp.report.paper`)."""
+    """The table column of a key of the paper's values.
+
+    The values are :mod:`~lipnorm_exp.report.published_numbers`'s.
+    """
     dataset, value = key
     return Column(dataset, 0.0, value) if spec.depth_columns else Column(dataset, value)
 

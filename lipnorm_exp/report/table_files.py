@@ -6,7 +6,7 @@
   provenance line in a table note below it.
 - ``.csv``: the tidy cells (one row per cell): counts as integers (:data:`INTEGER_COLUMNS`),
   numbers in % rounded to :data:`~lipnorm_exp.report.aggregate.CSV_DECIMALS` decimals.
-- ``.runs.csv``: every run behind a number (:func:`~lipnorm_exp.report.provenance.runs_table`).
+- ``.runs.csv``: every run behind a number (:func:`~lipnorm_exp.report.used_runs.runs_table`).
 
 Every file is a function of the table alone, so the same records give the same bytes, and is
 written whole or not at all (:func:`~lipnorm_exp.util.atomic.write_whole`): a kill leaves each file
@@ -23,8 +23,8 @@ import pandas as pd
 from tabulate import tabulate
 
 from lipnorm_exp.report.aggregate import CSV_DECIMALS
-from lipnorm_exp.report.presets import PresetGrid
-from lipnorm_exp.report.provenance import UsedCell, provenance_line, runs_table
+from lipnorm_exp.report.grids import PresetGrid
+from lipnorm_exp.report.used_runs import UsedCell, provenance_line, runs_table
 from lipnorm_exp.util.atomic import write_whole
 
 LATEX_SYMBOLS = {"±": r"$\pm$", "†": r"$^\dagger$", "–": "--"}

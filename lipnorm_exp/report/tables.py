@@ -3,7 +3,7 @@
 Each table belongs to a preset (its entry in :data:`~lipnorm_exp.report.paper_presets.PRESETS`
 lists it) and is built from that preset's runs only
 (:func:`~lipnorm_exp.report.aggregate.preset_runs`); its columns come from the preset's grid as
-Hydra composes it (:mod:`~lipnorm_exp.report.presets`), its rows are the paper's model labels
+Hydra composes it (:mod:`~lipnorm_exp.report.grids`), its rows are the paper's model labels
 then the grid's. It is written by :func:`~lipnorm_exp.report.table_files.write_table` under
 ``<out>/<scale>/<protocol>/tables/``: ``.md`` (ours and the paper's values in neighbouring
 columns, notes, provenance), ``.tex``, ``.csv`` (one row per cell: the numbers, the chosen
@@ -37,9 +37,9 @@ import numpy as np
 import pandas as pd
 
 from lipnorm_exp.config import preset_names
-from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, STATUSES
+from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, STATUSES, schema
 from lipnorm_exp.records.labels import dataset_label, missing_label
-from lipnorm_exp.report import paper
+from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import (
     MISSING,
     OTHER_TITLES,
@@ -50,10 +50,10 @@ from lipnorm_exp.report.aggregate import (
     preset_runs,
     select,
 )
+from lipnorm_exp.report.grids import PresetGrid
 from lipnorm_exp.report.params import count_text, selection_params
-from lipnorm_exp.report.presets import PresetGrid
-from lipnorm_exp.report.provenance import UsedCell
 from lipnorm_exp.report.table_files import Table, write_table
+from lipnorm_exp.report.used_runs import UsedCell
 
 #: hyper-parameters of the chosen setting written to the CSV files
 SETTING_COLUMNS = ("depth", "lr", "hidden", "heads", "dropout", "concat", "epochs")
@@ -88,7 +88,7 @@ class Column:
 
     @property
     def paper_key(self) -> tuple:
-        """The key of this column in :mod:`~lipnorm_exp.report.paper`'s tables."""
+        """The key of this column in :mod:`~lipnorm_exp.report.published_numbers`'s tables."""
         return (self.dataset, self.missing_rate if self.depth is None else self.depth)
 
     def matches(self, runs: pd.DataFrame) -> pd.Series:
@@ -113,7 +113,7 @@ class TableSpec:
 
     name: str
     caption: str
-    paper: Mapping[str, Mapping[tuple, paper.PaperValue]]
+    paper: Mapping[str, Mapping[tuple, published_numbers.PaperValue]]
     depth_columns: bool = False
 
     @property
@@ -267,7 +267,7 @@ def summary_table(records: pd.DataFrame, presets: tuple[str, ...]) -> pd.DataFra
     keys = ["preset", "dataset", "label"]
     if rows.empty:
         return pd.DataFrame(columns=[*keys, *SUMMARY_STATUSES, "total"])
-    counts = rows.groupby([*keys, "status"], dropna=False).size().unstack(fill_value=0)
+    counts = rows.groupby([*keys, schema.STATUS], dropna=False).size().unstack(fill_value=0)
     shown = [s for s in STATUSES if s in SUMMARY_STATUSES or s in counts.columns]
     counts = counts.reindex(columns=shown, fill_value=0)
     counts["total"] = counts.sum(axis=1)
@@ -286,7 +286,7 @@ def write_tables(
 
     Args:
         records (pandas.DataFrame): every record of the scale and protocol shown, failed ones
-            too (:func:`~lipnorm_exp.report.records.load_records`), for the summary.
+            too (:func:`~lipnorm_exp.report.frame.load_records`), for the summary.
         runs (pandas.DataFrame): their usable runs
             (:func:`~lipnorm_exp.report.aggregate.usable_runs`).
         out_dir (Path): the tables folder.

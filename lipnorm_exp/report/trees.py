@@ -14,11 +14,11 @@ Fig. 3) where they report one; last, the paper's value at depth 10 (Fig. 5).
 import pandas as pd
 
 from lipnorm_exp.records import schema
-from lipnorm_exp.report import paper
+from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import MISSING, cell_numbers, select
-from lipnorm_exp.report.presets import PresetGrid
-from lipnorm_exp.report.provenance import UsedCell
+from lipnorm_exp.report.grids import PresetGrid
 from lipnorm_exp.report.table_files import Table
+from lipnorm_exp.report.used_runs import UsedCell
 
 #: the table's file stem
 NAME = "fig5_trees"
@@ -52,7 +52,7 @@ def batch_sizes_text(table: dict) -> str:
 
 def notes(runs: pd.DataFrame) -> str:
     """The table's notes; the batch sizes are those of the runs' protocol (its config)."""
-    tables = [c["protocol"].get("batch_size_per_depth") for c in runs["config"]]
+    tables = [c["protocol"].get("batch_size_per_depth") for c in runs[schema.CONFIG]]
     table = next((t for t in tables if t), None)
     protocol = f" ({batch_sizes_text(table)})" if table else ""
     return (
@@ -60,9 +60,11 @@ def notes(runs: pd.DataFrame) -> str:
         "number: seeds per cell, below; †k: k diverged); "
         "passes: mean passes over the training trees those runs made; (batch b): trees per "
         f"mini-batch where the runs' differ from their protocol's{protocol}; (α = a): "
-        f"LipschitzNorm's scale where it is not the paper's ({paper.LIP_ALPHA:g}). `A&Y`: Alon & "
+        "LipschitzNorm's scale where it is not the paper's "
+        f"({published_numbers.LIP_ALPHA:g}). `A&Y`: Alon & "
         "Yahav's training accuracy (their Fig. 3, no normalisation). `paper d = 10`: the paper's "
-        f"Fig. 5 (every model not listed there < {paper.TREES_OTHERS_BELOW:.0f}). –: no value."
+        "Fig. 5 (every model not listed there "
+        f"< {published_numbers.TREES_OTHERS_BELOW:.0f}). –: no value."
     )
 
 
@@ -86,19 +88,22 @@ def departures(runs: pd.DataFrame) -> str:
     A protocol with a per-depth table (``protocol.batch_size_per_depth``, keys ``d<depth>`` and
     ``default``) sets ``dataset.batch_size``; a run given another size on the command line is
     marked (``batch b``). A LipschitzNorm whose ``norm.alpha`` is not the paper's
-    (:data:`~lipnorm_exp.report.paper.LIP_ALPHA`, §4) is marked ``α = a``. A cell or a point of
-    Fig. 5 shows the result, so that it says when it was trained otherwise. Empty when every run
-    kept both.
+    (:data:`~lipnorm_exp.report.published_numbers.LIP_ALPHA`, §4) is marked ``α = a``. A cell or
+    a point of Fig. 5 shows the result, so that it says when it was trained otherwise. Empty when
+    every run kept both.
     """
     sizes, alphas = set(), set()
-    for config in runs["config"]:
+    for config in runs[schema.CONFIG]:
         dataset = config["dataset"]
         table = config["protocol"].get("batch_size_per_depth") or {}
         expected = table.get(f"d{dataset['depth']}", table.get("default"))
         if expected is not None and dataset.get("batch_size", expected) != expected:
             sizes.add(dataset["batch_size"])
         norm = config.get("norm", {})
-        if norm.get("name") == "lip" and norm.get("alpha", paper.LIP_ALPHA) != paper.LIP_ALPHA:
+        if (
+            norm.get("name") == "lip"
+            and norm.get("alpha", published_numbers.LIP_ALPHA) != published_numbers.LIP_ALPHA
+        ):
             alphas.add(norm["alpha"])
     marks = [f"batch {', '.join(str(size) for size in sorted(sizes))}"] if sizes else []
     marks += [f"α = {alpha:g}" for alpha in sorted(alphas)]
@@ -122,10 +127,10 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
     display, cells, used = [], [], []
     header = [("", "model")]
     header += [(f"d = {depth}", sub) for depth in depths for sub in ("train", "passes", "A&Y")]
-    header.append(("", f"paper d = {paper.TREES_DEPTH}"))
+    header.append(("", f"paper d = {published_numbers.TREES_DEPTH}"))
     for label in grid.labels:
         line = {"model": label}
-        alon_yahav = paper.ALON_YAHAV_TRAIN_ACC.get(label, {})
+        alon_yahav = published_numbers.ALON_YAHAV_TRAIN_ACC.get(label, {})
         for depth in depths:
             chosen = select(
                 runs[(runs["label"] == label) & (runs["tree_depth"] == depth)], TRAIN, TRAIN
@@ -145,7 +150,9 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
             )
             if chosen:
                 used.append(UsedCell(label, f"tree depth {depth}", chosen))
-        line[f"paper d = {paper.TREES_DEPTH}"] = _published(paper.TREES_TRAIN_ACC, label)
+        line[f"paper d = {published_numbers.TREES_DEPTH}"] = _published(
+            published_numbers.TREES_TRAIN_ACC, label
+        )
         display.append(line)
     return Table.of_runs(NAME, CAPTION, display, cells, notes(runs), grid, runs, used, header)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from lipnorm_exp.records import DIVERGED, schema
-from lipnorm_exp.report import paper
+from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import (
     HELD_OUT_SEEDS,
     HyperSetting,
@@ -32,8 +32,8 @@ from lipnorm_exp.report.aggregate import (
     compact,
     select_group,
 )
-from lipnorm_exp.report.presets import Budget
-from lipnorm_exp.report.provenance import early_stop
+from lipnorm_exp.report.grids import Budget
+from lipnorm_exp.report.used_runs import early_stop
 
 REPRODUCED = "reproduced"
 DIFFERS = "differs"
@@ -86,7 +86,7 @@ class ScoreLine:
     numbers: tuple = ()
 
 
-def number_verdict(ours: float, published: paper.PaperValue) -> str:
+def number_verdict(ours: float, published: published_numbers.PaperValue) -> str:
     """``reproduced`` within ± max(std, :data:`TOLERANCE_POINTS`) of ``published``."""
     tolerance = max(published.std or 0.0, TOLERANCE_POINTS)  # outside it: ``differs``
     return REPRODUCED if abs(ours - published.mean) <= tolerance else DIFFERS
@@ -114,7 +114,7 @@ def run_facts(runs: pd.DataFrame, protocol: str, epochs_column: str = "epochs") 
         "protocol": protocol,
         "epochs": _integers(runs[epochs_column]),
         "seeds": _integers(runs["seed"]),
-        "runs": tuple(sorted(runs["run_id"])),
+        "runs": tuple(sorted(runs[schema.RUN_ID])),
     }
 
 
@@ -130,7 +130,7 @@ def _still_improving(chosen: pd.DataFrame) -> str:
 def _at(selection: Selection, settings: Sequence[HyperSetting]) -> str:
     """`` at dropout 0, lr 0.001`` where ``selection`` is not at the preset's own values."""
     for setting in settings:
-        if selection.runs["run_id"].isin(setting.runs["run_id"]).any():
+        if selection.runs[schema.RUN_ID].isin(setting.runs[schema.RUN_ID]).any():
             return "" if setting.own else f" at {setting.text}"
     return ""
 
@@ -149,7 +149,7 @@ def departures(
         candidates (pandas.DataFrame): every run of the cell (for the depths tried).
         depth (int or None): the paper's chosen depth, where the cell chooses one.
         budget (Budget): the paper's epochs and seeds, those of the number's preset
-            (:func:`~lipnorm_exp.report.presets.paper_budget`).
+            (:func:`~lipnorm_exp.report.grids.paper_budget`).
         settings (Sequence[HyperSetting]): the cell's runs per setting of the preset's search
             keys (:func:`~lipnorm_exp.report.aggregate.hyper_settings`), the preset's own first.
             Where another setting was chosen, ours at the preset's own values is named; the
@@ -165,7 +165,7 @@ def departures(
         found.append(stop)
     if len(chosen) < budget.seeds:
         found.append(f"{len(chosen)} of the paper's {budget.seeds} seeds")
-    diverged = int((chosen["status"] == DIVERGED).sum())
+    diverged = int((chosen[schema.STATUS] == DIVERGED).sum())
     if diverged:
         found.append(f"{diverged} seeds diverged")
     ran = set(candidates["depth"].astype(int))
@@ -175,7 +175,7 @@ def departures(
         at_depth = select_group(candidates[candidates["depth"].astype(int) == depth])
         found.append(f"at the paper's depth {depth}: {at_depth.text()}{_at(at_depth, settings)}")
     own = settings[0] if settings and settings[0].own else None
-    if own is not None and not chosen["run_id"].isin(own.runs["run_id"]).any():
+    if own is not None and not chosen[schema.RUN_ID].isin(own.runs[schema.RUN_ID]).any():
         at_own = select_group(own.runs)
         own_epochs = _integers(at_own.runs["epochs"])
         found.append(f"at the preset's values ({own.text}; {own_epochs} epochs): {at_own.text()}")

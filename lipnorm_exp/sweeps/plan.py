@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
 
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -40,6 +39,7 @@ from lipnorm_exp.records import (
     record_path,
     run_id,
 )
+from lipnorm_exp.records.schema import STATUS, Record
 from lipnorm_exp.sweeps.progress import ELSEWHERE, SKIPPED, grid_jobs
 
 __all__ = [
@@ -110,7 +110,7 @@ def job_configs(config: DictConfig, jobs: list[list[str]] | None = None) -> Iter
             yield composed
 
 
-def _stored(results_dir: Path, rid: str, path: Path | None = None) -> dict[str, Any] | None:
+def _stored(results_dir: Path, rid: str, path: Path | None = None) -> Record | None:
     """The record of run ``rid`` (at ``path``, where given), or ``None`` if none is usable."""
     try:
         return read_record(results_dir, rid, path)
@@ -160,8 +160,8 @@ def planned_runs(config: DictConfig, jobs: list[list[str]] | None = None) -> lis
         for run in member_configs(job):
             rid = run_id(run)
             record = _stored(results_dir, rid)
-            finished = record is not None and record["status"] in FINISHED
-            stale = finished and not made_by_current_numerics(cast(dict[str, Any], record), run)
+            finished = record is not None and record[STATUS] in FINISHED
+            stale = record is not None and finished and not made_by_current_numerics(record, run)
             rerun_stale = bool(run.get("rerun_stale"))
             planned.append(
                 PlannedRun(results_dir, rid, bool(run.force), finished, stale, rerun_stale)
@@ -195,7 +195,7 @@ def stale_line(planned: list[PlannedRun]) -> str | None:
     return f"{what}: kept; rerun_stale=true trains them again"
 
 
-def _written_since(run: PlannedRun, since: float) -> dict[str, Any] | None:
+def _written_since(run: PlannedRun, since: float) -> Record | None:
     """The record of ``run`` written at or after ``since`` (its re-run's where newer), or none."""
     path = record_path(run.results_dir, run.run_id)
     written = []
@@ -233,7 +233,7 @@ def record_outcomes(
         elif run.run_id in noted_skips:
             counts[ELSEWHERE] += 1
         elif (record := _written_since(run, since)) is not None:
-            counts[record["status"]] += 1
+            counts[record[STATUS]] += 1
     counts[FAILED] += max(0, noted_failures - counts[FAILED])
     return counts
 

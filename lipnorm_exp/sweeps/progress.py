@@ -23,6 +23,7 @@ from omegaconf import DictConfig
 
 from lipnorm_exp.config.resolvers import swept_values
 from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, INTERRUPTED
+from lipnorm_exp.records.schema import STATUS, Record
 from lipnorm_exp.util.errors import ConfigError
 
 __all__ = [
@@ -165,9 +166,13 @@ def sweep_position() -> str:
     return f"[{index}/{total}]" if total else f"[{index}]"
 
 
-def outcome_of(record: dict[str, Any]) -> str:
-    """The outcome of a job that returned ``record``: its status, or ``skipped``."""
-    return SKIPPED if record.get("skipped") else record["status"]
+def outcome_of(record: Record, reused: bool) -> str:
+    """The outcome of a run whose job gave ``record``: its status, or ``skipped`` where ``reused``.
+
+    A reused record is a finished one the job found (:class:`~lipnorm_exp.training.finished.
+    LaunchedRecord`): the job trained nothing.
+    """
+    return SKIPPED if reused else record[STATUS]
 
 
 def note_outcome(

@@ -19,6 +19,7 @@ from torch_geometric.data import Data
 from lipnorm_exp.data import SPLITS
 from lipnorm_exp.data.task import Task
 from lipnorm_exp.models.base import DepthwiseGNN
+from lipnorm_exp.records.schema import Scores
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ class EpochOutcome:
 
     loss: float
     grads: torch.Tensor | None
-    metrics: dict[str, float] | None
+    metrics: Scores | None
     diverged: str | None = None
 
     @classmethod
@@ -57,9 +58,7 @@ class EpochOutcome:
         return cls(math.nan, None, None, str(overflow))
 
 
-def outcome(
-    loss: float, grads: torch.Tensor | None, scores: Callable[[], dict[str, float]]
-) -> EpochOutcome:
+def outcome(loss: float, grads: torch.Tensor | None, scores: Callable[[], Scores]) -> EpochOutcome:
     """The epoch's outcome from its training ``loss``: diverged, or scored by ``scores()``.
 
     A non-finite loss, or outputs that ``scores`` finds not finite, make a divergence, named by
@@ -153,7 +152,7 @@ def step(optimizer: torch.optim.Optimizer) -> None:
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, task: Task, device: torch.device) -> dict[str, float]:
+def evaluate(model: nn.Module, task: Task, device: torch.device) -> Scores:
     """Loss and metric of every split, one forward pass per batch of ``task.eval_batches``.
 
     Raises:
@@ -163,8 +162,11 @@ def evaluate(model: nn.Module, task: Task, device: torch.device) -> dict[str, fl
     return score(task, (_forward(model, batch, device) for batch in task.eval_batches))
 
 
-def score(task: Task, outputs: Iterable[tuple[torch.Tensor, Data]]) -> dict[str, float]:
-    """``{split}_loss`` and ``{split}_acc`` of every split from ``(outputs, batch)`` pairs.
+def score(task: Task, outputs: Iterable[tuple[torch.Tensor, Data]]) -> Scores:
+    """The loss and metric of every split from ``(outputs, batch)`` pairs.
+
+    Returns:
+        :class:`~lipnorm_exp.records.schema.Scores`.
 
     Raises:
         NonFiniteError: some output is NaN or infinite.
@@ -178,10 +180,23 @@ def score(task: Task, outputs: Iterable[tuple[torch.Tensor, Data]]) -> dict[str,
             mask = batch[f"{split}_mask"]
             logits[split].append(out[mask].cpu())
             targets[split].append(batch.y[mask].cpu())
-    metrics = {}
-    for split in SPLITS:
-        out, y = torch.cat(logits[split]), torch.cat(targets[split])
-        loss = task_loss(task, out, y).item() if y.numel() else float("nan")
-        metrics[f"{split}_loss"] = loss
-        metrics[f"{split}_acc"] = task.metric(y, out)
-    return metrics
+    train_loss, train_acc = _scored(task, logits["train"], targets["train"])
+    val_loss, val_acc = _scored(task, logits["val"], targets["val"])
+    test_loss, test_acc = _scored(task, logits["test"], targets["test"])
+    return Scores(
+        train_loss=train_loss,
+        train_acc=train_acc,
+        val_loss=val_loss,
+        val_acc=val_acc,
+        test_loss=test_loss,
+        test_acc=test_acc,
+    )
+
+
+def _scored(
+    task: Task, logits: list[torch.Tensor], targets: list[torch.Tensor]
+) -> tuple[float, float]:
+    """The loss (NaN where the split holds no node) and the metric of one split's outputs."""
+    out, y = torch.cat(logits), torch.cat(targets)
+    loss = task_loss(task, out, y).item() if y.numel() else float("nan")
+    return loss, task.metric(y, out)

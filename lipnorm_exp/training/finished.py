@@ -1,17 +1,20 @@
 """Finished runs: a run's finished record reused instead of training the run again.
 
 A launch looks up each of its runs' records under the run's lock (:func:`run_locks`) and reuses
-the finished ones (:func:`finished_record`). None of this needs torch: a job whose runs are all
-finished (a re-launched sweep's jobs, say) ends through :func:`reused_records` without importing
-it, and the trainer (:func:`lipnorm_exp.training.launch.run`) takes the same two steps before it
-trains what is left. Where a run's checkpoint lives (:func:`checkpoint_path`) is said here too,
-since a finished record makes its checkpoint stale.
+the finished ones (:func:`finished_record`); it gives each run's record as a
+:class:`LaunchedRecord`, which says beside the record whether it was reused. None of this needs
+torch: a job whose runs are all finished (a re-launched sweep's jobs, say) ends through
+:func:`reused_records` without importing it, and the trainer
+(:func:`lipnorm_exp.training.launch.run`) takes the same two steps before it trains what is left.
+Where a run's checkpoint lives (:func:`checkpoint_path`) is said here too, since a finished
+record makes its checkpoint stale.
 """
 
 import logging
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from omegaconf import DictConfig
 
@@ -23,15 +26,37 @@ from lipnorm_exp.records import (
     run_id,
     take_record,
 )
+from lipnorm_exp.records.schema import STATUS, Record
 from lipnorm_exp.util.folders import writable_folder
 from lipnorm_exp.util.lock import folder_lock
 
-__all__ = ["CHECKPOINT_DIR", "checkpoint_path", "finished_record", "reused_records", "run_locks"]
+__all__ = [
+    "CHECKPOINT_DIR",
+    "LaunchedRecord",
+    "checkpoint_path",
+    "finished_record",
+    "reused_records",
+    "run_locks",
+]
 
 log = logging.getLogger(__name__)
 
 #: the folder of a results folder that holds its runs' checkpoints
 CHECKPOINT_DIR = ".checkpoints"
+
+
+class LaunchedRecord(NamedTuple):
+    """The record a launch gives for one of its runs, and whether it was reused.
+
+    Attributes:
+        record: the run's record, as stored.
+        reused: ``True`` where the run's finished record was found and the run not trained
+            (:func:`finished_record`; a sweep counts it ``skipped``), ``False`` where it trained
+            now.
+    """
+
+    record: Record
+    reused: bool
 
 
 def checkpoint_path(results_dir: str | Path, rid: str) -> Path:
@@ -59,19 +84,19 @@ def run_locks(results_dir: Path, rids: list[str], desc: str = "") -> Iterator[No
         yield
 
 
-def reusable(cfg: DictConfig, record: dict | None) -> bool:
+def reusable(cfg: DictConfig, record: Record | None) -> bool:
     """Whether ``record`` (``None``: there is none) stands for run ``cfg``, so it is not trained.
 
     It does when it is finished, unless ``force=true`` asks to run it again, or
     ``rerun_stale=true`` does and the record was made by other numerics than the run computes today
     (:func:`rerun_reason`).
     """
-    if not record or record["status"] not in FINISHED:
+    if not record or record[STATUS] not in FINISHED:
         return False
     return rerun_reason(cfg, record) is None
 
 
-def rerun_reason(cfg: DictConfig, record: dict) -> str | None:
+def rerun_reason(cfg: DictConfig, record: Record) -> str | None:
     """Why the run of a finished ``record`` is trained again, or ``None`` when it is not."""
     if cfg.force:
         return "force=true"
@@ -80,26 +105,28 @@ def rerun_reason(cfg: DictConfig, record: dict) -> str | None:
     return None
 
 
-def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> dict | None:
-    """The finished record of run ``rid``, re-tagged with ``cfg.tags`` and marked ``skipped``.
+def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> Record | None:
+    """The finished record of run ``rid``, re-tagged with ``cfg.tags``, to be reused.
 
     ``None`` when the run is to be trained: it has no finished record, or :func:`rerun_reason`
     gives one (what :func:`reusable` decides, with the reason logged).
     """
     existing = take_record(results_dir, rid)
-    if not existing or existing["status"] not in FINISHED:
+    if not existing or existing[STATUS] not in FINISHED:
         return None
     reason = rerun_reason(cfg, existing)
     if reason is not None:
         log.info("%s re-run run %s: %s", desc, rid, reason)
         return None
-    log.info("%s skip run %s: a %s record exists", desc, rid, existing["status"])
+    log.info("%s skip run %s: a %s record exists", desc, rid, existing[STATUS])
     checkpoint_path(results_dir, rid).unlink(missing_ok=True)  # a kill came after the record
-    return {**add_tags(results_dir, existing, cfg.tags), "skipped": True}
+    return add_tags(results_dir, existing, cfg.tags)
 
 
-def reused_records(cfg: DictConfig, desc: str = "") -> list[dict] | None:
-    """The records of every run of ``cfg`` when each one is finished (:func:`finished_record`).
+def reused_records(cfg: DictConfig, desc: str = "") -> list[LaunchedRecord] | None:
+    """Every run of ``cfg`` with its finished record, reused, when each one has one.
+
+    Each is reused as :func:`finished_record` reuses it.
 
     ``None`` when a run is to be trained, or the results folder does not exist: then the
     trainer takes over (:func:`lipnorm_exp.training.launch.run`). Validates ``cfg`` first, as
@@ -117,11 +144,11 @@ def reused_records(cfg: DictConfig, desc: str = "") -> list[dict] | None:
         for member, rid in zip(configs, rids, strict=True)
     ):
         return None
-    records = []
+    records: list[LaunchedRecord] = []
     with run_locks(results_dir, rids, desc):
         for member, rid in zip(configs, rids, strict=True):
             record = finished_record(member, results_dir, rid, desc)
             if record is None:  # changed since it was looked up: the trainer takes it
                 return None
-            records.append(record)
+            records.append(LaunchedRecord(record, reused=True))
     return records

@@ -21,7 +21,6 @@ in the checkpoint the next launch resumes from. Neither replaces a finished reco
 import time
 from datetime import datetime, timezone
 from functools import partial
-from typing import Any, cast
 
 import torch
 from omegaconf import DictConfig, ListConfig
@@ -29,16 +28,17 @@ from tqdm.auto import tqdm
 
 from lipnorm_exp.config import member_configs
 from lipnorm_exp.records import run_id
+from lipnorm_exp.records.schema import TRAIN_STEP_LOSS, VAL_ACC, Record
 from lipnorm_exp.training.alone import Alone
 from lipnorm_exp.training.engine import Engine
-from lipnorm_exp.training.finished import finished_record, run_locks
+from lipnorm_exp.training.finished import LaunchedRecord, finished_record, run_locks
 from lipnorm_exp.training.member import Member
 from lipnorm_exp.training.prepare import prepare
 from lipnorm_exp.training.state import NullTracker, TrackerFactory
 from lipnorm_exp.training.together import Together, check_together
 from lipnorm_exp.util.errors import ConfigError
 
-__all__ = ["fit", "no_tracker", "run"]
+__all__ = ["fit", "launch_records", "no_tracker", "run"]
 
 
 def no_tracker(cfg: DictConfig, rid: str) -> NullTracker:
@@ -60,14 +60,13 @@ def check_tracker(cfg: DictConfig, tracker: TrackerFactory) -> None:
         )
 
 
-def run(
-    cfg: DictConfig, desc: str = "", tracker: TrackerFactory = no_tracker
-) -> list[dict[str, Any]]:
+def run(cfg: DictConfig, desc: str = "", tracker: TrackerFactory = no_tracker) -> list[Record]:
     """Run the configuration ``cfg``: the records of its runs, one per seed, in seed order.
 
     A finished record of a run (same :func:`~lipnorm_exp.records.run_id`, made by this preset
-    or another) is reused rather than run again and comes back marked ``skipped``; the tags of
-    ``cfg`` it lacks are added to it, so the record names every preset it serves.
+    or another) is reused rather than run again; the tags of ``cfg`` it lacks are added to it,
+    so the record names every preset it serves. Which records were reused:
+    :func:`launch_records`.
 
     Args:
         cfg: the whole resolved config (see ``configs/config.yaml``); a list of seeds
@@ -76,6 +75,13 @@ def run(
         tracker: makes each run's tracker (the CLI passes
             :func:`lipnorm_exp.cli.tracking.make_tracker`, which reads ``logger``).
     """
+    return [launched.record for launched in launch_records(cfg, desc, tracker)]
+
+
+def launch_records(
+    cfg: DictConfig, desc: str = "", tracker: TrackerFactory = no_tracker
+) -> list[LaunchedRecord]:
+    """:func:`run`'s records, each saying whether it was reused or trained now."""
     check_tracker(cfg, tracker)
     results_dir, device = prepare(cfg)
     together = isinstance(cfg.seed, ListConfig)
@@ -84,22 +90,26 @@ def run(
     configs = member_configs(cfg)
     rids = [run_id(member) for member in configs]
     with run_locks(results_dir, rids, desc):
-        records = [
+        found = [
             finished_record(member, results_dir, rid, desc)
             for member, rid in zip(configs, rids, strict=True)
         ]
-        todo = [k for k, record in enumerate(records) if record is None]
+        todo = [k for k, record in enumerate(found) if record is None]
+        members: dict[int, Member] = {}
         if todo:
             started, clock = datetime.now(timezone.utc), time.perf_counter()
             seeds = [int(configs[k].seed) for k in todo] if together else None
-            members = [
-                Member(configs[k], rids[k], results_dir, device, started, clock, tracker, seeds)
+            members = {
+                k: Member(configs[k], rids[k], results_dir, device, started, clock, tracker, seeds)
                 for k in todo
-            ]
-            train(members, device, together, desc)
-            for k, member in zip(todo, members, strict=True):
-                records[k] = member.record
-    return cast(list[dict[str, Any]], records)  # each one found or trained by now
+            }
+            train(list(members.values()), device, together, desc)
+    return [
+        LaunchedRecord(members[k].record, reused=False)
+        if record is None
+        else LaunchedRecord(record, reused=True)
+        for k, record in enumerate(found)
+    ]
 
 
 def train(members: list[Member], device: torch.device, together: bool, desc: str = "") -> None:
@@ -177,7 +187,7 @@ def _progress(members: list[Member]) -> dict[str, str]:
     if not state.history:
         return {}
     row = state.history[-1]
-    shown = {"loss": f"{row['train_step_loss']:.3f}", "val": f"{row['val_acc']:.3f}"}
+    shown = {"loss": f"{row[TRAIN_STEP_LOSS]:.3f}", "val": f"{row[VAL_ACC]:.3f}"}
     if state.best is not None:  # none until an epoch may be the best (may_be_best)
-        shown["best"] = f"{state.best['val_acc']:.3f}"
+        shown["best"] = f"{state.best[VAL_ACC]:.3f}"
     return shown

@@ -36,6 +36,7 @@ from lipnorm_exp.records import (
     schema,
     versions,
 )
+from lipnorm_exp.records.schema import Record
 from lipnorm_exp.training.checkpoint import Checkpoint, restore, snapshot
 from lipnorm_exp.training.epoch import EpochOutcome
 from lipnorm_exp.training.state import RunState, TrackerFactory, make_optimizer
@@ -92,11 +93,11 @@ class Member:
         if cfg.force:
             self.checkpoint.remove()
 
-    def _new_record(self, device: torch.device, started: datetime) -> dict[str, Any]:
+    def _new_record(self, device: torch.device, started: datetime) -> Record:
         """The record of the run about to train: ``failed`` until its training returns."""
         config = cast(dict[str, Any], OmegaConf.to_container(self.cfg, resolve=True))
         config["paths"] = portable_paths(config["paths"])
-        return schema.record(
+        return Record(
             schema_version=SCHEMA_VERSION,
             run_id=self.rid,
             status=FAILED,

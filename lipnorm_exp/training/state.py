@@ -8,7 +8,7 @@ rows, selects its best epoch and stops on the same rule.
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypedDict
 
 import torch
 from omegaconf import DictConfig
@@ -16,12 +16,14 @@ from omegaconf import DictConfig
 from lipnorm_exp.data import MONITORED
 from lipnorm_exp.models.base import DepthwiseGNN
 from lipnorm_exp.records import COMPLETED, DIVERGED, EPOCH_TIME_KEY, schema
+from lipnorm_exp.records.schema import EpochRow, Record, Scores, Status, Summary, epoch_value
 from lipnorm_exp.training.checkpoint import copied
 
 __all__ = [
     "MIN_IMPROVEMENT",
     "EarlyStopping",
     "NullTracker",
+    "RunResult",
     "RunState",
     "Tracker",
     "TrackerFactory",
@@ -34,20 +36,20 @@ __all__ = [
 class Tracker(Protocol):
     """What receives a run's epochs as they end, and its record once it ends."""
 
-    def log_epoch(self, row: dict[str, Any]) -> None:
+    def log_epoch(self, row: EpochRow) -> None:
         """One epoch's row of the history."""
 
-    def finish(self, record: dict[str, Any]) -> None:
+    def finish(self, record: Record) -> None:
         """The run's record, written: the run is over (finished, stopped or failed)."""
 
 
 class NullTracker:
     """Tracks nothing: the run record is the only output (``logger=none``)."""
 
-    def log_epoch(self, row: dict[str, Any]) -> None:
+    def log_epoch(self, row: EpochRow) -> None:
         """Per-epoch metrics (ignored)."""
 
-    def finish(self, record: dict[str, Any]) -> None:
+    def finish(self, record: Record) -> None:
         """End of run (nothing to close)."""
 
 
@@ -127,34 +129,36 @@ class EarlyStopping:
         self.best: float | None = None
         self.best_epoch = 0
 
-    def stop(self, row: dict[str, Any]) -> bool:
+    def stop(self, row: EpochRow) -> bool:
         """Take one epoch's row; whether training should end after it."""
         if not self.patience:
             return False
-        value = row[self.metric]
+        value = epoch_value(row, self.metric)
         if self.best is None or value > self.best + MIN_IMPROVEMENT:
-            self.best, self.best_epoch = value, row["epoch"]
-        return value >= 1.0 or row["epoch"] - self.best_epoch >= self.patience
+            self.best, self.best_epoch = value, row[schema.EPOCH]
+        return value >= 1.0 or row[schema.EPOCH] - self.best_epoch >= self.patience
 
 
-def may_be_best(row: dict[str, Any]) -> bool:
+def may_be_best(row: EpochRow) -> bool:
     """Whether an epoch may be a run's best: its training and validation losses are finite.
 
     An epoch whose validation loss overflowed scored nothing trustworthy, whatever its
     accuracy says.
     """
-    return math.isfinite(row["train_step_loss"]) and math.isfinite(row["val_loss"])
+    return math.isfinite(row[schema.TRAIN_STEP_LOSS]) and math.isfinite(row[schema.VAL_LOSS])
 
 
-def summarise(history: list[dict], best: dict | None, metric: str, diverged_at: int | None) -> dict:
+def summarise(
+    history: list[EpochRow], best: EpochRow | None, metric: str, diverged_at: int | None
+) -> Summary:
     """Summary metrics of a run from its history and best-validation epoch."""
-    train_accs = [row["train_acc"] for row in history]
-    return schema.summary(
+    train_accs = [row[schema.TRAIN_ACC] for row in history]
+    return Summary(
         metric=metric,
-        best_epoch=best["epoch"] if best else None,
-        best_val_acc=best["val_acc"] if best else None,
-        test_acc_at_best_val=best["test_acc"] if best else None,
-        train_acc_at_best_val=best["train_acc"] if best else None,
+        best_epoch=best[schema.EPOCH] if best else None,
+        best_val_acc=best[schema.VAL_ACC] if best else None,
+        test_acc_at_best_val=best[schema.TEST_ACC] if best else None,
+        train_acc_at_best_val=best[schema.TRAIN_ACC] if best else None,
         best_train_acc=max(train_accs) if train_accs else None,
         final_train_acc=train_accs[-1] if train_accs else None,
         epochs_run=len(history),
@@ -181,9 +185,9 @@ class RunState:
         self.tracker = tracker
         self.scheduler = make_scheduler(optimizer, train)
         self.stopping = EarlyStopping(train)
-        self.history: list[dict[str, Any]] = []
-        self.best: dict[str, Any] | None = None
-        self.status = COMPLETED
+        self.history: list[EpochRow] = []
+        self.best: EpochRow | None = None
+        self.status: Status = COMPLETED
         self.error: str | None = None
         self.diverged_at: int | None = None
         self.done = False
@@ -231,10 +235,10 @@ class RunState:
         self,
         epoch: int,
         loss: float,
-        metrics: dict[str, float],
+        metrics: Scores,
         grads: torch.Tensor | None = None,
         lipschitz: Callable[[], list[float]] | None = None,
-    ) -> dict[str, Any]:
+    ) -> EpochRow:
         """Record one finished epoch; returns its row.
 
         Args:
@@ -244,29 +248,41 @@ class RunState:
             grads: mean ``[depth, 2]`` gradient norms of the epoch, when tracked.
             lipschitz: called for the per-layer Lipschitz estimates when they are due.
         """
-        row: dict[str, Any] = {"epoch": epoch, "train_step_loss": loss, **metrics}
+        row: EpochRow = {schema.EPOCH: epoch, schema.TRAIN_STEP_LOSS: loss, **metrics}
         if self.scheduler is not None:
-            row["lr"] = self.optimizer.param_groups[0]["lr"]
-            self.scheduler.step(row[self.train.scheduler_metric])
+            row[schema.LR] = self.optimizer.param_groups[0]["lr"]
+            self.scheduler.step(epoch_value(row, self.train.scheduler_metric))
         row[EPOCH_TIME_KEY] = time.perf_counter() - self.started
         if grads is not None:
-            row["grad_attn"], row["grad_layer"] = grads[:, 0].tolist(), grads[:, 1].tolist()
+            row[schema.GRAD_ATTN] = grads[:, 0].tolist()
+            row[schema.GRAD_LAYER] = grads[:, 1].tolist()
         due = epoch == 1 or epoch % self.train.lipschitz_every == 0
         if self.train.estimate_lipschitz and due and lipschitz is not None:
-            row["lipschitz"] = lipschitz()
+            row[schema.LIPSCHITZ] = lipschitz()
         self.history.append(row)
         self.epoch = epoch
         self.tracker.log_epoch(row)
-        if may_be_best(row) and (self.best is None or row["val_acc"] > self.best["val_acc"]):
+        if may_be_best(row) and (
+            self.best is None or row[schema.VAL_ACC] > self.best[schema.VAL_ACC]
+        ):
             self.best = row
         self.done = self.stopping.stop(row) or epoch >= self.train.epochs
         return row
 
-    def result(self, metric: str) -> dict[str, Any]:
+    def result(self, metric: str) -> "RunResult":
         """``status``, ``error``, ``summary`` and ``history`` as they go into the record."""
-        return {
-            schema.STATUS: self.status,
-            schema.ERROR: self.error,
-            schema.SUMMARY: summarise(self.history, self.best, metric, self.diverged_at),
-            schema.HISTORY: self.history,
-        }
+        return RunResult(
+            status=self.status,
+            error=self.error,
+            summary=summarise(self.history, self.best, metric, self.diverged_at),
+            history=self.history,
+        )
+
+
+class RunResult(TypedDict):
+    """What a run's training gives its record (:meth:`RunState.result`), in the record's order."""
+
+    status: Status
+    error: str | None
+    summary: Summary
+    history: list[EpochRow]

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from lipnorm_exp.records import schema
 from lipnorm_exp.report.aggregate import Selection
-from lipnorm_exp.report.presets import PresetGrid
+from lipnorm_exp.report.grids import PresetGrid
 
 #: the columns of ``<name>.runs.csv``
-RUNS_COLUMNS = ("row", "column", "run_id", "seed", "status")
+RUNS_COLUMNS = ("row", "column", schema.RUN_ID, "seed", schema.STATUS)
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class UsedCell:
 def runs_table(cells: Sequence[UsedCell]) -> pd.DataFrame:
     """One row per run used, in the order of ``cells`` and by seed within a cell."""
     rows = [
-        (cell.row, cell.column, run["run_id"], int(run["seed"]), run["status"])
+        (cell.row, cell.column, run[schema.RUN_ID], int(run["seed"]), run[schema.STATUS])
         for cell in cells
         for _, run in cell.selection.runs.iterrows()
     ]
@@ -59,7 +60,7 @@ def early_stop(runs: pd.DataFrame) -> str:
     rules = sorted(
         {
             (int(config["train"]["patience"]), config["train"]["patience_metric"])
-            for config in runs["config"]
+            for config in runs[schema.CONFIG]
             if config["train"].get("patience")
         }
     )
@@ -102,7 +103,7 @@ def provenance_line(
         )
     else:
         search = f"no hyper-parameter search ({', '.join(grid.search_keys)} as the preset sets)"
-    machines = "; ".join(sorted(runs["machine"].unique()))
+    machines = "; ".join(sorted(runs[schema.MACHINE].unique()))
     stop = early_stop(runs)
     return (
         f"Preset {grid.preset}, scale {grid.scale}, protocol {grid.protocol}; "

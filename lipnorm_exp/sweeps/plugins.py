@@ -6,6 +6,9 @@ that package is importable but not listed, unless the command runs in the checko
 is then on ``sys.path``): ``hydra/sweeper=lipnorm`` would be an unknown option and
 ``hydra/launcher=submitit_slurm`` an unknown plugin class. Importing the plugins stores their
 config nodes, and Hydra's public ``Plugins.register`` adds their classes to those it found.
+
+The plugins sweep with :mod:`lipnorm_exp.sweeps` (its expansion, plan and tally), so they are
+registered from here, below what runs a sweep (the command line, the report's presets).
 """
 
 from hydra.core.plugins import Plugins

@@ -28,6 +28,7 @@ import pandas as pd
 from lipnorm_exp.records import COMPLETED, iter_records, schema, setting_key
 from lipnorm_exp.records.identity import ADDED_KEYS
 from lipnorm_exp.records.labels import model_label
+from lipnorm_exp.records.schema import EPOCH, TEST_ACC, VAL_ACC, Record
 
 #: column → dotted config key
 CONFIG_COLUMNS = {
@@ -70,7 +71,7 @@ CONFIG_DEFAULTS = {
 FINAL_VAL_ACC = "final_val_acc"
 FINAL_TEST_ACC = "final_test_acc"
 #: the ``history`` keys they are read from
-FINAL_KEYS = {FINAL_VAL_ACC: "val_acc", FINAL_TEST_ACC: "test_acc"}
+FINAL_KEYS = {FINAL_VAL_ACC: VAL_ACC, FINAL_TEST_ACC: TEST_ACC}
 
 NUMERIC_COLUMNS = (
     "seed",
@@ -118,7 +119,7 @@ def config_value(config: Mapping[str, Any], dotted: str, default: Any = None) ->
     return value
 
 
-def machine_label(record: Mapping[str, Any]) -> str:
+def machine_label(record: Record) -> str:
     """The machine a run ran on: ``cpu, 2 CPUs (x86_64)``; older records name only a device."""
     machine = record.get(schema.MACHINE)
     if not machine:
@@ -126,7 +127,7 @@ def machine_label(record: Mapping[str, Any]) -> str:
     return f"{machine['device']}, {machine['cpus']} CPUs ({machine['processor']})"
 
 
-def final_epoch(record: Mapping[str, Any]) -> dict[str, float | None]:
+def final_epoch(record: Record) -> dict[str, float | None]:
     """The validation and test accuracy of a run's last epoch, where it trained its full budget.
 
     A completed run whose ``epochs_run`` is its ``train.epochs`` and whose last ``history`` row
@@ -134,23 +135,25 @@ def final_epoch(record: Mapping[str, Any]) -> dict[str, float | None]:
     interrupted) has ``None``: its last epoch is not the one the protocol's budget ends on.
     """
     epochs = config_value(record[schema.CONFIG], "train.epochs")
-    summary = record.get(schema.SUMMARY) or {}
+    summary = record.get(schema.SUMMARY)
     history = record.get(schema.HISTORY) or []
     full = (
         record[schema.STATUS] == COMPLETED
         and epochs is not None
+        and summary is not None
         and summary.get(schema.EPOCHS_RUN) == epochs
         and bool(history)
-        and history[-1].get("epoch") == epochs
+        and history[-1].get(EPOCH) == epochs
     )
-    return {column: history[-1].get(key) if full else None for column, key in FINAL_KEYS.items()}
+    last: Mapping[str, Any] = history[-1] if full else {}
+    return {column: last.get(key) for column, key in FINAL_KEYS.items()}
 
 
-def record_row(record: Mapping[str, Any], path: Path | str = "") -> dict[str, Any]:
+def record_row(record: Record, path: Path | str = "") -> dict[str, Any]:
     """One DataFrame row (a dict keyed by :data:`COLUMNS`) from one record."""
     config = record[schema.CONFIG]
-    summary = record.get(schema.SUMMARY) or {}
-    row = {
+    summary: Mapping[str, Any] = record.get(schema.SUMMARY) or {}
+    row: dict[str, Any] = {
         schema.RUN_ID: record[schema.RUN_ID],
         schema.STATUS: record[schema.STATUS],
         schema.ERROR: record.get(schema.ERROR),
@@ -179,8 +182,8 @@ def records_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     for column in NUMERIC_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     frame["residual"] = frame["residual"].astype(bool)
-    frame = frame.sort_values("finished_at", na_position="first", kind="stable")
-    frame = frame.drop_duplicates("run_id", keep="last")
+    frame = frame.sort_values(schema.FINISHED_AT, na_position="first", kind="stable")
+    frame = frame.drop_duplicates(schema.RUN_ID, keep="last")
     return frame.sort_values("path", kind="stable").reset_index(drop=True)
 
 

@@ -6,7 +6,7 @@ model label (:class:`~lipnorm_exp.records.labels.ModelConfig`'s, so a model no l
 fails on import) and then by ``(dataset, missing_rate)`` (Tables 1 and 2) or
 ``(dataset, depth)`` (Table 3). The paper's training budget (up to 1000 epochs, 5 seeds per
 setting, 10 for TREES; §7, supplementary §7.2) is each preset's ``grid.paper``
-(:func:`~lipnorm_exp.report.presets.paper_budget`).
+(:func:`~lipnorm_exp.report.grids.paper_budget`).
 """
 
 from dataclasses import dataclass

@@ -24,9 +24,11 @@ import pandas as pd
 from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
-from lipnorm_exp.config import config_dir, register_plugins, register_resolvers
+from lipnorm_exp.config import config_dir, register_resolvers
+from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import model_label
-from lipnorm_exp.report.records import config_value
+from lipnorm_exp.report.frame import config_value
+from lipnorm_exp.sweeps.plugins import register_plugins
 from lipnorm_exp.sweeps.progress import sweep_axes
 
 #: the package's configs (``configs/experiment/<preset>.yaml``, ``configs/search/*.yaml``, ...)
@@ -144,7 +146,7 @@ class PresetGrid:
         if not _among(run["missing_rate"], self.missing_rates(run["dataset"])):
             return False
         return all(
-            _among(config_value(run["config"], key), allowed)
+            _among(config_value(run[schema.CONFIG], key), allowed)
             for key, allowed in self.values.items()
         )
 
@@ -155,7 +157,7 @@ class PresetGrid:
 
     def hyper_parameters(self, run: Mapping[str, Any]) -> tuple:
         """``run``'s values of :attr:`hyper_keys`, in their order (a :class:`GridJob`'s too)."""
-        return tuple(config_value(run["config"], key) for key in self.hyper_keys)
+        return tuple(config_value(run[schema.CONFIG], key) for key in self.hyper_keys)
 
     def sets(self, run: Mapping[str, Any]) -> bool:
         """Whether ``run`` has the hyper-parameters of a job of its label: the preset's own."""
