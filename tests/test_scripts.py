@@ -34,6 +34,7 @@ def test_every_python_script_is_a_known_command():
         "bench_cli.py",
         "bench_huggingface.py",
         "bench_layers.py",
+        "bench_reproduce.py",
         "bench_sweep.py",
         "epoch_budget.py",
     ]
@@ -45,6 +46,7 @@ def test_every_python_script_is_a_known_command():
     [
         ["bench_layers.py"],
         ["bench_layers.py", "--messages"],
+        ["bench_reproduce.py"],
         ["bench_checkpoint.py"],
         ["bench_sweep.py"],
         ["bench_huggingface.py"],
