@@ -59,7 +59,8 @@ TABLE1 = (
     "model.input_width=128",
     "model.dropout=0.5",
 )
-#: the keys that make a run of version 1 (TREES has no feature layout: its first key only)
+#: the keys that make a run of version 1, those of them a run has (TREES has no feature layout,
+#: GCN, GIN and GGNN no message path)
 VERSION_1 = ("model.message_path=gather", "dataset.feature_layout=dense")
 #: the sizes the TREES records ran at d >= 3 (scripts/reproduce_cpu.sh: 5000 trees, an
 #: evaluation every 10 passes); d = 2 runs the protocol's (96 trees, 1000 passes)
@@ -222,8 +223,8 @@ def trainee(overrides: tuple[str, ...], version: str, data_dir: str) -> Trainee:
     """A cell's run at ``version``, made as the run makes it (seed, data, model, optimiser)."""
     cfg = compose_config(CONFIGS_DIR, (*overrides, *paths(data_dir)))
     extra = []
-    if version == "v1":
-        extra = list(VERSION_1 if "feature_layout" in cfg.dataset else VERSION_1[:1])
+    if version == "v1":  # the keys of VERSION_1 the run has (GCN has no message path)
+        extra = [item for item in VERSION_1 if OmegaConf.select(cfg, item.split("=")[0])]
     passes = int(cfg.dataset.get("passes_per_epoch", 1))
     sample = max(1, passes // PASS_SAMPLE)
     if passes > 1:
@@ -384,7 +385,8 @@ RULE = (
     "depths around it; TREES samples train 1 pass of their epoch's 10 (d = 2: 20 of 1000) and "
     "that time is scaled up. v2: the defaults (`model.message_path=auto`, "
     "`dataset.feature_layout=auto`); v1: `model.message_path=gather "
-    "dataset.feature_layout=dense` (TREES: the first only), both at this commit's code."
+    "dataset.feature_layout=dense` (of them, those a run has: TREES has no feature layout, "
+    "GCN, GIN and GGNN no message path), both at this commit's code."
 )
 
 
