@@ -177,7 +177,11 @@ def synthetic(scale: float, name: str, seed: int = 0) -> Graph:
 
 
 class PygStack(nn.Module):
-    """Input Linear -> depth PyG layers (dropout before, ELU after each) -> output Linear."""
+    """Input Linear -> depth PyG layers (dropout before, ELU after each) -> output Linear.
+
+    ``dropout`` is the feature dropout before each layer, ``attn_dropout`` the layer's own
+    dropout of the attention weights (PyG's ``dropout`` argument).
+    """
 
     def __init__(
         self,
@@ -187,11 +191,16 @@ class PygStack(nn.Module):
         out_channels: int,
         heads: int = HEADS,
         hidden: int = HIDDEN,
+        dropout: float = DROPOUT,
+        attn_dropout: float = 0.0,
     ):
         super().__init__()
         self.input = nn.Linear(in_channels, hidden)
-        self.convs = nn.ModuleList(pyg_layer(model, heads, hidden) for _ in range(depth))
+        self.convs = nn.ModuleList(
+            pyg_layer(model, heads, hidden, attn_dropout) for _ in range(depth)
+        )
         self.output = nn.Linear(hidden, out_channels)
+        self.dropout = dropout
         self.self_loops = model == "gt"  # TransformerConv adds none; the GT model adds them
 
     def forward(self, x, edge_index, batch=None):
@@ -199,14 +208,14 @@ class PygStack(nn.Module):
             edge_index = add_self_loops(remove_self_loops(edge_index)[0], num_nodes=x.size(0))[0]
         x = self.input(x)
         for conv in self.convs:
-            x = F.elu(conv(F.dropout(x, p=DROPOUT, training=self.training), edge_index))
+            x = F.elu(conv(F.dropout(x, p=self.dropout, training=self.training), edge_index))
         return self.output(x)
 
 
-def pyg_layer(model: str, heads: int, hidden: int) -> nn.Module:
+def pyg_layer(model: str, heads: int, hidden: int, attn_dropout: float = 0.0) -> nn.Module:
     if model == "gat":
-        return GATConv(hidden, hidden // heads, heads=heads)
-    return TransformerConv(hidden, hidden // heads, heads=heads)
+        return GATConv(hidden, hidden // heads, heads=heads, dropout=attn_dropout)
+    return TransformerConv(hidden, hidden // heads, heads=heads, dropout=attn_dropout)
 
 
 def make_model(

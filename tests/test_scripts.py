@@ -22,7 +22,12 @@ COMMANDS = sorted(path.name for path in SCRIPTS.glob("*.py") if "__main__" in pa
 
 
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(SCRIPTS)}
+    # the checkout's package first, as the scripts run from it, whatever else is installed
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(SCRIPTS)]),
+    }
     return subprocess.run(
         [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
     )
@@ -34,6 +39,7 @@ def test_every_python_script_is_a_known_command():
         "bench_cli.py",
         "bench_huggingface.py",
         "bench_layers.py",
+        "bench_reproduce.py",
         "bench_sweep.py",
         "epoch_budget.py",
     ]
@@ -45,6 +51,7 @@ def test_every_python_script_is_a_known_command():
     [
         ["bench_layers.py"],
         ["bench_layers.py", "--messages"],
+        ["bench_reproduce.py"],
         ["bench_checkpoint.py"],
         ["bench_sweep.py"],
         ["bench_huggingface.py"],
