@@ -11,6 +11,7 @@ from lipnorm_exp.cli.verify import Finding, main, write_findings
 from lipnorm_exp.records import COMPLETED, DIVERGED, NUMERICS_VERSION, record_path, schema
 from lipnorm_exp.records.verify import (
     DIFFERENT,
+    GROWTH,
     IDENTICAL,
     OLD_RULE,
     PASSING,
@@ -80,6 +81,7 @@ def test_a_1e_7_departure_growing_slowly_is_the_same_up_to_rounding():
     assert judged.departure == pytest.approx(1e-7, rel=1e-3)
     assert judged.departure_column in LOSSES
     assert judged.rounding_window == pytest.approx(1e-7 * 1.1 ** (ROUNDING_EPOCHS - 1), rel=1e-3)
+    assert judged.rounding_excess == pytest.approx(0.1, rel=1e-3)  # 1e-7 of RTOL's 1e-6
 
 
 def test_a_late_chaotic_departure_passes_where_the_final_numbers_stay_within_the_spread():
@@ -117,10 +119,15 @@ def test_another_seeds_committed_record_is_different():
 
 
 def test_a_change_of_the_model_parts_beyond_rounding_at_once():
-    # a slope of 0.21 for LeakyReLU's 0.2 parts the losses by 4e-5 at the first epoch
+    # the output scaled by 1.001 parts a GCN's losses by 6e-6 at the first epoch
     stored = _record(_history())
-    judged = judge(stored, _record(_perturbed(_history(), 1, 4e-5, 1.1)), 2.0)
-    assert judged.verdict == DIFFERENT and judged.rounding_window > RTOL
+    judged = judge(stored, _record(_perturbed(_history(), 1, 6e-6, 1.1)), 2.0)
+    assert judged.verdict == DIFFERENT and judged.departure > RTOL
+    # a departure within rounding that grows faster than rounding does is different too
+    jump = _perturbed(_perturbed(_history(), 4, 1e-7, 1.0), 6, 1e-4, 1.0)
+    judged = judge(stored, _record(jump), 2.0)
+    assert judged.verdict == DIFFERENT and judged.first_different_epoch == 4
+    assert judged.rounding_excess == pytest.approx(1e-4 / (RTOL * GROWTH**2), rel=1e-2)
     # so does a change that shows only late (a schedule, say): its first departure is large
     late = judge(stored, _record(_perturbed(_history(), 50, 1e-3, 1.0)), 2.0)
     assert late.verdict == DIFFERENT and late.first_different_epoch == 50
@@ -130,8 +137,14 @@ def test_accuracies_move_by_whole_nodes_and_are_not_held_to_the_tolerance():
     rows = _perturbed(_history(), start=3, size=1e-7, growth=1.0)
     rows[2]["val_acc"] += 0.002  # a node whose two largest logits were within rounding
     judged = judge(_record(_history()), _record(rows), 0.5)
+    assert judged.verdict == ROUNDING and judged.departure_column in LOSSES
+    assert judged.departure == pytest.approx(1e-7, rel=1e-3)
+    # where only an accuracy differs at the first departure, it is the departure's column
+    only = _history()
+    only[2]["val_acc"] += 0.002
+    judged = judge(_record(_history()), _record(only), 0.5)
     assert judged.verdict == ROUNDING and judged.departure_column == "val_acc"
-    assert judged.rounding_window == pytest.approx(1e-7, rel=1e-3)
+    assert judged.rounding_window == 0
 
 
 def test_a_longer_history_with_equal_rows_or_another_column_is_different():
@@ -216,7 +229,8 @@ def test_a_record_made_by_todays_code_is_identical_and_a_changed_one_is_not(
     assert finding["verdict"] == DIFFERENT and finding["first_different_epoch"] == 2
     assert finding["departure"] == pytest.approx(1e-3, rel=1e-3)
     assert finding["departure_column"] == "val_loss"
-    assert "from epoch 2: 1.0e-03 in val_loss" in capsys.readouterr().out
+    assert finding["rounding_excess"] == pytest.approx(1e3, rel=1e-3)
+    assert "from epoch 2: 1.0e-03 in val_loss; 1e+03 x what rounding" in capsys.readouterr().out
 
 
 def test_a_history_that_parts_by_rounding_is_the_same_up_to_rounding(stored, tmp_path):
@@ -250,6 +264,7 @@ def test_the_findings_file_names_the_departure_and_the_rule_and_keeps_old_findin
         departure=2.5e-7,
         departure_column="test_loss",
         rounding_window=4e-7,
+        rounding_excess=0.25,
         stored_test=80.0,
         ours_test=80.1,
         spread=0.9,
@@ -264,7 +279,8 @@ def test_the_findings_file_names_the_departure_and_the_rule_and_keeps_old_findin
     written = write_findings([finding], out)
     frame = pd.read_csv(out, dtype={"run_id": str})
     assert list(frame.columns) == list(written.columns)
-    for column in ("rule", "first_different_epoch", "departure", "departure_column"):
+    for column in ("rule", "first_different_epoch", "departure", "departure_column",
+                   "rounding_window", "rounding_excess"):  # fmt: skip
         assert column in frame.columns
     rows = frame.set_index("run_id")
     assert len(rows) == 4  # no finding dropped
