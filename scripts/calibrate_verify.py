@@ -25,6 +25,7 @@ Writes ``<out>/verify_calibration.csv`` (one row per judgement) and ``verify_cal
 import argparse
 import contextlib
 import math
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -288,7 +289,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Calibrate; write the CSV and Markdown files; 0 where every check holds, else 1."""
     args = parse_args(argv)
-    env = environment("cpu", records=" ".join(args.records))
+    changed = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    env = environment("cpu", records=" ".join(args.records), uncommitted_changes=bool(changed))
     records = [record for _, record in iter_records(args.runs, set_aside_broken=False)]
     by_id = {record[schema.RUN_ID]: record for record in records}
     rows = seed_pairs(records)
