@@ -15,6 +15,7 @@ from conftest import REPO
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.numerics import NUMERICS_VERSION
+from lipnorm_exp.records.verify import DIFFERENT, ROUNDING, RULE, rejudged
 from lipnorm_exp.report import claims, published_numbers
 from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.frame import load_records, record_row, records_frame
@@ -30,6 +31,7 @@ from lipnorm_exp.report.scorecard import (
     provenance,
     read_findings,
     scorecard,
+    summary_rows,
     table,
 )
 from lipnorm_exp.report.verdicts import (
@@ -175,6 +177,25 @@ def test_each_line_names_the_numerics_of_its_records_and_what_verification_found
     frame.loc[frame["run_id"] == line.runs[0], "git_commit"] = made_by
     # the second record was made again (its commit is no longer the one verified): no finding
     assert provenance(line, frame, replaced).verified == "identical 1 of 3 at f60c9eb"
+
+
+def test_a_pass_of_the_old_verify_rule_is_named_so_and_verifies_nothing(lines, committed):
+    line = next(line for line in lines if len(line.runs) == 3)
+    old = pd.DataFrame(
+        {"run_id": list(line.runs[:2]), "verdict": ["within spread", "different"],
+         "verified_at": ["75038f9a", "75038f9a"]}
+    )  # fmt: skip
+    found = provenance(line, committed, rejudged(old))
+    assert found.verified == "different 1, within spread (old rule) 1 of 3 at 75038f9"
+    assert not found.passed
+    rounding = old.assign(verdict=[ROUNDING, DIFFERENT], rule=[RULE, RULE])
+    found = provenance(line, committed, rounding)
+    assert found.verified == "different 1, same up to rounding 1 of 3 at 75038f9" and found.passed
+    summary = summary_rows([line], [found])
+    assert summary[-1].endswith("| 1/1 |")  # verified: a record of it is the same up to rounding
+    assert summary_rows([line], [provenance(line, committed, rejudged(old))])[-1].endswith(
+        "| 0/1 |"
+    )
 
 
 def _table3_gat_lip_15(lines):

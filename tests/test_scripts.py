@@ -41,6 +41,7 @@ def test_every_python_script_is_a_known_command():
         "bench_layers.py",
         "bench_reproduce.py",
         "bench_sweep.py",
+        "calibrate_verify.py",
         "epoch_budget.py",
     ]
 
@@ -56,6 +57,7 @@ def test_every_python_script_is_a_known_command():
         ["bench_sweep.py"],
         ["bench_huggingface.py"],
         ["bench_cli.py"],
+        ["calibrate_verify.py"],
     ],
     ids=" ".join,
 )

@@ -1,15 +1,183 @@
 """``lipnorm-exp-verify``: a record trained again with today's code, and what it is judged."""
 
 import json
+import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from lipnorm_exp.cli.verify import DIFFERENT, IDENTICAL, WITHIN, main, spread
-from lipnorm_exp.records import COMPLETED, NUMERICS_VERSION, record_path, schema
+from lipnorm_exp.cli.verify import Finding, main, write_findings
+from lipnorm_exp.records import COMPLETED, DIVERGED, NUMERICS_VERSION, record_path, schema
+from lipnorm_exp.records.verify import (
+    DIFFERENT,
+    GROWTH,
+    IDENTICAL,
+    OLD_RULE,
+    PASSING,
+    ROUNDING,
+    ROUNDING_EPOCHS,
+    RTOL,
+    RULE,
+    VERDICTS,
+    WITHIN_SPREAD,
+    judge,
+    rejudged,
+    relative_difference,
+    spread,
+)
 from lipnorm_exp.training.launch import run
 
+REPO = Path(__file__).resolve().parents[1]
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2", "train.epochs=3")
+LOSSES = ("train_step_loss", "train_loss", "val_loss", "test_loss")
+ACCURACIES = ("train_acc", "val_acc", "test_acc")
+
+
+# synthetic histories: 100 epochs of a run that learns, its accuracies whole nodes of 1000
+
+
+def _history(epochs: int = 100, phase: float = 0.0) -> list[dict]:
+    rows = []
+    for epoch in range(1, epochs + 1):
+        loss = 0.3 + 1.6 * math.exp(-epoch / (20 + phase)) + 0.01 * math.sin(epoch + phase)
+        acc = round(1000 * (0.8 - 0.6 * math.exp(-epoch / (15 + phase)))) / 1000
+        row = {"epoch": epoch, "time_s": 0.1 + 0.01 * (epoch % 3)}
+        row |= {key: loss * (1 + 0.1 * k) for k, key in enumerate(LOSSES)}
+        row |= {key: acc - 0.01 * k for k, key in enumerate(ACCURACIES)}
+        rows.append(row)
+    return rows
+
+
+def _record(history: list[dict], test: float = 0.8, status: str = COMPLETED) -> dict:
+    summary = {schema.TEST_ACC_AT_BEST_VAL: test}
+    return {schema.STATUS: status, schema.HISTORY: history, schema.SUMMARY: summary}
+
+
+def _perturbed(history: list[dict], start: int, size: float, growth: float) -> list[dict]:
+    """``history`` with its losses off by ``size``, growing ``growth``-fold each epoch, from
+    epoch ``start`` on (as rounding in another order does, and chaos after it)."""
+    rows = [dict(row) for row in history]
+    for row in rows[start - 1 :]:
+        for key in LOSSES:
+            row[key] *= 1 + size
+        size = min(size * growth, 0.1)
+    return rows
+
+
+def test_an_equal_history_is_identical_whatever_its_epoch_times():
+    stored = _record(_history())
+    ours = _record([{**row, "time_s": 9.0} for row in _history()])
+    judged = judge(stored, ours, 0.5)
+    assert judged.verdict == IDENTICAL and judged.first_different_epoch is None
+    assert judged.departure is None and judged.rule == RULE
+
+
+def test_a_1e_7_departure_growing_slowly_is_the_same_up_to_rounding():
+    stored = _record(_history())
+    ours = _record(_perturbed(_history(), start=4, size=1e-7, growth=1.1))
+    judged = judge(stored, ours, 0.5)
+    assert judged.verdict == ROUNDING and judged.first_different_epoch == 4
+    assert judged.departure == pytest.approx(1e-7, rel=1e-3)
+    assert judged.departure_column in LOSSES
+    assert judged.rounding_window == pytest.approx(1e-7 * 1.1 ** (ROUNDING_EPOCHS - 1), rel=1e-3)
+    assert judged.rounding_excess == pytest.approx(0.1, rel=1e-3)  # 1e-7 of RTOL's 1e-6
+
+
+def test_a_late_chaotic_departure_passes_where_the_final_numbers_stay_within_the_spread():
+    stored = _record(_history(), test=0.800)
+    # 1e-7, growing 1.5-fold an epoch: beyond the tolerance 25 epochs on, 10% by the end
+    chaotic = _perturbed(_history(), start=2, size=1e-7, growth=1.5)
+    assert (
+        relative_difference(chaotic[-1]["val_loss"], stored[schema.HISTORY][-1]["val_loss"]) > 0.05
+    )
+    assert judge(stored, _record(chaotic, test=0.797), 0.5).verdict == ROUNDING
+    # the same history ending further apart than the setting's spread, or otherwise, is not
+    assert judge(stored, _record(chaotic, test=0.790), 0.5).verdict == DIFFERENT
+    assert judge(stored, _record(chaotic, status=DIVERGED), 0.5).verdict == DIFFERENT
+
+
+def test_another_seeds_history_is_different_even_with_the_same_final_number():
+    stored = _record(_history(), test=0.8)
+    judged = judge(stored, _record(_history(phase=0.5), test=0.8), 2.0)
+    assert judged.verdict == DIFFERENT and judged.first_different_epoch == 1
+    assert judged.departure > 100 * RTOL
+
+
+def test_another_seeds_committed_record_is_different():
+    """Two committed records of one setting, seeds 1 and 2 (GAT-PN 4 × 16, Cora, 2 layers)."""
+    first, second = (
+        json.loads(record_path(REPO / "results" / "runs", rid).read_text())
+        for rid in ("0e062ba8f6d5c59d", "66948cbf47aeb084")
+    )
+    assert first[schema.CONFIG]["seed"] != second[schema.CONFIG]["seed"]
+    assert {k: v for k, v in first[schema.CONFIG].items() if k not in ("seed", "tags")} == {
+        k: v for k, v in second[schema.CONFIG].items() if k not in ("seed", "tags")
+    }
+    judged = judge(first, second, 10.0)  # however wide the spread
+    assert judged.verdict == DIFFERENT and judged.first_different_epoch == 1
+
+
+def test_a_change_of_the_model_parts_beyond_rounding_at_once():
+    # the output scaled by 1.001 parts a GCN's losses by 6e-6 at the first epoch
+    stored = _record(_history())
+    judged = judge(stored, _record(_perturbed(_history(), 1, 6e-6, 1.1)), 2.0)
+    assert judged.verdict == DIFFERENT and judged.departure > RTOL
+    # a departure within rounding that grows faster than rounding does is different too
+    jump = _perturbed(_perturbed(_history(), 4, 1e-7, 1.0), 6, 1e-4, 1.0)
+    judged = judge(stored, _record(jump), 2.0)
+    assert judged.verdict == DIFFERENT and judged.first_different_epoch == 4
+    assert judged.rounding_excess == pytest.approx(1e-4 / (RTOL * GROWTH**2), rel=1e-2)
+    # so does a change that shows only late (a schedule, say): its first departure is large
+    late = judge(stored, _record(_perturbed(_history(), 50, 1e-3, 1.0)), 2.0)
+    assert late.verdict == DIFFERENT and late.first_different_epoch == 50
+
+
+def test_accuracies_move_by_whole_nodes_and_are_not_held_to_the_tolerance():
+    rows = _perturbed(_history(), start=3, size=1e-7, growth=1.0)
+    rows[2]["val_acc"] += 0.002  # a node whose two largest logits were within rounding
+    judged = judge(_record(_history()), _record(rows), 0.5)
+    assert judged.verdict == ROUNDING and judged.departure_column in LOSSES
+    assert judged.departure == pytest.approx(1e-7, rel=1e-3)
+    # where only an accuracy differs at the first departure, it is the departure's column
+    only = _history()
+    only[2]["val_acc"] += 0.002
+    judged = judge(_record(_history()), _record(only), 0.5)
+    assert judged.verdict == ROUNDING and judged.departure_column == "val_acc"
+    assert judged.rounding_window == 0
+
+
+def test_a_longer_history_with_equal_rows_or_another_column_is_different():
+    stored = _record(_history(50))
+    longer = judge(stored, _record(_history(60)), 5.0)
+    assert longer.verdict == DIFFERENT and longer.first_different_epoch == 51
+    added = judge(stored, _record([{**row, "lr": 0.01} for row in _history(50)]), 5.0)
+    assert added.verdict == DIFFERENT and added.departure_column == "lr"
+
+
+def test_relative_differences_of_numbers_lists_and_missing_values():
+    assert relative_difference(2.0, 2.0) == 0 and relative_difference(None, None) == 0
+    assert relative_difference(float("nan"), float("nan")) == 0
+    assert relative_difference(1.0, 1.0 + 1e-6) == pytest.approx(1e-6, rel=1e-5)
+    assert relative_difference(-2.0, 2.0) == 2.0
+    assert relative_difference([1.0, 4.0], [1.0, 2.0]) == 0.5
+    assert math.isinf(relative_difference(1.0, None))
+    assert math.isinf(relative_difference(1.0, float("inf")))
+    assert math.isinf(relative_difference([1.0], [1.0, 2.0]))
+
+
+def test_the_spread_is_the_seeds_sample_std_and_at_least_half_a_point():
+    assert spread([80.0]) == 0.5
+    assert spread([78.0, 80.0, 82.0]) == pytest.approx(2.0)
+    assert spread([80.0, 80.1, float("nan"), None]) == 0.5
+
+
+def test_the_verdicts_are_named_in_one_place():
+    assert VERDICTS == ("identical", "same up to rounding", "different")
+    assert PASSING == (IDENTICAL, ROUNDING) and WITHIN_SPREAD not in PASSING
+
+
+# the command, on a record made here
 
 
 @pytest.fixture
@@ -24,15 +192,20 @@ def _verify(runs, out, *arguments):
     return main(["--runs", str(runs), "--out", str(out), *arguments])
 
 
+def _finding(out) -> dict:
+    [finding] = pd.read_csv(out, dtype={"run_id": str}).to_dict("records")
+    return finding
+
+
 def test_a_record_made_by_todays_code_is_identical_and_a_changed_one_is_not(
     stored, tmp_path, capsys
 ):
     runs, record = stored
     out = tmp_path / "verification.csv"
     assert _verify(runs, out, "--run-id", record["run_id"]) == 0
-    [finding] = pd.read_csv(out, dtype={"run_id": str}).to_dict("records")
+    finding = _finding(out)
     assert finding["run_id"] == record["run_id"] and finding["verdict"] == IDENTICAL
-    assert finding["threads"] == 1 and finding["epochs"] == 3
+    assert finding["threads"] == 1 and finding["epochs"] == 3 and finding["rule"] == RULE
 
     # the record trained again, kept: a record of today's numerics, the same in all but times
     kept = tmp_path / "kept"
@@ -46,20 +219,21 @@ def test_a_record_made_by_todays_code_is_identical_and_a_changed_one_is_not(
     assert _verify(runs, out, "--run-id", record["run_id"]) == 0
     assert "verified at this commit already" in capsys.readouterr().out
 
-    # a stored record whose second epoch and result differ (as older code's would)
+    # a stored record whose second epoch parts by 1e-3 (as older code's would), same result
     path = record_path(runs, record["run_id"])
     changed = json.loads(path.read_text())
-    changed[schema.HISTORY][1]["val_loss"] += 1e-3
-    best = changed[schema.SUMMARY][schema.BEST_EPOCH]
-    changed[schema.HISTORY][best - 1]["test_acc"] = 0.01  # the record stays whole and consistent
-    changed[schema.SUMMARY][schema.TEST_ACC_AT_BEST_VAL] = 0.01
+    changed[schema.HISTORY][1]["val_loss"] *= 1 + 1e-3
     path.write_text(json.dumps(changed))
     assert _verify(runs, out, "--run-id", record["run_id"], "--again") == 1
-    [finding] = pd.read_csv(out, dtype={"run_id": str}).to_dict("records")  # replaced, not added
-    assert finding["verdict"] == DIFFERENT and finding["first_different_epoch"] == min(best, 2)
+    finding = _finding(out)  # replaced, not added
+    assert finding["verdict"] == DIFFERENT and finding["first_different_epoch"] == 2
+    assert finding["departure"] == pytest.approx(1e-3, rel=1e-3)
+    assert finding["departure_column"] == "val_loss"
+    assert finding["rounding_excess"] == pytest.approx(1e3, rel=1e-3)
+    assert "from epoch 2: 1.0e-03 in val_loss; 1e+03 x what rounding" in capsys.readouterr().out
 
 
-def test_a_history_that_parts_but_ends_within_the_spread_is_within(stored, tmp_path):
+def test_a_history_that_parts_by_rounding_is_the_same_up_to_rounding(stored, tmp_path):
     runs, record = stored
     path = record_path(runs, record["run_id"])
     changed = json.loads(path.read_text())
@@ -67,14 +241,65 @@ def test_a_history_that_parts_but_ends_within_the_spread_is_within(stored, tmp_p
     path.write_text(json.dumps(changed))
     out = tmp_path / "verification.csv"
     assert _verify(runs, out, "--run-id", record["run_id"]) == 0
-    [finding] = pd.read_csv(out, dtype={"run_id": str}).to_dict("records")
-    assert finding["verdict"] == WITHIN and finding["first_different_epoch"] == 3
+    finding = _finding(out)
+    assert finding["verdict"] == ROUNDING and finding["first_different_epoch"] == 3
+    assert finding["departure_column"] == "train_loss"
+    assert finding["departure"] == pytest.approx(1e-7, rel=0.05)
 
 
-def test_the_spread_is_the_seeds_sample_std_and_at_least_half_a_point():
-    assert spread([80.0]) == 0.5
-    assert spread([78.0, 80.0, 82.0]) == pytest.approx(2.0)
-    assert spread([80.0, 80.1, float("nan"), None]) == 0.5
+def test_the_findings_file_names_the_departure_and_the_rule_and_keeps_old_findings(tmp_path):
+    out = tmp_path / "verification.csv"
+    old = ["run_id,verdict,first_different_epoch,stored_test,ours_test,spread,verified_at"]
+    old += [
+        "aaaaaaaaaaaaaaaa,identical,,80.0,80.0,1.0,f60c9eb",
+        "bbbbbbbbbbbbbbbb,within spread,2.0,80.0,80.4,1.0,f60c9eb",
+        "cccccccccccccccc,different,1.0,80.0,77.0,1.0,f60c9eb",
+    ]
+    out.write_text("\n".join(old) + "\n")
+    finding = Finding(
+        run_id="dddddddddddddddd",
+        verdict=ROUNDING,
+        rule=RULE,
+        first_different_epoch=7,
+        departure=2.5e-7,
+        departure_column="test_loss",
+        rounding_window=4e-7,
+        rounding_excess=0.25,
+        stored_test=80.0,
+        ours_test=80.1,
+        spread=0.9,
+        stored_commit="0" * 40,
+        verified_at="1" * 40,
+        stored_processor="AMD EPYC",
+        ours_processor="AMD EPYC",
+        threads=2,
+        epochs=300,
+        seconds=9.5,
+    )
+    written = write_findings([finding], out)
+    frame = pd.read_csv(out, dtype={"run_id": str})
+    assert list(frame.columns) == list(written.columns)
+    for column in ("rule", "first_different_epoch", "departure", "departure_column",
+                   "rounding_window", "rounding_excess"):  # fmt: skip
+        assert column in frame.columns
+    rows = frame.set_index("run_id")
+    assert len(rows) == 4  # no finding dropped
+    assert rows.loc["aaaaaaaaaaaaaaaa", "rule"] == RULE  # identical under either rule
+    assert rows.loc["cccccccccccccccc", "rule"] == RULE  # beyond the spread: different under both
+    # the old rule's pass cannot be judged again without its history: it says so
+    assert rows.loc["bbbbbbbbbbbbbbbb", ["verdict", "rule"]].tolist() == [WITHIN_SPREAD, OLD_RULE]
+    assert rows.loc["dddddddddddddddd", "departure_column"] == "test_loss"
+    assert rows.loc["dddddddddddddddd", "first_different_epoch"] == 7
+    assert "7.0" not in out.read_text().splitlines()[-1]  # an epoch is written as a whole number
+
+
+def test_old_findings_are_judged_again_where_what_they_stored_allows():
+    old = pd.DataFrame(
+        {"run_id": ["a", "b", "c"], "verdict": [IDENTICAL, WITHIN_SPREAD, DIFFERENT]}
+    )
+    assert rejudged(old)["rule"].tolist() == [RULE, OLD_RULE, RULE]
+    new = old.assign(rule=[RULE, OLD_RULE, RULE])
+    assert rejudged(new).equals(new)
 
 
 def test_a_dry_run_trains_nothing_and_an_unknown_run_is_refused_in_one_line(

@@ -2,22 +2,35 @@
 
 A record names the code that made it (its commit) and the machine (device, processor, threads).
 This command takes records from a folder (by run id, or a preset's, a few per setting), trains
-each run again from its own config with the code installed now, on this machine, and classifies
-the new history against the stored one:
+each run again from its own config with the code installed now, on this machine, and judges the
+new history against the stored one epoch by epoch (:func:`lipnorm_exp.records.verify.judge`):
 
 - ``identical``: every row of the history is equal, number for number, the epoch times aside;
-- ``within spread``: not identical, and the test accuracy at the best validation epoch is
-  within :func:`spread` of the stored one: the sample standard deviation of that accuracy over
-  the stored seeds of the run's setting (where it has two or more), and at least
-  :data:`MIN_SPREAD` points;
-- ``different``: otherwise.
+- ``same up to rounding``: at the first epoch where they part, the losses (and every other column
+  but the accuracies) agree to a relative difference of at most 1e-6, what float32 rounding in
+  another order explains, and for 10 epochs from there the difference at most doubles an epoch;
+  where chaos takes over later, the run ends with the same status and a test accuracy (at the
+  best validation epoch) within the spread of its setting: the sample standard deviation of that
+  accuracy over the setting's stored seeds, at least 0.5 points;
+- ``different``: they part beyond rounding, as another seed or other code does.
+
+``scripts/calibrate_verify.py`` calibrated the tolerance (``results/verify_calibration.md``): the
+same records trained again at another thread count or numerics version part by 1.9e-7 at most
+where they part and pass (13 of 14; the other, a one-seed 10-layer GAT, ends 5.7 points apart
+after a rounding-sized start); no seed-0 record passes against another seed of its setting (0
+of 636; the nearest parts by 2.7e-4); a one-line change to the model parts by 3.2e-6 or more at
+its first epoch and does not pass (0 of 11).
 
 Where the processor or the thread count differ from the record's, a difference may be rounding
 (floating-point sums in another order), not a change of code: each finding names both machines.
 Findings go to a CSV file (``results/verification.csv`` by default), one row per run, replacing
-an earlier finding of the same run; the scorecard reads it. ``--keep FOLDER`` keeps the records
-trained again there, made by today's numerics: ``lipnorm-exp-merge FOLDER --into results/runs
---prefer newer`` puts them in place of the stored ones (those found ``different``, say).
+an earlier finding of the same run; each names the rule that judged it and the size of the first
+departure (the largest relative difference at the first epoch that differs, and its column);
+findings of the earlier rule are judged again where what they stored allows
+(:func:`lipnorm_exp.records.verify.rejudged`). The scorecard reads the file. ``--keep FOLDER``
+keeps the records trained again there, made by today's numerics: ``lipnorm-exp-merge FOLDER
+--into results/runs --prefer newer`` puts them in place of the stored ones (those found
+``different``, say).
 
     lipnorm-exp-verify --run-id 7a221658c0ffee00                # one run
     lipnorm-exp-verify --preset residual --per-setting 1 --dry-run   # what it would cost
@@ -28,11 +41,10 @@ trained again there, made by today's numerics: ``lipnorm-exp-merge FOLDER --into
 import argparse
 import math
 import shutil
-import statistics
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, cast
@@ -43,7 +55,6 @@ from omegaconf import OmegaConf
 from lipnorm_exp.config import config_dir
 from lipnorm_exp.config.validate import with_added_keys
 from lipnorm_exp.records import (
-    EPOCH_TIME_KEY,
     FINISHED,
     RUNS_FOLDER,
     SEED_KEY,
@@ -55,17 +66,22 @@ from lipnorm_exp.records import (
 )
 from lipnorm_exp.records.identity import run_id
 from lipnorm_exp.records.provenance import processor_model
-from lipnorm_exp.records.schema import EpochRow, Machine, Record
+from lipnorm_exp.records.schema import Record
+from lipnorm_exp.records.verify import (
+    DIFFERENT,
+    IDENTICAL,
+    judge,
+    points_at_best_val,
+    rejudged,
+    spread,
+)
 from lipnorm_exp.report.grids import compose_config
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import UserError
 
-__all__ = ["Finding", "classify", "main", "spread", "verify_record"]
+__all__ = ["Finding", "main", "retrain", "verify_record", "write_findings"]
 
 ERROR_PREFIX = "lipnorm_exp.verify: error: "
-IDENTICAL, WITHIN, DIFFERENT = "identical", "within spread", "different"
-#: the smallest spread (points of test accuracy) a finding is judged within
-MIN_SPREAD = 0.5
 #: where findings go by default, beside the scorecard
 FINDINGS = Path("results", "verification.csv")
 
@@ -76,11 +92,22 @@ class VerifyError(UserError):
 
 @dataclass
 class Finding:
-    """What training one record's run again gave."""
+    """What training one record's run again gave, and the rule that judged it.
+
+    ``departure`` is the largest relative difference at ``first_different_epoch``, in
+    ``departure_column``; ``rounding_window`` the largest of the measured columns over the epochs
+    the rule holds to its envelope, and ``rounding_excess`` their largest ratio to it (at most 1
+    within rounding; :class:`lipnorm_exp.records.verify.Judgement`).
+    """
 
     run_id: str
     verdict: str
+    rule: str
     first_different_epoch: int | None
+    departure: float | None
+    departure_column: str | None
+    rounding_window: float | None
+    rounding_excess: float | None
     stored_test: float | None
     ours_test: float | None
     spread: float
@@ -93,57 +120,17 @@ class Finding:
     seconds: float
 
 
-def _rows(history: Sequence[EpochRow]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in row.items() if k != EPOCH_TIME_KEY} for row in history]
+def retrain(
+    record: Record,
+    device: str,
+    threads: int,
+    overrides: Mapping[str, Any] | None = None,
+    keep: Path | None = None,
+) -> Record:
+    """The record of ``record``'s run trained again from its config, here and now.
 
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal, NaN equal to NaN (a record writes a non-finite number as ``null``)."""
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    return a == b
-
-
-def first_difference(stored: Sequence[EpochRow], ours: Sequence[EpochRow]) -> int | None:
-    """The first epoch whose row differs (timings aside), or ``None`` for equal histories."""
-    for k, (a, b) in enumerate(zip(_rows(stored), _rows(ours), strict=False)):
-        if a.keys() != b.keys() or not all(_same(a[key], b[key]) for key in a):
-            return k + 1
-    if len(stored) != len(ours):
-        return min(len(stored), len(ours)) + 1
-    return None
-
-
-def spread(setting_tests: Sequence[float | None]) -> float:
-    """Points of test accuracy within which a finding counts as ``within spread``."""
-    finite = [value for value in setting_tests if value is not None and math.isfinite(value)]
-    std = statistics.stdev(finite) if len(finite) >= 2 else 0.0
-    return max(std, MIN_SPREAD)
-
-
-def classify(stored: Record, ours: Record, allowed: float) -> tuple[str, int | None]:
-    """The verdict on ``ours`` against ``stored`` (records), and the first epoch they differ."""
-    where = first_difference(stored.get(schema.HISTORY) or [], ours.get(schema.HISTORY) or [])
-    if where is None and stored[schema.STATUS] == ours[schema.STATUS]:
-        return IDENTICAL, None
-    a, b = _test(stored), _test(ours)
-    if a is not None and b is not None and abs(a - b) <= allowed:
-        return WITHIN, where
-    return DIFFERENT, where
-
-
-def _test(record: Record) -> float | None:
-    summary = record.get(schema.SUMMARY)
-    value = summary.get(schema.TEST_ACC_AT_BEST_VAL) if summary else None
-    return None if value is None else 100 * value
-
-
-def verify_record(
-    record: Record, allowed: float, device: str, threads: int, keep: Path | None = None
-) -> Finding:
-    """Train ``record``'s run again from its config, here and now, and judge the result.
-
-    ``keep``: a folder the new record is copied into (made where missing).
+    ``overrides``: config keys (dotted) set to other values first, keys that leave the run id
+    as it is (``model.message_path``, say); ``keep``: a folder the new record is copied into.
     """
     import torch
 
@@ -151,10 +138,10 @@ def verify_record(
 
     here = compose_config(config_dir(), ())
     config = with_added_keys(OmegaConf.create(record[schema.CONFIG]))
+    for key, value in (overrides or {}).items():
+        OmegaConf.update(config, key, value, merge=False)
     if run_id(config) != record[schema.RUN_ID]:
-        raise VerifyError(
-            f"{record[schema.RUN_ID]}: its config no longer names its run; not verified"
-        )
+        raise VerifyError(f"{record['run_id']}: its config no longer names its run; not verified")
     with tempfile.TemporaryDirectory(prefix="lipnorm-verify-") as folder:
         paths = cast(dict[str, Any], OmegaConf.to_container(here.paths, resolve=True))
         config.paths = {**paths, "results_dir": folder}
@@ -169,15 +156,30 @@ def verify_record(
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy(record_path(folder, ours[schema.RUN_ID]), keep)
-    verdict, where = classify(record, ours, allowed)
-    machine = record.get(schema.MACHINE) or Machine()
-    timing = ours.get(schema.TIMING)
+    return ours
+
+
+def verify_record(
+    record: Record, allowed: float, device: str, threads: int, keep: Path | None = None
+) -> Finding:
+    """Train ``record``'s run again from its config, here and now, and judge the result.
+
+    ``allowed``: the spread of its setting; ``keep``: a folder the new record is copied into.
+    """
+    ours = retrain(record, device, threads, keep=keep)
+    judged = judge(record, ours, allowed)
+    machine = record.get(schema.MACHINE) or {}
     return Finding(
         run_id=record[schema.RUN_ID],
-        verdict=verdict,
-        first_different_epoch=where,
-        stored_test=_test(record),
-        ours_test=_test(ours),
+        verdict=judged.verdict,
+        rule=judged.rule,
+        first_different_epoch=judged.first_different_epoch,
+        departure=judged.departure,
+        departure_column=judged.departure_column,
+        rounding_window=judged.rounding_window,
+        rounding_excess=judged.rounding_excess,
+        stored_test=points_at_best_val(record),
+        ours_test=points_at_best_val(ours),
         spread=round(allowed, 2),
         stored_commit=record.get(schema.GIT_COMMIT),
         verified_at=git_commit(),
@@ -185,7 +187,21 @@ def verify_record(
         ours_processor=processor_model(),
         threads=threads,
         epochs=len(ours.get(schema.HISTORY) or []),
-        seconds=round(timing["total_s"] if timing else math.nan, 1),
+        seconds=round(timing["total_s"] if (timing := ours.get(schema.TIMING)) else math.nan, 1),
+    )
+
+
+def describe(finding: Finding) -> str:
+    """One line: the run, its verdict, where and by how much it parts, its test accuracies."""
+    where = ""
+    if finding.verdict != IDENTICAL:
+        where = (
+            f" (from epoch {finding.first_different_epoch}: {finding.departure:.1e} in "
+            f"{finding.departure_column}; {finding.rounding_excess:.2g} x what rounding explains)"
+        )
+    return (
+        f"{finding.run_id}: {finding.verdict}{where}; "
+        f"test {finding.stored_test} -> {finding.ours_test}"
     )
 
 
@@ -229,8 +245,11 @@ def setting_spreads(records: list[Record]) -> dict[str, float]:
     for record in records:
         if record[schema.STATUS] in FINISHED:
             keys[record[schema.RUN_ID]] = key = setting_key(record[schema.CONFIG])
-            tests[key].append(_test(record))
+            tests[key].append(points_at_best_val(record))
     return {rid: spread(tests[key]) for rid, key in keys.items()}
+
+
+_COLUMNS = [field.name for field in fields(Finding)]
 
 
 def verified_here(path: Path) -> set[str]:
@@ -243,12 +262,18 @@ def verified_here(path: Path) -> set[str]:
 
 
 def write_findings(findings: list[Finding], path: Path) -> pd.DataFrame:
-    """Add ``findings`` to the CSV at ``path``, each replacing an earlier one of its run."""
-    new = pd.DataFrame([asdict(finding) for finding in findings])
+    """Add ``findings`` to the CSV at ``path``, each replacing an earlier one of its run.
+
+    The earlier findings of the file that an earlier rule judged are judged again where they can
+    be (:func:`~lipnorm_exp.records.verify.rejudged`); none is dropped.
+    """
+    new = pd.DataFrame([asdict(finding) for finding in findings], columns=_COLUMNS)
     if path.exists():
-        old = pd.read_csv(path, dtype={"run_id": str})
+        old = rejudged(pd.read_csv(path, dtype={"run_id": str}))
+        old = old.reindex(columns=_COLUMNS)
         new = pd.concat([old[~old["run_id"].isin(new["run_id"])], new], ignore_index=True)
-    new = new.sort_values("run_id")[[field.name for field in fields(Finding)]]
+    new = new.sort_values("run_id")[_COLUMNS]
+    new["first_different_epoch"] = new["first_different_epoch"].astype("Int64")
     path.parent.mkdir(parents=True, exist_ok=True)
     new.to_csv(path, index=False)
     return new
@@ -320,16 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 record, spreads[record[schema.RUN_ID]], args.device, args.threads, args.keep
             )
             findings.append(finding)
-            print(
-                f"[{k}/{len(chosen)}] {finding.run_id}: {finding.verdict}"
-                + (
-                    f" (from epoch {finding.first_different_epoch})"
-                    if finding.verdict != IDENTICAL
-                    else ""
-                )
-                + f"; test {finding.stored_test} -> {finding.ours_test}",
-                flush=True,
-            )
+            print(f"[{k}/{len(chosen)}] {describe(finding)}", flush=True)
             write_findings([finding], args.out)
         different = sum(finding.verdict == DIFFERENT for finding in findings)
         print(f"wrote {args.out}: {len(findings)} runs, {different} different")

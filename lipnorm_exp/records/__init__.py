@@ -15,6 +15,8 @@ the machine, and the schema and numerics versions.
 - :mod:`~lipnorm_exp.records.provenance`: paths, versions, commit and machine of a record.
 - :mod:`~lipnorm_exp.records.merge`: records made elsewhere into a folder of records
   (``lipnorm-exp-merge``).
+- :mod:`~lipnorm_exp.records.verify`: the rule that judges a run trained again against its record
+  (``lipnorm-exp-verify``), and its verdicts.
 """
 
 from lipnorm_exp.records.identity import (

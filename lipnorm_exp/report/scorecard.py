@@ -25,6 +25,7 @@ from lipnorm_exp.records import schema
 from lipnorm_exp.records.identity import REPORTING_SEEDS_FROM
 from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.records.numerics import NUMERICS_VERSION
+from lipnorm_exp.records.verify import OLD_RULE, PASSING, rejudged
 from lipnorm_exp.report.aggregate import (
     CSV_DECIMALS,
     HELD_OUT_SEEDS,
@@ -192,13 +193,18 @@ class Provenance:
         numerics: ``v1 ×3`` (three records of numerics version 1), ``unversioned ×3`` (made
             before numerics were versioned), several parts where they are mixed.
         current: whether every record is of today's numerics version.
-        verified: ``identical 1/3 at f60c9eb`` (what ``lipnorm-exp-verify`` found, of how many
-            records, with which code), or ``""`` where none was verified.
+        verified: ``identical 1 of 3 at f60c9eb`` (what ``lipnorm-exp-verify`` found, of how
+            many records, with which code; a verdict of an earlier rule says so: ``within spread
+            (old rule)``), or ``""`` where none was verified.
+        passed: whether a record of the line was found identical or the same up to rounding
+            (:data:`~lipnorm_exp.records.verify.PASSING`): a verified line. An earlier rule's
+            ``within spread`` verifies nothing.
     """
 
     numerics: str
     current: bool
     verified: str
+    passed: bool = False
 
 
 def provenance(line: ScoreLine, frame: pd.DataFrame, findings: pd.DataFrame) -> Provenance:
@@ -222,21 +228,29 @@ def provenance(line: ScoreLine, frame: pd.DataFrame, findings: pd.DataFrame) -> 
         ]
     verified = ""
     if not found.empty:
-        verdicts = Counter(found["verdict"])
+        rules = found["rule"] if "rule" in found else pd.Series(None, index=found.index)
+        old = " (old rule)"
+        verdicts = Counter(
+            v + (old if r == OLD_RULE else "") for v, r in zip(found["verdict"], rules, strict=True)
+        )
         commits = sorted({str(commit)[:7] for commit in found["verified_at"]})
         verified = (
             ", ".join(f"{verdict} {n}" for verdict, n in sorted(verdicts.items()))
             + f" of {len(line.runs)} at {', '.join(commits)}"
         )
-    return Provenance(numerics, current, verified)
+    passed = bool(found["verdict"].isin(PASSING).any())
+    return Provenance(numerics, current, verified, passed)
 
 
 def read_findings(out_dir: Path) -> pd.DataFrame:
-    """The findings beside the scorecard (:data:`FINDINGS`), or none."""
+    """The findings beside the scorecard (:data:`FINDINGS`), or none.
+
+    Each names the rule that judged it (:func:`~lipnorm_exp.records.verify.rejudged`).
+    """
     path = out_dir / FINDINGS
     if not path.exists():
-        return pd.DataFrame(columns=[schema.RUN_ID, "verdict", "verified_at"])
-    return pd.read_csv(path, dtype={schema.RUN_ID: str, "verified_at": str})
+        return pd.DataFrame(columns=[schema.RUN_ID, "verdict", "rule", "verified_at"])
+    return rejudged(pd.read_csv(path, dtype={schema.RUN_ID: str, "verified_at": str}))
 
 
 def _wrapped(text: str, indent: str = "  ") -> list[str]:
@@ -257,7 +271,7 @@ def summary_rows(lines: list[ScoreLine], marks: list[Provenance]) -> list[str]:
             *(str(tally[verdict]) if tally[verdict] else "" for verdict in VERDICTS),
             str(len(chosen)),
             f"{sum(mark.current for mark in run)}/{len(run)}",
-            f"{sum(bool(mark.verified) for mark in run)}/{len(run)}",
+            f"{sum(mark.passed for mark in run)}/{len(run)}",
         ]
         rows.append("| " + " | ".join(cells) + " |")
     return rows
@@ -294,7 +308,13 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance]) -> str:
         "**numerics**: the numerics version of the records a line rests on "
         f"(today's: v{NUMERICS_VERSION}; `unversioned`: made before versions were kept); "
         "**verified**: what `lipnorm-exp-verify` found when it trained those records again "
-        f"(`{FINDINGS}`), and with which code."
+        f"(`{FINDINGS}`), and with which code: `identical`, `same up to rounding` (the "
+        "histories part by no more than rounding explains, epoch by epoch) or `different`; "
+        "`within spread (old rule)`: judged by the earlier rule, which compared the final test "
+        "accuracy only and passes another seed of a setting in 43% of pairs "
+        "(`verify_calibration.md`), so it verifies nothing. The "
+        "summary counts a line verified where a record of it is identical or the same up to "
+        "rounding."
     )
     out = ["# Reproduction scorecard", "", f"**{len(lines)} lines: {tally}.**", ""]
     for paragraph in (intro, rule, columns):
