@@ -14,7 +14,6 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from lipnorm_exp.config import build_model, schema, validate
 from lipnorm_exp.config.capacity import device_memory, parameter_count
-from lipnorm_exp.config.validate import with_added_keys
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.models.attention import AttentionGNN
@@ -28,6 +27,7 @@ from lipnorm_exp.records import (
     run_id,
     setting_key,
 )
+from lipnorm_exp.records.added_keys import with_added_keys
 from lipnorm_exp.util.constraints import AtLeast, Between, describe, fits, show
 from lipnorm_exp.util.errors import ConfigError
 

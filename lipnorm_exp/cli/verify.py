@@ -53,7 +53,6 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from lipnorm_exp.config import config_dir
-from lipnorm_exp.config.validate import with_added_keys
 from lipnorm_exp.records import (
     FINISHED,
     RUNS_FOLDER,
@@ -64,6 +63,7 @@ from lipnorm_exp.records import (
     schema,
     setting_key,
 )
+from lipnorm_exp.records.added_keys import with_added_keys
 from lipnorm_exp.records.identity import run_id
 from lipnorm_exp.records.provenance import processor_model
 from lipnorm_exp.records.schema import Record

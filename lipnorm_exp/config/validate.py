@@ -15,11 +15,10 @@ from omegaconf.errors import OmegaConfBaseException
 
 from lipnorm_exp.config.rules import check_rules
 from lipnorm_exp.config.schema import Config
-from lipnorm_exp.records.identity import ADDED_KEYS
 from lipnorm_exp.util.constraints import ByName, describe, fits, may_be_absent, show, split
 from lipnorm_exp.util.errors import ConfigError
 
-__all__ = ["check_keys", "validate", "with_added_keys"]
+__all__ = ["check_keys", "group_schema", "validate"]
 
 
 def check_keys(cfg: DictConfig) -> dict[str, Any]:
@@ -52,24 +51,6 @@ def validate(cfg: DictConfig, machine: bool = True) -> dict[str, Any]:
     return resolved
 
 
-def with_added_keys(config: DictConfig) -> DictConfig:
-    """A record's ``config`` with each key added since it was made, at its value before the key.
-
-    A key of :data:`~lipnorm_exp.records.identity.ADDED_KEYS` is added to a group that lacks it
-    where the group's schema has it (``dataset.feature_layout`` to a Planetoid dataset, not to
-    TREES), so that the config composes the run the record made, as it made it.
-    """
-    hints = get_type_hints(Config, include_extras=True)
-    for (group, key), before in ADDED_KEYS.items():
-        node = config.get(group)
-        if not isinstance(node, DictConfig) or key in node:
-            continue
-        schema, _ = _group_schema(node, group, hints[group])
-        if key in {field.name for field in fields(schema)}:
-            node[key] = before
-    return config
-
-
 def _resolve(node: DictConfig, name: str, key: str) -> Any:
     """``node[name]`` resolved into plain Python values."""
     try:
@@ -82,7 +63,7 @@ def _resolve(node: DictConfig, name: str, key: str) -> Any:
         raise ConfigError(f"{key} cannot be resolved: {first_line}") from None
 
 
-def _group_schema(node: DictConfig, key: str, annotation: Any) -> tuple[type, str]:
+def group_schema(node: DictConfig, key: str, annotation: Any) -> tuple[type, str]:
     """The dataclass a group's keys are checked against, and how the group is named."""
     base, extras = split(annotation)
     by_name = next((extra for extra in extras if isinstance(extra, ByName)), None)
@@ -122,8 +103,8 @@ def _check_group(node: DictConfig, schema: type, prefix: str, what: str) -> dict
             group = node[name]
             if not isinstance(group, DictConfig):
                 raise ConfigError(f"{key} must be a group of keys, got {show(group)}")
-            group_schema, group_name = _group_schema(group, key, annotation)
-            resolved[name] = _check_group(group, group_schema, f"{key}.", group_name)
+            schema_of, group_name = group_schema(group, key, annotation)
+            resolved[name] = _check_group(group, schema_of, f"{key}.", group_name)
             continue
         value = _resolve(node, name, key)
         if not fits(annotation, value):
