@@ -38,9 +38,9 @@ from omegaconf import OmegaConf
 
 import lipnorm_exp.training.member as member
 from lipnorm_exp.cli.verify import retrain
-from lipnorm_exp.config.validate import with_added_keys
 from lipnorm_exp.nn.gat_layer import GATLayer
 from lipnorm_exp.records import FINISHED, RUNS_FOLDER, iter_records, schema, setting_key
+from lipnorm_exp.records.added_keys import with_added_keys
 from lipnorm_exp.records.identity import ADDED_KEYS, COMPUTATION_KEYS
 from lipnorm_exp.records.verify import (
     GROWTH,
