@@ -36,7 +36,7 @@ test: install ## the test suite, as CI runs it (one worker per CPU core), but th
 	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not docs"
 
 test-docs: install ## the documentation site's build and every code block of its pages (a CI step of its own)
-	$(PYTHON) -m pytest -q -n auto --dist loadfile -m docs tests/test_docs.py
+	$(PYTHON) -m pytest -q -n auto --dist loadfile -m docs tests/project/test_docs.py
 
 test-fast: ## tests without the end-to-end CLI runs
 	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not slow and not docs"
@@ -48,7 +48,7 @@ test-slurm: ## sweeps on a one-node SLURM cluster started here (root; apt-get in
 	if [ -n "$$missing" ]; then \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(SLURM_PACKAGES); \
 	fi
-	LIPNORM_SLURM_TESTS=1 $(PYTHON) -m pytest -q tests/test_slurm.py
+	LIPNORM_SLURM_TESTS=1 $(PYTHON) -m pytest -q tests/sweeps/test_slurm.py
 
 lint: ## ruff check and format check
 	$(PYTHON) -m ruff check lipnorm_exp hydra_plugins tests scripts examples

@@ -17,7 +17,7 @@ Why Hydra's private API, in this one module: the refusals above happen before an
 callback runs (parsing the command line, composing the config), and Hydra prints them in
 ``hydra._internal.utils.run_and_report``, for which Hydra 1.3 offers no public hook.
 :meth:`HydraRefusals.installed` wraps it while the command runs; nothing else of the project
-touches ``hydra._internal`` (``tests/test_imports.py``).
+touches ``hydra._internal`` (``tests/project/test_imports.py``).
 """
 
 import re

@@ -217,7 +217,7 @@ def model_schema(model_class: type) -> type:
 
 #: one schema per registered model (``model.name``): :func:`model_schema` of its class, written
 #: out so that a config is checked without importing the model classes (and torch);
-#: ``tests/test_config.py`` checks the two agree
+#: ``tests/config/test_config.py`` checks the two agree
 MODELS = {
     "gat": AttentionModel,
     "gatv2": AttentionModel,

@@ -331,9 +331,12 @@ class AttentionLayer(MessagePassing):
         """The arithmetic the norm runs in.
 
         Autograd's own on the ``gather`` path (the reference, which the records' numerics pin),
-        else :func:`~lipnorm_exp.nn.lipschitz_norm.fused_squared_norms`.
+        else :func:`~lipnorm_exp.nn.lipschitz_norm.fused_squared_norms`, which a traced graph
+        (``torch.compile``) does not take, so it is not entered there.
         """
-        return nullcontext() if self.message_path == "gather" else fused_squared_norms()
+        if self.message_path == "gather" or torch.compiler.is_compiling():
+            return nullcontext()
+        return fused_squared_norms()
 
     def merge_heads(self, out: Tensor) -> Tensor:
         """``[N, H, C]`` to ``[N, H C]`` (heads concatenated) or ``[N, C]`` (averaged)."""

@@ -1,3 +1,5 @@
+from typing import Literal, overload
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -131,6 +133,37 @@ class GATLayer(AttentionLayer):
         glorot(self.att_dst)
         glorot(self.att_edge)
         zeros(self.bias)
+
+    @overload
+    def forward(
+        self,
+        x: Tensor | tuple[Tensor, Tensor | None],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        size: tuple[int, int] | None = None,
+        return_attention_weights: Literal[False] | None = None,
+    ) -> Tensor: ...
+
+    @overload
+    def forward(
+        self,
+        x: Tensor | tuple[Tensor, Tensor | None],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        size: tuple[int, int] | None = None,
+        *,
+        return_attention_weights: Literal[True],
+    ) -> tuple[Tensor, AttentionWeights]: ...
+
+    @overload
+    def forward(
+        self,
+        x: Tensor | tuple[Tensor, Tensor | None],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        size: tuple[int, int] | None = None,
+        return_attention_weights: bool | None = None,
+    ) -> Tensor | tuple[Tensor, AttentionWeights]: ...
 
     def forward(
         self,

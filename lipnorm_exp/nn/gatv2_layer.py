@@ -1,3 +1,5 @@
+from typing import Literal, overload
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -146,6 +148,34 @@ class GATv2Layer(AttentionLayer):
         weight_sq = sum(lin.weight.view(shape).to(dtype).square().sum(dim=(1, 2)) for lin in lins)
         att_sq = squared_norm(self.att.view(self.heads, self.out_channels))
         return safe_sqrt(att_sq * weight_sq) * max(1.0, abs(self.negative_slope))
+
+    @overload
+    def forward(
+        self,
+        x: Tensor | tuple[Tensor, Tensor],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        return_attention_weights: Literal[False] | None = None,
+    ) -> Tensor: ...
+
+    @overload
+    def forward(
+        self,
+        x: Tensor | tuple[Tensor, Tensor],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        *,
+        return_attention_weights: Literal[True],
+    ) -> tuple[Tensor, AttentionWeights]: ...
+
+    @overload
+    def forward(
+        self,
+        x: Tensor | tuple[Tensor, Tensor],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        return_attention_weights: bool | None = None,
+    ) -> Tensor | tuple[Tensor, AttentionWeights]: ...
 
     def forward(
         self,

@@ -1,4 +1,5 @@
 import math
+from typing import Literal, overload
 
 import torch
 from torch import Tensor
@@ -131,6 +132,34 @@ class GTLayer(AttentionLayer):
         for lin in (*lins, self.lin_beta):
             if lin is not None:
                 lin.reset_parameters()
+
+    @overload
+    def forward(
+        self,
+        x: Tensor | tuple[Tensor, Tensor],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        return_attention_weights: Literal[False] | None = None,
+    ) -> Tensor: ...
+
+    @overload
+    def forward(
+        self,
+        x: Tensor | tuple[Tensor, Tensor],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        *,
+        return_attention_weights: Literal[True],
+    ) -> tuple[Tensor, AttentionWeights]: ...
+
+    @overload
+    def forward(
+        self,
+        x: Tensor | tuple[Tensor, Tensor],
+        edge_index: Tensor,
+        edge_attr: OptTensor = None,
+        return_attention_weights: bool | None = None,
+    ) -> Tensor | tuple[Tensor, AttentionWeights]: ...
 
     def forward(
         self,

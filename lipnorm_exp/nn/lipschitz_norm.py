@@ -15,6 +15,7 @@ Everything is written with differentiable torch operations (autograd, forward mo
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import overload
 
 import torch
@@ -112,8 +113,9 @@ def squared_norm(x: Tensor) -> Tensor:
     return (x * x) @ x.new_ones(x.size(-1))  # as x.square(), whose kernel is the slower
 
 
-#: whether :func:`squared_norm` is :class:`SquaredNorm` (:func:`fused_squared_norms`)
-_FUSED = [False]
+#: whether :func:`squared_norm` is :class:`SquaredNorm` (:func:`fused_squared_norms`): a context
+#: variable, so that threads (and asyncio tasks) with layers on other message paths do not share it
+_FUSED: ContextVar[bool] = ContextVar("lipnorm_exp_fused_squared_norms", default=False)
 
 
 @contextmanager
@@ -124,16 +126,17 @@ def fused_squared_norms() -> Iterator[None]:
     ``"gather"``), which the records' numerics pin: its values and gradients equal the others'
     up to rounding, not bit for bit.
     """
-    before, _FUSED[0] = _FUSED[0], True
+    token = _FUSED.set(True)
     try:
         yield
     finally:
-        _FUSED[0] = before
+        _FUSED.reset(token)
 
 
 @torch.jit.unused
 def _fused() -> bool:
-    return _FUSED[0] and not torch.compiler.is_compiling()
+    # compiling first: a traced graph takes the reference arithmetic, and reads no context variable
+    return not torch.compiler.is_compiling() and _FUSED.get()
 
 
 @torch.jit.unused

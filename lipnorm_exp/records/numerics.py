@@ -18,8 +18,8 @@ Versions:
   their :data:`~lipnorm_exp.records.identity.ADDED_KEYS` values) computes version 1 exactly, and
   its record says so.
 
-``tests/test_numerics.py`` pins the exact history of a few tiny runs made by each version
-(``tests/golden/``).
+``tests/records/test_numerics.py`` pins the exact history of a few tiny runs made by each version
+(``tests/records/golden/``).
 """
 
 from collections.abc import Mapping
@@ -32,7 +32,7 @@ from lipnorm_exp.records.schema import numerics_version
 
 #: Bump it whenever a change alters what a run computes (a layer's arithmetic, an initialisation,
 #: the order of random draws, the data a split holds, ...), add a CHANGELOG line saying why, and
-#: regenerate the golden histories (``python tests/golden/regenerate.py``).
+#: regenerate the golden histories (``python tests/records/golden/regenerate.py``).
 NUMERICS_VERSION = 2
 #: the version a run computes where every key of
 #: :data:`~lipnorm_exp.records.identity.COMPUTATION_KEYS` it has is at its value before the key

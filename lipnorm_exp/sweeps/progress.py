@@ -86,7 +86,7 @@ def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
     The cartesian product of :func:`grid_choices` (the first key varies slowest). Hydra has no
     public API for this expansion (``BasicSweeper.split_arguments`` is in its private
     ``_internal`` package, which only :mod:`lipnorm_exp.cli.hydra_refusals` may use), so it is
-    written here, and ``tests/test_presets.py`` checks it against Hydra's own.
+    written here, and ``tests/config/test_presets.py`` checks it against Hydra's own.
     """
     return [list(job) for job in itertools.product(*grid_choices(hydra_cfg).values())]
 

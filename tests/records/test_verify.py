@@ -28,7 +28,7 @@ from lipnorm_exp.records.verify import (
 )
 from lipnorm_exp.training.launch import run
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2", "train.epochs=3")
 LOSSES = ("train_step_loss", "train_loss", "val_loss", "test_loss")
 ACCURACIES = ("train_acc", "val_acc", "test_acc")

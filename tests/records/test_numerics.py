@@ -1,11 +1,11 @@
 """What a run computes is pinned: the exact histories of tiny runs, per numerics version.
 
-The golden histories (``tests/golden/histories.json``) were made, per numerics version, on one
-CPU thread: today's :data:`~lipnorm_exp.records.numerics.NUMERICS_VERSION` by the default keys,
-version 1 by its keys (``tests/golden/regenerate.py``'s ``VERSION_1_KEYS``), so that a version-1
-record can still be made again exactly. On a processor of the model that made them they must come
-out bit for bit; on another model, floating-point rounding may differ, so they are compared
-within :data:`OTHER_PROCESSOR_RTOL` and the test says so.
+The golden histories (``tests/records/golden/histories.json``) were made, per numerics version, on
+one CPU thread: today's :data:`~lipnorm_exp.records.numerics.NUMERICS_VERSION` by the default keys,
+version 1 by its keys (``tests/records/golden/regenerate.py``'s ``VERSION_1_KEYS``), so that a
+version-1 record can still be made again exactly. On a processor of the model that made them they
+must come out bit for bit; on another model, floating-point rounding may differ, so they are
+compared within :data:`OTHER_PROCESSOR_RTOL` and the test says so.
 """
 
 import math
@@ -24,7 +24,7 @@ OTHER_PROCESSOR_RTOL = 1e-5
 CHANGED = (
     "numerics changed: if intended, bump NUMERICS_VERSION (lipnorm_exp/records/numerics.py), "
     "add a CHANGELOG line saying why, and regenerate the golden histories with "
-    "`python tests/golden/regenerate.py`"
+    "`python tests/records/golden/regenerate.py`"
 )
 
 
@@ -75,7 +75,7 @@ def test_golden_histories_hold_every_version_up_to_this_one():
         str(v) for v in (VERSION_1, NUMERICS_VERSION)
     ], (
         f"the golden histories hold numerics versions {sorted(stored[VERSIONS_KEY])}, the code's "
-        f"is {NUMERICS_VERSION}: regenerate them with `python tests/golden/regenerate.py`"
+        f"is {NUMERICS_VERSION}: regenerate them with `python tests/records/golden/regenerate.py`"
     )
     for runs in stored[VERSIONS_KEY].values():
         assert set(runs) == set(RUNS)

@@ -47,12 +47,12 @@ def test_importing_every_module_changes_no_process_wide_state():
 
 #: the one module allowed Hydra's private API: Hydra prints its own refusals of a command line
 #: in ``hydra._internal.utils.run_and_report`` and offers no public hook (hydra-core is pinned
-#: to 1.3.x in pyproject.toml; tests/test_cli_errors.py checks each refusal it rewrites)
+#: to 1.3.x in pyproject.toml; tests/cli/test_cli_errors.py checks each refusal it rewrites)
 PRIVATE_HYDRA_USERS = ["hydra_refusals.py"]
 
 
 def test_no_module_imports_a_private_hydra_api():
-    package = Path(__file__).resolve().parents[1] / "lipnorm_exp"
+    package = Path(__file__).resolve().parents[2] / "lipnorm_exp"
     users = [path.name for path in package.rglob("*.py") if "hydra._internal" in path.read_text()]
     assert sorted(users) == PRIVATE_HYDRA_USERS
 
@@ -73,7 +73,7 @@ LAYERS = (
     {"cli"},
     {"__main__"},
 )  # fmt: skip
-PACKAGE = Path(__file__).resolve().parents[1] / "lipnorm_exp"
+PACKAGE = Path(__file__).resolve().parents[2] / "lipnorm_exp"
 #: the project's part of the ``hydra_plugins`` namespace package (Hydra's and others' aside)
 PLUGINS = ("hydra_plugins.lipnorm_exp_",)
 #: every source file of the package and of the project's Hydra plugins

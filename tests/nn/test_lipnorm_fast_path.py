@@ -12,6 +12,7 @@ subgradients; the tests check that the difference is exactly that.
 """
 
 import math
+import threading
 
 import pytest
 import torch
@@ -26,7 +27,12 @@ from lipnorm_exp.nn import (
     GTLipschitzNorm,
     ScoreLipschitzNorm,
 )
-from lipnorm_exp.nn.lipschitz_norm import neighbourhood_max, squared_norm, target_max
+from lipnorm_exp.nn.lipschitz_norm import (
+    fused_squared_norms,
+    neighbourhood_max,
+    squared_norm,
+    target_max,
+)
 
 N, F_IN, H, C = 12, 6, 3, 4
 ISOLATED = (10, 11)  # no in-edges (the layers give them a self-loop)
@@ -349,3 +355,28 @@ def test_layer_matches_reference_with_ties(cls, options, norm, dtype):
     want_g = gradients(want, [x_ref, *twin.parameters()], weight)
     assert_same(got_g[1:], want_g[1:], dtype)
     assert_same([merge_twins(got_g[0])], [merge_twins(want_g[0])], dtype)
+
+
+def test_fused_squared_norms_holds_in_its_block_and_thread_only():
+    """The fused norm is on inside the block, off after it, and off in a thread started in it."""
+    x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+
+    def fused() -> bool:
+        return type(squared_norm(x).grad_fn).__name__ == "SquaredNormBackward"
+
+    other_thread: list[bool] = []
+    with fused_squared_norms():
+        inside = fused()
+        worker = threading.Thread(target=lambda: other_thread.append(fused()))
+        worker.start()
+        worker.join()
+        with fused_squared_norms():
+            nested = fused()
+        after_nested = fused()
+    assert (inside, nested, after_nested, other_thread, fused()) == (
+        True,
+        True,
+        True,
+        [False],
+        False,
+    )

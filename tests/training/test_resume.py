@@ -3,7 +3,7 @@ writes the record of a run never stopped, on CPU bit for bit, timings aside.
 
 In-process runs are stopped by a ``KeyboardInterrupt`` raised at the start of a chosen epoch
 (what Ctrl-C and SIGTERM raise, :mod:`lipnorm_exp.util.stopping`); the command-line runs are stopped
-by real signals (``tests/kill_points.py``).
+by real signals (``tests/training/kill_points.py``).
 """
 
 import json
@@ -201,7 +201,7 @@ def test_force_starts_over_and_a_skipped_run_drops_a_checkpoint_left_behind(make
     assert not path.exists()
 
     # a kill between the final record and the checkpoint's removal leaves both behind
-    Checkpoint(path.parents[1], rid, every=1, clock=0.0).path.write_bytes(b"left behind")
+    Checkpoint(path.parents[2], rid, every=1, clock=0.0).path.write_bytes(b"left behind")
     [(_, reused)] = launch_records(make_cfg(*STATEFUL))
     assert reused and not path.exists()
 
@@ -242,7 +242,7 @@ def straight_run(tmp_path_factory, data_dir) -> Path:
 def test_a_killed_command_line_run_resumes_to_the_record_of_a_run_never_stopped(
     tmp_path, data_dir, straight_run, name
 ):
-    point = ("tests/kill_points.py", "epoch_9", name)
+    point = ("tests/training/kill_points.py", "epoch_9", name)
     stopped = cli(command(tmp_path, data_dir, *KILLED_RUN, script=point))
     if name == "SIGKILL":  # nothing ran after the kill: the checkpoint of epoch 6 is all there is
         assert stopped.returncode == -signal.SIGKILL and records(tmp_path) == {}

@@ -1,12 +1,12 @@
-"""The golden histories of ``tests/test_numerics.py``: the runs, and their regeneration.
+"""The golden histories of ``tests/records/test_numerics.py``: the runs, and their regeneration.
 
 :data:`GOLDEN` holds, per numerics version, the histories of :data:`RUNS` made by that version on
-one CPU thread, and the processor model that made them. Today's code makes today's version's
-with the default keys, and version 1's with :data:`VERSION_1_KEYS` (the keys' values before the
-fast paths), so both are pinned. ``python tests/golden/regenerate.py`` trains :data:`RUNS` and
-writes today's version's histories, keeping the older versions' as they were made. Do it only
-after bumping :data:`lipnorm_exp.records.numerics.NUMERICS_VERSION` for a change that alters
-what a run computes (with a CHANGELOG line saying why).
+one CPU thread, and the processor model that made them. Today's code makes today's version's with
+the default keys, and version 1's with :data:`VERSION_1_KEYS` (the keys' values before the fast
+paths), so both are pinned. ``python tests/records/golden/regenerate.py`` trains :data:`RUNS` and
+writes today's version's histories, keeping the older versions' as they were made. Do it only after
+bumping :data:`lipnorm_exp.records.numerics.NUMERICS_VERSION` for a change that alters what a run
+computes (with a CHANGELOG line saying why).
 """
 
 import json
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import torch
 
-TESTS = Path(__file__).resolve().parents[1]
-# run as a script: the tests' helpers are beside this folder, the Hydra plugins in the checkout
+TESTS = Path(__file__).resolve().parents[2]
+# run as a script: the tests' shared helpers are in tests/, the Hydra plugins in the checkout
 for folder in (TESTS.parent, TESTS):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))

@@ -1,6 +1,6 @@
 """``python -m lipnorm_exp`` that sends itself a signal at a chosen point of its work.
 
-    python tests/kill_points.py <point> <SIGNAL> [overrides...]
+    python tests/training/kill_points.py <point> <SIGNAL> [overrides...]
 
 Points where a file is being written first write half of it, as a process killed in the middle
 of the write would leave it:

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from conftest import CONFIGS
 from omegaconf import OmegaConf
-from test_models import small_graph
+from small_models import small_graph
 
 from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.records import run_id

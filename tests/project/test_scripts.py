@@ -15,7 +15,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
 #: the Python scripts that are commands (bench_environment.py is a module they import)
 COMMANDS = sorted(path.name for path in SCRIPTS.glob("*.py") if "__main__" in path.read_text())

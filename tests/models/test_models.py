@@ -7,9 +7,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import CONFIGS
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
+from small_models import ATTENTION, group, make, small_graph
 
 from lipnorm_exp import models
 from lipnorm_exp.config import build_model, validate
@@ -20,16 +19,6 @@ from lipnorm_exp.models.norms import NORMS, Normalisation, node_norm
 from lipnorm_exp.nn.score_norm import LIPSCHITZ_NORMS, lipschitz_norm
 from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.util.errors import ConfigError
-
-ATTENTION = ("gat", "gatv2", "gt")
-
-
-def group(name, option, **changes):
-    """The group ``name``'s option ``option`` as the app composes it (its defaults list too)."""
-    with initialize_config_dir(str(CONFIGS), version_base="1.3"):
-        section = compose("config", overrides=[f"{name}={option}"])[name]
-    section.update(changes)
-    return section
 
 
 def test_the_model_registry_names_every_model_class_of_the_package():
@@ -46,22 +35,6 @@ def test_the_model_registry_names_every_model_class_of_the_package():
 
 def allowed_pairs():
     return [(m, n) for m in MODELS for n in NORMS if not NORMS.get(n).on_scores or m in ATTENTION]
-
-
-def small_graph(num_nodes=12, num_features=5, num_classes=3, seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(num_nodes, num_features, generator=gen)
-    src = torch.randint(0, num_nodes, (40,), generator=gen)
-    dst = torch.randint(0, num_nodes, (40,), generator=gen)
-    edge_index = torch.stack([torch.cat([src, dst]), torch.cat([dst, src])])
-    y = torch.randint(0, num_classes, (num_nodes,), generator=gen)
-    return x, edge_index, y
-
-
-def make(model_name, norm_name, depth, **model_changes):
-    heads = {"heads": 2} if model_name in ATTENTION else {}
-    model = group("model", model_name, depth=depth, hidden=8, dropout=0.0, **heads, **model_changes)
-    return build_model(model, group("norm", norm_name), 5, 3)
 
 
 @pytest.mark.parametrize(("model_name", "norm_name"), allowed_pairs())

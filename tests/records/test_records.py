@@ -52,7 +52,7 @@ from lipnorm_exp.util.errors import ConfigError
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2")
 
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 #: the one epoch of a :func:`stub` record, as its summary says it

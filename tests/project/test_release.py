@@ -7,7 +7,7 @@ import yaml
 
 import lipnorm_exp
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_citation_names_the_package_version_and_the_paper():

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from omegaconf import OmegaConf
-from test_models import make
+from small_models import make
 from torch.autograd.functional import jacobian
 from torch_geometric.data import Data
 

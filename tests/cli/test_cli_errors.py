@@ -41,7 +41,7 @@ ERROR_CASES = {
 #: a wrong type and an unknown key through the real CLI: case name → (override, the key its one
 #: line must name). Each path from the command line to its one line runs here once; every message
 #: of the validation (ranges, booleans, choices, rules, numbers that are not finite) is checked
-#: in-process by tests/test_config.py, each kind of Hydra refusal by the last tests below
+#: in-process by tests/config/test_config.py, each kind of Hydra refusal by the last tests below
 WRONG_TYPES = {
     "depth_abc": ("model.depth=abc", "model.depth"),
     "unknown_key": ("+foo=1", "foo"),

@@ -1,8 +1,8 @@
 """Kills and stops at chosen moments: nothing finished is lost, nothing half-written breaks the
 next run, and a stopped sweep stops its workers.
 
-A run is killed at a chosen point by ``tests/kill_points.py``, which patches the writer at that
-point to write half of its file and then sends the process a signal; sweeps are stopped by
+A run is killed at a chosen point by ``tests/training/kill_points.py``, which patches the writer at
+that point to write half of its file and then sends the process a signal; sweeps are stopped by
 signalling their process from here.
 """
 
@@ -23,7 +23,7 @@ from lipnorm_exp.util.stopping import SWEEP_PID_ENV
 
 pytestmark = pytest.mark.slow
 
-KILL_POINTS = ("tests/kill_points.py",)
+KILL_POINTS = ("tests/training/kill_points.py",)
 #: the files of a prepared Cora that the next run reads
 PROCESSED = "Planetoid/Cora/processed"
 

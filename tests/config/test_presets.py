@@ -19,7 +19,7 @@ from lipnorm_exp.records import run_id
 from lipnorm_exp.sweeps.plan import job_configs
 from lipnorm_exp.sweeps.progress import grid_jobs, grid_runs, grid_size, sweep_axes
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 PRESETS = preset_names()
 SCALES = ("quick", "paper")
 #: config groups: a swept key naming one selects a YAML file, the others set a value
