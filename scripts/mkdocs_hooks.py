@@ -16,7 +16,6 @@ script or a font to fetch, so the site needs no network to build or to read.
 
 import html
 import re
-from collections import Counter
 from pathlib import Path
 
 from latex2mathml.converter import convert
@@ -50,13 +49,10 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
                     dest_uri=MOVED.get(path),
                 )
             )
-    shared = Counter(file.dest_uri for file in files.documentation_pages())
-    clashes = [
-        f"{', '.join(file.src_uri for file in files.documentation_pages() if file.dest_uri == dest)}"
-        f" -> {dest}"
-        for dest, count in shared.items()
-        if count > 1
-    ]
+    sources: dict[str, list[str]] = {}
+    for file in files.documentation_pages():
+        sources.setdefault(file.dest_uri, []).append(file.src_uri)
+    clashes = [f"{', '.join(src)} -> {dest}" for dest, src in sources.items() if len(src) > 1]
     if clashes:
         raise PluginError(f"pages that build to one file: {'; '.join(clashes)}")
     return files
