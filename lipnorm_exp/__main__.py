@@ -30,7 +30,7 @@ from lipnorm_exp.util.stopping import in_sweep_worker, stop_requests
 register_resolvers()
 register_plugins()
 quiet_schema_matching()
-#: Hydra's refusals of this command line, in one line (:mod:`lipnorm_exp.cli.hydra_refusals`)
+#: Hydra's refusals of this command line, in one line (`lipnorm_exp.cli.hydra_refusals`)
 REFUSALS = HydraRefusals(sys.argv[1:])
 
 
@@ -39,13 +39,13 @@ def main(cfg: DictConfig) -> None:
     """Train one configuration; a bad value, absent data or a stop request end it in one line.
 
     A run outside a sweep ends on a line naming its record and what to compare it with
-    (:func:`~lipnorm_exp.cli.closing.closing_line`).
+    (`closing_line`).
 
     In a sweep, a job that cannot run is counted as failed and the sweep goes on (Hydra shows
     its line again at the end); a stop request ends the sweep, a worker process at once.
     The trainer (and torch with it) is imported here, once a run is to train: the command
     line's help, its config, its refusals and a job whose runs all have a finished record
-    (:func:`~lipnorm_exp.training.finished.reused_records`) answer without it.
+    (`reused_records`) answer without it.
     """
     REFUSALS.start_task()
     unswept = unswept_grid()
@@ -108,7 +108,7 @@ def train(cfg: DictConfig, position: str) -> list[LaunchedRecord]:
 
 
 def console() -> None:
-    """``lipnorm-exp`` and ``python -m lipnorm_exp``: :func:`main`, its refusals in one line.
+    """``lipnorm-exp`` and ``python -m lipnorm_exp``: `main`, its refusals in one line.
 
     Hydra's refusals of the command line, like the project's, and a stop request end in one line.
     """

@@ -3,8 +3,8 @@
 The jobs of a sweep are one SLURM job array (``configs/hydra/launcher/submitit_slurm.yaml``
 holds the project's defaults: time, CPUs, memory, GPUs, partition). A run whose finished record
 is in ``paths.results_dir`` is skipped by its job
-(:func:`lipnorm_exp.training.finished.finished_record`); when that is every run of the sweep
-(:func:`~lipnorm_exp.sweeps.plan.planned_runs`), the launcher submits nothing, rather than an array
+(`lipnorm_exp.training.finished.finished_record`); when that is every run of the sweep
+(`planned_runs`), the launcher submits nothing, rather than an array
 of jobs that each start, find their record and end. Each job's record names its SLURM job
 (``machine.slurm_job``).
 

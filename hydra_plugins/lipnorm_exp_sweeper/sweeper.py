@@ -1,21 +1,21 @@
 """``hydra/sweeper=lipnorm`` (the project's, selected in ``configs/hydra/default.yaml``).
 
 A sweep's grid is expanded once, as Hydra's basic sweeper expands it (the same jobs, in the same
-order, with the same overrides: :func:`~lipnorm_exp.sweeps.progress.grid_jobs`), and that one
+order, with the same overrides: `grid_jobs`), and that one
 expansion serves the whole sweep:
 
 1. the grid is expanded before anything is written, a sweep that cannot be expanded (an interval,
-   a shuffled list) refused in one line (:func:`~lipnorm_exp.sweeps.progress.grid_jobs`, whose
-   refusal :class:`~lipnorm_exp.cli.hydra_refusals.HydraRefusals` prints; the config's keys,
+   a shuffled list) refused in one line (`grid_jobs`, whose
+   refusal `HydraRefusals` prints; the config's keys,
    folders and launcher are checked before, by the ``Preflight`` callback, as Hydra resolves
    ``hydra.sweeper`` when it makes the sweeper);
 2. its plan is said: how many runs, and how many have a finished record and will be skipped
-   (:func:`~lipnorm_exp.sweeps.plan.planned_runs`, :func:`~lipnorm_exp.sweeps.plan.plan_line`);
+   (`planned_runs`, `plan_line`);
 3. its jobs go to the configured launcher (basic, joblib, or the project's SLURM launcher), in one
    batch, each told the number of jobs in ``hydra.sweeper.jobs`` (its position "job k of n" is
-   ``hydra.job.num`` + 1 of that: :func:`~lipnorm_exp.sweeps.progress.sweep_position`);
+   ``hydra.job.num`` + 1 of that: `sweep_position`);
 4. the tally of the runs' outcomes is said at the end, also when the sweep is stopped
-   (:func:`~lipnorm_exp.sweeps.plan.record_outcomes`), before the first failed job, if any, is
+   (`record_outcomes`), before the first failed job, if any, is
    raised as the basic sweeper raises it.
 
 Hydra imports every module of ``hydra_plugins`` when any Hydra application starts: this module
@@ -66,8 +66,8 @@ class LipnormSweeper(Sweeper):
     """The project's sweeper: one expansion of the grid for the whole sweep (module docstring).
 
     Args:
-        params: as :class:`LipnormSweeperConf`; read from the sweep's config.
-        jobs: as :class:`LipnormSweeperConf`; set by the sweeper itself.
+        params: as `LipnormSweeperConf`; read from the sweep's config.
+        jobs: as `LipnormSweeperConf`; set by the sweeper itself.
     """
 
     def __init__(self, params: dict[str, str] | None = None, jobs: int | None = None) -> None:

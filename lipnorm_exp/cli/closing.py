@@ -3,7 +3,7 @@
 ``lipnorm_exp: record runs/<run id>.json (completed, test accuracy 81.9% at the best
 validation epoch 57); the paper: Table 1 (+experiment=missing_vector) GAT-Lip Cora 0%:
 83.1 ± 0.5 at depth 5``: the published number of the paper's cell the run belongs to
-(:func:`~lipnorm_exp.report.paper_presets.published_for`), or, for a run in no cell, the
+(`published_for`), or, for a run in no cell, the
 command that compares a folder's preset runs with the paper (``make scorecard``).
 """
 

@@ -1,9 +1,9 @@
 """How ``python -m lipnorm_exp`` ends when it cannot run: one line, an exit status, no traceback.
 
 A bad value, absent or unreadable data, or a folder that cannot be written
-(:class:`~lipnorm_exp.util.errors.UserError`) is printed as ``lipnorm_exp: error: <message>`` and
-ends the process with :data:`EXIT_USER_ERROR`; a stop request (Ctrl-C, SIGTERM) with
-:data:`EXIT_INTERRUPTED`. ``HYDRA_FULL_ERROR=1`` raises the error instead, with its traceback.
+(`UserError`) is printed as ``lipnorm_exp: error: <message>`` and
+ends the process with `EXIT_USER_ERROR`; a stop request (Ctrl-C, SIGTERM) with
+`EXIT_INTERRUPTED`. ``HYDRA_FULL_ERROR=1`` raises the error instead, with its traceback.
 """
 
 import os
@@ -51,7 +51,7 @@ def interruption(stop_request: KeyboardInterrupt) -> str:
 
 
 def stop(error: UserError) -> NoReturn:
-    """End the process on ``error``: one line and :data:`EXIT_USER_ERROR` (or the traceback)."""
+    """End the process on ``error``: one line and `EXIT_USER_ERROR` (or the traceback)."""
     if full_error_wanted():
         raise error
     say(f"{ERROR_PREFIX}{error}")

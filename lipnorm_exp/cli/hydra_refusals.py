@@ -3,20 +3,20 @@
 Before the task function starts, Hydra parses the overrides, composes the config and sets up
 its sweeper; what it refuses there (the override grammar, a key, group or option the config
 does not have, a sweep without ``--multirun``) it prints over several lines with exit status
-1, suggesting ``+key=value`` for a typo. :class:`HydraRefusals` ends those as the project's own
+1, suggesting ``+key=value`` for a typo. `HydraRefusals` ends those as the project's own
 refusals end: ``lipnorm_exp: error: <override> ...; <what is allowed>`` on one line, exit
 status 2, an unknown key with the closest known keys
-(:func:`~lipnorm_exp.config.keys.closest_keys`). An error once the task function has started,
+(`closest_keys`). An error once the task function has started,
 and a job's error in a sweep, are left to Hydra; ``HYDRA_FULL_ERROR=1`` keeps Hydra's stack.
 The project's own refusal raised there, a sweep the project's sweeper cannot expand
-(:func:`~lipnorm_exp.sweeps.progress.grid_jobs`: an interval, a shuffled list), ends in its one
+(`grid_jobs`: an interval, a shuffled list), ends in its one
 line too. (A launcher argument is refused before Hydra meets it, by
-:class:`~lipnorm_exp.cli.preflight.Preflight`.)
+`Preflight`.)
 
 Why Hydra's private API, in this one module: the refusals above happen before any plugin or
 callback runs (parsing the command line, composing the config), and Hydra prints them in
 ``hydra._internal.utils.run_and_report``, for which Hydra 1.3 offers no public hook.
-:meth:`HydraRefusals.installed` wraps it while the command runs; nothing else of the project
+`HydraRefusals.installed` wraps it while the command runs; nothing else of the project
 touches ``hydra._internal`` (``tests/project/test_imports.py``).
 """
 
@@ -104,7 +104,7 @@ def refusal_line(error: Exception, args: Sequence[str]) -> str | None:
     """The one line for Hydra's refusal ``error`` of the command line ``args``, or ``None``.
 
     ``None`` where ``error`` is not a refusal of the command line (a job's error, a bug). The
-    project's own refusal (:class:`~lipnorm_exp.util.errors.UserError`) is its message.
+    project's own refusal (`UserError`) is its message.
     """
     if isinstance(error, UserError):
         return str(error)
@@ -141,7 +141,7 @@ def _joined(error: Exception) -> str:
 
 
 class HydraRefusals:
-    """Hydra's refusals of ``args`` in one line while :meth:`installed` (module docstring)."""
+    """Hydra's refusals of ``args`` in one line while `installed` (module docstring)."""
 
     def __init__(self, args: Sequence[str]):
         self.args = list(args)

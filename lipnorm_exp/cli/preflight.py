@@ -1,12 +1,12 @@
-"""Check a command line before Hydra writes anything: :class:`Preflight`.
+"""Check a command line before Hydra writes anything: `Preflight`.
 
-:class:`Preflight` is a Hydra callback (``configs/hydra/default.yaml``): it checks the config
+`Preflight` is a Hydra callback (``configs/hydra/default.yaml``): it checks the config
 and the folders before Hydra makes its output folder or its sweeper. The project's sweeper
 (``hydra_plugins/lipnorm_exp_sweeper``) expands the sweep
-(:func:`~lipnorm_exp.sweeps.progress.grid_jobs`) before it makes the sweep's folder. So nothing
+(`grid_jobs`) before it makes the sweep's folder. So nothing
 is written for a command line that cannot run. What the callback refuses ends the process in one
-line (:func:`lipnorm_exp.cli.errors.stop`), and so does a sweep that cannot be expanded
-(:class:`~lipnorm_exp.cli.hydra_refusals.HydraRefusals`).
+line (`lipnorm_exp.cli.errors.stop`), and so does a sweep that cannot be expanded
+(`HydraRefusals`).
 """
 
 import copy
@@ -79,10 +79,10 @@ class Preflight(Callback):
         between keys wait for each job's own config (``model=gcn`` with ``norm`` swept over
         ``none,pairnorm`` holds the default ``norm=lip`` here). A sweep over a preset's grid key
         and a launcher argument the launcher cannot take
-        (:func:`~lipnorm_exp.config.launcher.check_launcher`) are refused, and so are a logger
-        whose package is missing (:func:`check_tracker_package`) and the SLURM launcher where
+        (`check_launcher`) are refused, and so are a logger
+        whose package is missing (`check_tracker_package`) and the SLURM launcher where
         SLURM is missing and the sweep has a run to train; a sweep that cannot be expanded is
-        refused by the sweeper (:func:`~lipnorm_exp.sweeps.progress.grid_jobs`).
+        refused by the sweeper (`grid_jobs`).
         """
         try:
             check_grid_overrides(config.hydra)

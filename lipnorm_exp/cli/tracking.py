@@ -9,20 +9,20 @@ error while logging is a warning, never an exception, and ``finish`` always clos
 
 What a W&B run holds:
 
-- its name (:func:`run_name`): model label, dataset, missing rate, depth and seed
+- its name (`run_name`): model label, dataset, missing rate, depth and seed
   (``GAT-Lip Cora 100% missing depth 2 seed 0``), then every other key its sweep varies
   (``train.lr=0.005 model.dropout=0.5``), so that no two runs of a sweep share a name;
-- its group (:func:`run_group`): preset, scale and protocol (``missing_vector/quick/standard``),
-  and the preset as its ``job_type`` (:func:`current_preset`);
-- as the run config (:func:`wandb_config`) the keys that define the run (those its
-  ``run_id`` hashes, :func:`~lipnorm_exp.records.identity.defining_config`: no ``force``,
-  ``device``, ``grid``, ``paths``, ``logger`` ...) and the record's ``run_id``; the config's
-  ``tags`` as its tags;
+- its group (`run_group`): preset, scale and protocol (``missing_vector/quick/standard``),
+  and the preset as its ``job_type`` (`current_preset`);
+- as the run config (`wandb_config`) the keys that define the run (those its
+  ``run_id`` hashes, [`defining_config`][lipnorm_exp.records.identity.defining_config]: no
+  ``force``, ``device``, ``grid``, ``paths``, ``logger`` ...) and the record's ``run_id``; the
+  config's ``tags`` as its tags;
 - one point per epoch (the W&B step) of every metric of the history row, namespaced by
-  :func:`wandb_metrics`: ``train/loss``, ``train/acc``, ``val/acc``, ``test/acc``, ...,
+  `wandb_metrics`: ``train/loss``, ``train/acc``, ``val/acc``, ``test/acc``, ...,
   ``train/lr``, ``train/time_s``, and per-layer lists as ``grad_attn/layer_07`` (also
   ``grad_layer``, ``lipschitz``); W&B draws their line plots;
-- as its summary (:func:`run_summary`): the last epoch's metrics under those names (W&B's
+- as its summary (`run_summary`): the last epoch's metrics under those names (W&B's
   own), the best-validation epoch's under ``best/`` (``best/val/acc``, ``best/test/acc``, ...,
   ``best/epoch``), the highest training accuracy as ``max/train/acc``, the record's status,
   error, ``metric``, ``epochs_run``, ``diverged_at_epoch`` and timing (``timing/total_s``);
@@ -30,12 +30,12 @@ What a W&B run holds:
   (layers × epochs, log colour scale, as the paper's Fig. 2) as images: of the attention
   parameters (``grad_attn/heatmap``) and of the whole layer (``grad_layer/heatmap``), of the
   epochs so far every ``logger.heatmap_every`` epochs while the run trains (``0``: never), and
-  of all its epochs when it ends. A resumed run continues its W&B run (:func:`wandb_run_id`);
+  of all its epochs when it ends. A resumed run continues its W&B run (`wandb_run_id`);
   its heat maps while it trains show the epochs this process trained, the last one all.
 
-Training knows a tracker only by the :class:`~lipnorm_exp.training.state.Tracker` protocol: the CLI
-hands :func:`make_tracker` to :func:`lipnorm_exp.training.launch.run`, so this module sits above
-training.
+Training knows a tracker only by the `Tracker` protocol: the CLI
+hands `make_tracker` to [`lipnorm_exp.training.launch.run`][lipnorm_exp.training.launch.run], so
+this module sits above training.
 """
 
 import functools
@@ -91,12 +91,12 @@ class WandbTracker(NullTracker):
 
     Args:
         logger: the ``logger`` config group (project, entity, mode, group, heatmap_every).
-        config: the W&B run config (:func:`wandb_config`).
-        name: the W&B run name (:func:`run_name`).
-        group: the W&B group (:func:`run_group`), or ``None``.
-        job_type: the W&B job type (:func:`current_preset`), or ``None``.
+        config: the W&B run config (`wandb_config`).
+        name: the W&B run name (`run_name`).
+        group: the W&B group (`run_group`), or ``None``.
+        job_type: the W&B job type (`current_preset`), or ``None``.
         tags: W&B tags (the config's ``tags``).
-        run_id: the W&B run id (:func:`wandb_run_id`): a resumed run continues its W&B run.
+        run_id: the W&B run id (`wandb_run_id`): a resumed run continues its W&B run.
     """
 
     #: set once an online start failed: later runs of this process go offline at once
@@ -168,7 +168,7 @@ class WandbTracker(NullTracker):
             log.log(level, "W&B %s failed (%s); training goes on", what, error)
 
     def log_epoch(self, row: EpochRow) -> None:
-        """The row's metrics, namespaced (:func:`wandb_metrics`), at the epoch's step.
+        """The row's metrics, namespaced (`wandb_metrics`), at the epoch's step.
 
         Every ``logger.heatmap_every`` epochs, the heat maps of the epochs so far at that step.
         """
@@ -190,7 +190,7 @@ class WandbTracker(NullTracker):
     def _log_heatmaps(self, history: list[EpochRow], step: int | None = None) -> None:
         """The heat maps of the gradient norms ``history`` holds, as W&B images, at ``step``.
 
-        ``<key>/heatmap`` for each key of :data:`HEATMAP_CAPTIONS` the history has; nothing
+        ``<key>/heatmap`` for each key of `HEATMAP_CAPTIONS` the history has; nothing
         where it has none (gradients not tracked). ``step=None``: W&B's current step, the last
         epoch's (the end of the run).
         """
@@ -232,7 +232,7 @@ def run_name(cfg: DictConfig, swept: Iterable[str] = ()) -> str:
 
     ``GAT-Lip Cora 100% missing depth 2 seed 0``; a dataset without missing vectors has no rate,
     a TREES run names its tree depth (``GAT TREES d=4 depth 5 seed 0``). Each key of ``swept``
-    (:func:`sweep_keys`) that the start does not name (:data:`NAMED_KEYS`) follows as
+    (`sweep_keys`) that the start does not name (`NAMED_KEYS`) follows as
     ``key=value``: ``... seed 0 train.lr=0.005 model.dropout=0.5``.
     """
     parts = [model_label(cfg), dataset_label(cfg.dataset.name)]
@@ -258,16 +258,16 @@ def sweep_keys(hydra_cfg: DictConfig) -> list[str]:
 
 @functools.cache
 def _saved_sweep_keys(sweep_config: Path) -> tuple[str, ...]:
-    """:func:`sweep_keys` of the sweep config Hydra saved at ``sweep_config``."""
+    """`sweep_keys` of the sweep config Hydra saved at ``sweep_config``."""
     return tuple(sweep_keys(OmegaConf.load(sweep_config).hydra))
 
 
 def current_sweep_keys() -> tuple[str, ...]:
-    """:func:`sweep_keys` of the Hydra multirun this job belongs to; none outside a multirun.
+    """`sweep_keys` of the Hydra multirun this job belongs to; none outside a multirun.
 
     A job's own config holds its values only, not the sweep's: the sweep's config is the one
     Hydra's basic sweeper saved in the sweep folder before the first job. Under a sweeper that
-    saves none, the names show no swept key beyond :data:`NAMED_KEYS` (the tracker never stops
+    saves none, the names show no swept key beyond `NAMED_KEYS` (the tracker never stops
     a run).
     """
     hydra = _multirun()
@@ -278,8 +278,8 @@ def current_sweep_keys() -> tuple[str, ...]:
 def run_summary(record: Record) -> dict[str, Any]:
     """What the W&B summary adds of a record: status, error, best epoch, max, timing.
 
-    The best-validation epoch's metrics (:func:`best_epoch_metrics`), the record's summary
-    entries of :data:`RECORD_SUMMARY_NAMES` and its timing as ``timing/<key>``.
+    The best-validation epoch's metrics (`best_epoch_metrics`), the record's summary
+    entries of `RECORD_SUMMARY_NAMES` and its timing as ``timing/<key>``.
     """
     summary = record.get(schema.SUMMARY)
     kept = {
@@ -296,7 +296,7 @@ def run_summary(record: Record) -> dict[str, Any]:
 
 
 def best_epoch_metrics(record: Record) -> dict[str, Any]:
-    """The best-validation epoch's metrics as ``best/<name>`` (:func:`wandb_metrics`'s names).
+    """The best-validation epoch's metrics as ``best/<name>`` (`wandb_metrics`'s names).
 
     The epoch is the record summary's ``best_epoch`` (``best/epoch``); per-layer values are
     left out. Empty when no epoch finished.
@@ -386,8 +386,8 @@ def run_group(cfg: DictConfig) -> str | None:
 def wandb_config(cfg: DictConfig, run_id: str) -> dict[str, Any]:
     """The W&B run config: the keys that define the run, resolved, and its ``run_id``.
 
-    The keys its run id hashes (:func:`~lipnorm_exp.records.identity.defining_config`), so
-    that W&B's filters and parallel-coordinate plots compare runs by what they compute: how a
+    The keys its run id hashes ([`defining_config`][lipnorm_exp.records.identity.defining_config]),
+    so that W&B's filters and parallel-coordinate plots compare runs by what they compute: how a
     run was started and where it wrote (``force``, ``device``, ``paths``, ``logger``, a
     preset's ``grid``) are not there. The preset, scale and protocol are its group and job
     type, its ``tags`` its tags.
@@ -411,7 +411,7 @@ def make_tracker(cfg: DictConfig, run_id: str) -> NullTracker:
 
     Raises:
         ConfigError: ``logger=wandb`` without the ``wandb`` package
-            (:func:`~lipnorm_exp.cli.preflight.check_tracker_package`; the CLI refuses it
+            (`check_tracker_package`; the CLI refuses it
             before it runs anything).
     """
     if cfg.logger.name != "wandb":

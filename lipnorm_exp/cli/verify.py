@@ -3,7 +3,8 @@
 A record names the code that made it (its commit) and the machine (device, processor, threads).
 This command takes records from a folder (by run id, or a preset's, a few per setting), trains
 each run again from its own config with the code installed now, on this machine, and judges the
-new history against the stored one epoch by epoch (:func:`lipnorm_exp.records.verify.judge`):
+new history against the stored one epoch by epoch
+([`lipnorm_exp.records.verify.judge`][lipnorm_exp.records.verify.judge]):
 
 - ``identical``: every row of the history is equal, number for number, the epoch times aside;
 - ``same up to rounding``: at the first epoch where they part, the losses (and every other column
@@ -27,10 +28,10 @@ Findings go to a CSV file (``results/verification.csv`` by default), one row per
 an earlier finding of the same run; each names the rule that judged it and the size of the first
 departure (the largest relative difference at the first epoch that differs, and its column);
 findings of the earlier rule are judged again where what they stored allows
-(:func:`lipnorm_exp.records.verify.rejudged`). The scorecard reads the file. ``--keep FOLDER``
-keeps the records trained again there, made by today's numerics: ``lipnorm-exp-merge FOLDER
---into results/runs --prefer newer`` puts them in place of the stored ones (those found
-``different``, say).
+([`lipnorm_exp.records.verify.rejudged`][lipnorm_exp.records.verify.rejudged]). The scorecard reads
+the file. ``--keep FOLDER`` keeps the records trained again there, made by today's numerics:
+``lipnorm-exp-merge FOLDER --into results/runs --prefer newer`` puts them in place of the stored
+ones (those found ``different``, say).
 
     lipnorm-exp-verify --run-id 7a221658c0ffee00                # one run
     lipnorm-exp-verify --preset residual --per-setting 1 --dry-run   # what it would cost
@@ -97,7 +98,8 @@ class Finding:
     ``departure`` is the largest relative difference at ``first_different_epoch``, in
     ``departure_column``; ``rounding_window`` the largest of the measured columns over the epochs
     the rule holds to its envelope, and ``rounding_excess`` their largest ratio to it (at most 1
-    within rounding; :class:`lipnorm_exp.records.verify.Judgement`).
+    within rounding;
+    [`lipnorm_exp.records.verify.Judgement`][lipnorm_exp.records.verify.Judgement]).
     """
 
     run_id: str
@@ -239,7 +241,7 @@ def _cells(finished: list[Record], args: argparse.Namespace) -> list[Record]:
 
 
 def setting_spreads(records: list[Record]) -> dict[str, float]:
-    """The :func:`spread` of each finished record's setting, by run id."""
+    """The `spread` of each finished record's setting, by run id."""
     tests: dict[str, list[float | None]] = defaultdict(list)
     keys = {}
     for record in records:
@@ -265,7 +267,7 @@ def write_findings(findings: list[Finding], path: Path) -> pd.DataFrame:
     """Add ``findings`` to the CSV at ``path``, each replacing an earlier one of its run.
 
     The earlier findings of the file that an earlier rule judged are judged again where they can
-    be (:func:`~lipnorm_exp.records.verify.rejudged`); none is dropped.
+    be ([`rejudged`][lipnorm_exp.records.verify.rejudged]); none is dropped.
     """
     new = pd.DataFrame([asdict(finding) for finding in findings], columns=_COLUMNS)
     if path.exists():

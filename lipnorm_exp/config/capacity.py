@@ -1,12 +1,12 @@
 """What a run can hold: sizes refused before anything is allocated, with the estimate.
 
-A model's parameters, their gradients and Adam's two moments take :data:`BYTES_PER_PARAMETER`
+A model's parameters, their gradients and Adam's two moments take `BYTES_PER_PARAMETER`
 bytes per parameter; the parameters are counted exactly on a model built on PyTorch's ``meta``
 device (no memory), at depths 1 and 2, and the count extrapolated to ``model.depth`` (every
 layer after the first is alike), for one input feature and one output (a lower bound: the
 dataset's widths are not known before its data is read). A run's history holds about
-:data:`BYTES_PER_EPOCH` bytes per epoch. Either estimate above the memory of the device the run
-would use (:func:`device_memory`) refuses the config in one line. torch is imported by the
+`BYTES_PER_EPOCH` bytes per epoch. Either estimate above the memory of the device the run
+would use (`device_memory`) refuses the config in one line. torch is imported by the
 checks, so a config is composed and its keys checked without it.
 """
 

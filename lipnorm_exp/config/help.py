@@ -48,7 +48,7 @@ def preset_help() -> str:
 def group_help() -> str:
     """One line per config group: ``<group>: <option>, ...``, as Hydra lists them.
 
-    Hydra's own group and the folders of shared keys (:data:`BASE_SUFFIX`) are left out.
+    Hydra's own group and the folders of shared keys (`BASE_SUFFIX`) are left out.
     """
     folders = sorted(path for path in config_dir().iterdir() if path.is_dir())
     lines = []

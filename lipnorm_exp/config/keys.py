@@ -1,6 +1,6 @@
 """Every key the schema knows, and the closest of them to a mistyped one.
 
-The keys are walked from :class:`~lipnorm_exp.config.schema.Config`: a group's keys are those
+The keys are walked from `Config`: a group's keys are those
 of every option of it (``model.beta`` is a key of ``model`` through ``gt``), so a typo is
 matched against what some composition accepts.
 """
@@ -40,5 +40,5 @@ def known_keys() -> tuple[str, ...]:
 
 
 def closest_keys(key: str, count: int = 3) -> list[str]:
-    """Up to ``count`` known keys closest to ``key`` (by :mod:`difflib`'s ratio), best first."""
+    """Up to ``count`` known keys closest to ``key`` (by `difflib`'s ratio), best first."""
     return difflib.get_close_matches(key, known_keys(), n=count, cutoff=CUTOFF)

@@ -88,7 +88,7 @@ def check_launcher(launcher: DictConfig) -> None:
 def missing_slurm(launcher: DictConfig) -> ConfigError | None:
     """The refusal of the SLURM launcher on a machine without SLURM, or ``None``.
 
-    ``None`` for another launcher, or where :data:`SLURM_PROGRAMS` are on ``PATH``. The caller
+    ``None`` for another launcher, or where `SLURM_PROGRAMS` are on ``PATH``. The caller
     raises it where the sweep has something to submit (the launcher submits nothing when every
     run is finished).
     """

@@ -40,10 +40,10 @@ def config_dir() -> Path:
 
 
 def preset_path(name: str) -> Path:
-    """The YAML file of the preset ``name``: ``experiment/<name>.yaml`` of :func:`config_dir`."""
+    """The YAML file of the preset ``name``: ``experiment/<name>.yaml`` of `config_dir`."""
     return config_dir() / "experiment" / f"{name}.yaml"
 
 
 def preset_names() -> tuple[str, ...]:
-    """The presets: every ``experiment/<name>.yaml`` of :func:`config_dir`, by name, sorted."""
+    """The presets: every ``experiment/<name>.yaml`` of `config_dir`, by name, sorted."""
     return tuple(sorted(path.stem for path in (config_dir() / "experiment").glob("*.yaml")))

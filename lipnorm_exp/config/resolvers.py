@@ -43,8 +43,8 @@ def register_resolvers() -> None:
 
     ``${lipnorm_cwd:}`` is the folder the command runs in: data, records and logs go under it
     (``configs/paths/default.yaml``), never into the installed package. ``${lipnorm_add:a,b}`` is
-    ``a + b``, ``${lipnorm_folders:text}`` is :func:`folder_list` (``paths.raw_dirs``, from
-    ``$LIPNORM_RAW_DIRS``), ``${lipnorm_seed_groups:seeds,n}`` is :func:`seed_groups`,
+    ``a + b``, ``${lipnorm_folders:text}`` is `folder_list` (``paths.raw_dirs``, from
+    ``$LIPNORM_RAW_DIRS``), ``${lipnorm_seed_groups:seeds,n}`` is `seed_groups`,
     ``${lipnorm_presets:}`` and ``${lipnorm_groups:}`` list the presets and the config groups
     for ``--help`` (``hydra.help`` in ``configs/hydra/default.yaml``).
     """

@@ -1,8 +1,8 @@
 """Rules between keys of a config whose every key is valid on its own.
 
 Each rule takes the resolved config (plain containers, as
-:func:`lipnorm_exp.config.validate` builds it) and raises a one-line
-:class:`~lipnorm_exp.util.errors.ConfigError` naming the keys and what is allowed.
+`lipnorm_exp.config.validate` builds it) and raises a one-line
+`ConfigError` naming the keys and what is allowed.
 """
 
 from collections.abc import Callable
@@ -127,9 +127,9 @@ MACHINE_RULES: tuple[Rule, ...] = (neighbour_sampling_needs_pyg_lib, model_fits,
 
 
 def check_rules(config: dict[str, Any], machine: bool = True) -> None:
-    """Run every rule of :data:`RULES` on the resolved ``config``.
+    """Run every rule of `RULES` on the resolved ``config``.
 
-    Then those of :data:`MACHINE_RULES`, unless ``machine`` is false.
+    Then those of `MACHINE_RULES`, unless ``machine`` is false.
     """
     for rule in RULES + (MACHINE_RULES if machine else ()):
         rule(config)

@@ -2,13 +2,13 @@
 
 One dataclass per group option (``configs/<group>/<option>.yaml``), its fields the keys that
 option has once composed. Values come from the YAML files alone (the schema holds no default):
-:func:`lipnorm_exp.config.validate` checks a composed config against :class:`Config`, key by
+`lipnorm_exp.config.validate` checks a composed config against `Config`, key by
 key and in field order, so a key whose value another one interpolates (``scale`` for
 ``train.epochs``, ``dataset.depth`` for the TREES model's depth) is checked first.
 
 Groups whose keys depend on the option (``dataset``, ``model``, ``norm``, ``logger``) map each
-``name`` to its dataclass through :class:`~lipnorm_exp.util.constraints.ByName`. Keys marked
-:data:`~lipnorm_exp.util.constraints.MAY_BE_ABSENT` are set by some compositions only (a
+``name`` to its dataclass through `ByName`. Keys marked
+`MAY_BE_ABSENT` are set by some compositions only (a
 protocol's tables, a preset's grid, an ablation).
 
 Why these dataclasses are not registered in Hydra's ``ConfigStore`` as structured configs:
@@ -16,7 +16,7 @@ OmegaConf 2.3 checks a structured config's types only (``model.depth=-3`` passes
 ``Annotated[int, AtLeast(1)]``), cannot type a union (``seed``: one seed or a list of them;
 ``Positive | None``), and says a wrong type in a multi-line ``ValidationError``. The project's
 guarantee is one line naming the key, the value and the allowed values, ranges included, so
-:func:`~lipnorm_exp.config.validate` checks the composed config against these dataclasses
+`validate` checks the composed config against these dataclasses
 instead; they stay the one description of the keys.
 """
 
@@ -69,7 +69,7 @@ __all__ = [
 ]
 
 Absent = MAY_BE_ABSENT
-#: a run's seed (a list of them trains those runs together: :mod:`lipnorm_exp.training.together`)
+#: a run's seed (a list of them trains those runs together: `lipnorm_exp.training.together`)
 Seed = Annotated[int, Between(0, 2**32 - 1)]
 #: the monitored columns an early stop may watch (it stops once one reaches 1)
 ACCURACIES = tuple(name for name, higher in MONITORED.items() if higher)
@@ -199,7 +199,7 @@ class GCNII(Model):
 
 #: the schema of the model classes that bring keys of their own, by where each class is
 #: defined; every other model class has the schema of its nearest base class here
-#: (:func:`model_schema`)
+#: (`model_schema`)
 SCHEMA_OF_CLASS: dict[str, type] = {
     "lipnorm_exp.models.base.DepthwiseGNN": Model,
     "lipnorm_exp.models.attention.AttentionGNN": AttentionModel,
@@ -215,7 +215,7 @@ def model_schema(model_class: type) -> type:
     return next(SCHEMA_OF_CLASS[path] for path in where if path in SCHEMA_OF_CLASS)
 
 
-#: one schema per registered model (``model.name``): :func:`model_schema` of its class, written
+#: one schema per registered model (``model.name``): `model_schema` of its class, written
 #: out so that a config is checked without importing the model classes (and torch);
 #: ``tests/config/test_config.py`` checks the two agree
 MODELS = {

@@ -1,9 +1,9 @@
 """``validate(cfg)``: a composed config checked against the schema before anything runs.
 
 Every key is resolved on its own (so an interpolation that fails names its key), checked
-against its field of :mod:`lipnorm_exp.config.schema` without being converted, and refused when
-the group has no such field; then the rules between keys (:mod:`lipnorm_exp.config.rules`) run.
-The first problem raises a :class:`~lipnorm_exp.util.errors.ConfigError` whose one line names the
+against its field of `lipnorm_exp.config.schema` without being converted, and refused when
+the group has no such field; then the rules between keys (`lipnorm_exp.config.rules`) run.
+The first problem raises a `ConfigError` whose one line names the
 key, the value and what is allowed.
 """
 
@@ -35,7 +35,7 @@ def check_keys(cfg: DictConfig) -> dict[str, Any]:
 
 
 def validate(cfg: DictConfig, machine: bool = True) -> dict[str, Any]:
-    """:func:`check_keys`, then the rules between keys (:mod:`lipnorm_exp.config.rules`).
+    """`check_keys`, then the rules between keys (`lipnorm_exp.config.rules`).
 
     ``machine=False`` leaves out the rules of what this machine can run (they import torch):
     for runs whose finished records stand for them.

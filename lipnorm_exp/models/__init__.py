@@ -1,10 +1,10 @@
 """Models by config name (``model.name``): one class per module, imported when first used.
 
-:data:`MODELS` names each model's class where it is defined; the class (and torch with it) is
-imported when a run builds it, so the command line checks a config, and says its keys, without torch
+`MODELS` names each model's class where it is defined; the class (and torch with it) is imported
+when a run builds it, so the command line checks a config, and says its keys, without torch
 (``tests/models/test_models.py`` checks that every model class of the package is listed). Models
-take typed keyword arguments; :func:`lipnorm_exp.config.build_model` builds one from the ``model``
-and ``norm`` config groups.
+take typed keyword arguments; `lipnorm_exp.config.build_model` builds one from the ``model`` and
+``norm`` config groups.
 """
 
 from typing import TYPE_CHECKING

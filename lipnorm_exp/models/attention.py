@@ -9,16 +9,16 @@ from lipnorm_exp.models.norms import normalisation
 
 
 class AttentionGNN(DepthwiseGNN):
-    """A :class:`DepthwiseGNN` whose graph layers are multi-head attention layers.
+    """A `DepthwiseGNN` whose graph layers are multi-head attention layers.
 
     ``hidden`` is the layer width, as for every model: concatenated heads (``concat=True``)
     have ``hidden / heads`` channels each, averaged heads ``hidden`` each. ``head_channels``,
     when set, gives the channels of one head instead and the width follows from it
     (``heads × head_channels`` concatenated, as the authors' ``--hidden_dim``). With a score
     normalisation (``norm="lip"``) every layer normalises its scores with the module that the
-    normalisation builds for the layer's ``score_contract`` (:meth:`score_norm`). Each layer is a
-    :attr:`layer_class` built by :meth:`make_conv`; a model adds its own layer options through
-    :meth:`layer_options`.
+    normalisation builds for the layer's ``score_contract`` (`score_norm`). Each layer is a
+    `layer_class` built by `make_conv`; a model adds its own layer options through
+    `layer_options`.
 
     Args:
         in_channels (int): input feature width.
@@ -28,8 +28,8 @@ class AttentionGNN(DepthwiseGNN):
         head_channels (int | None): channels of one head (``None``: from ``hidden``).
         attn_dropout (float): dropout on the attention weights.
         message_path (str): how the layers sum their weighted messages (``"auto"``, ``"gather"``,
-            ``"csr"``; see :class:`~lipnorm_exp.nn.attention.AttentionLayer`).
-        **options: the keyword arguments of :class:`DepthwiseGNN` (``hidden``, ``norm``, ...).
+            ``"csr"``; see `AttentionLayer`).
+        **options: the keyword arguments of `DepthwiseGNN` (``hidden``, ``norm``, ...).
     """
 
     attention = True
@@ -66,7 +66,7 @@ class AttentionGNN(DepthwiseGNN):
         return normalisation(self.norm, **self.norm_options).score_module(self)
 
     def layer_options(self) -> dict[str, Any]:
-        """Keyword arguments of :attr:`layer_class` beyond those every attention layer takes."""
+        """Keyword arguments of `layer_class` beyond those every attention layer takes."""
         return {}
 
     def make_conv(self, index: int, in_channels: int, width: int) -> nn.Module:

@@ -16,35 +16,36 @@ class DepthwiseGNN(nn.Module):
 
     Each graph layer sees dropout on its input and is followed by the node
     normalisation (PairNorm, LayerNorm or none), the optional residual and the activation
-    :math:`\sigma` (``model.activation``):
+    $\sigma$ (``model.activation``):
 
-    .. math::
-        h^{(0)} = W_{in} x, \qquad
-        h^{(l)} = \sigma\big(
-            \mathrm{norm}(\mathrm{conv}_l(\mathrm{drop}(h^{(l-1)}))) \,[+\, P_l h^{(l-1)}]
-        \big), \qquad
-        y = W_{out} h^{(L)}
+    $$
+    h^{(0)} = W_{in} x, \qquad
+    h^{(l)} = \sigma\big(
+        \mathrm{norm}(\mathrm{conv}_l(\mathrm{drop}(h^{(l-1)}))) \,[+\, P_l h^{(l-1)}]
+    \big), \qquad
+    y = W_{out} h^{(L)}
+    $$
 
     The default block is the paper's (ELU). ``model.post_layernorm=true`` gives Alon & Yahav's
     block (the TREES protocol), the activation inside the residual and a LayerNorm after it:
-    :math:`h^{(l)} = \mathrm{LN}\big([P_l h^{(l-1)} +]\, \sigma(\mathrm{norm}(\mathrm{conv}_l
-    (\mathrm{drop}(h^{(l-1)}))))\big)`.
+    $h^{(l)} = \mathrm{LN}\big([P_l h^{(l-1)} +]\, \sigma(\mathrm{norm}(\mathrm{conv}_l
+    (\mathrm{drop}(h^{(l-1)}))))\big)$.
 
     The input Linear maps to ``model.input_width`` (default: the layer width), as sparse-dense
-    products where the features are a sparse matrix (:func:`lipnorm_exp.nn.sparse_input.linear`,
+    products where the features are a sparse matrix (`lipnorm_exp.nn.sparse_input.linear`,
     ``dataset.feature_layout``); the first
     graph layer maps that width to the layer width and every later one keeps it. ``P_l`` is
     the identity, except around a first layer that widens, where it is a bias-free Linear
     (as in PyG's ``GATConv(residual=True)``). ``model.last_activation=false`` leaves out the
     activation after the last graph layer (the authors' DeepGAT). A subclass is one model: it says
-    how to build a graph layer (:meth:`make_conv`) and which of its parameters are attention
-    parameters; the configs a model refuses are rules of :mod:`lipnorm_exp.config.rules`.
+    how to build a graph layer (`make_conv`) and which of its parameters are attention
+    parameters; the configs a model refuses are rules of `lipnorm_exp.config.rules`.
 
     Args:
         in_channels (int): input feature width.
         out_channels (int): output width (classes or tasks).
         depth (int): number of graph layers.
-        hidden (int): layer width (attention models: see :class:`AttentionGNN`).
+        hidden (int): layer width (attention models: see `AttentionGNN`).
         dropout (float): feature dropout before each graph layer.
         residual (bool): residual connection around each graph layer.
         input_width (int | None): width of the input Linear's output (``None``: the layer width).
@@ -57,11 +58,11 @@ class DepthwiseGNN(nn.Module):
             ``layernorm``: ``affine``).
 
     Building a model from the ``model`` and ``norm`` config groups is
-    :func:`lipnorm_exp.config.build_model`'s job.
+    `lipnorm_exp.config.build_model`'s job.
     """
 
     #: the paper's name of the model, for tables, legends and run names
-    #: (:func:`lipnorm_exp.records.labels.model_label` adds the normalisation and ``-res``)
+    #: (`lipnorm_exp.records.labels.model_label` adds the normalisation and ``-res``)
     label: str = ""
     #: whether ``norm=lip`` applies (the layers compute attention scores)
     attention: bool = False

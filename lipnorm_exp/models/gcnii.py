@@ -12,13 +12,13 @@ from lipnorm_exp.models.base import DepthwiseGNN
 class GCNII(DepthwiseGNN):
     r"""Depth-wise GCNII.
 
-    Layer :math:`l` is PyG's ``GCN2Conv`` with initial residual :math:`\alpha` and identity
-    mapping :math:`\beta_l = \log(\theta / l + 1)`.
+    Layer $l$ is PyG's ``GCN2Conv`` with initial residual $\alpha$ and identity
+    mapping $\beta_l = \log(\theta / l + 1)$.
 
     Args:
-        alpha (float): initial-residual strength :math:`\alpha`, in [0, 1].
-        theta (float): identity-mapping strength :math:`\theta` > 0.
-        **options: the keyword arguments of :class:`DepthwiseGNN`.
+        alpha (float): initial-residual strength $\alpha$, in [0, 1].
+        theta (float): identity-mapping strength $\theta$ > 0.
+        **options: the keyword arguments of `DepthwiseGNN`.
     """
 
     label = "GCNII"

@@ -17,7 +17,7 @@ class GIN(DepthwiseGNN):
     Args:
         train_eps (bool): learn GIN's epsilon.
         batch_norm (bool): BatchNorm and ReLU after each Linear of the MLP.
-        **options: the keyword arguments of :class:`DepthwiseGNN`.
+        **options: the keyword arguments of `DepthwiseGNN`.
     """
 
     label = "GIN"

@@ -11,7 +11,7 @@ class GT(AttentionGNN):
 
     Args:
         beta (bool): gated root weight, as in ``TransformerConv``.
-        **options: the keyword arguments of :class:`AttentionGNN`.
+        **options: the keyword arguments of `AttentionGNN`.
     """
 
     label = "GT"

@@ -1,16 +1,16 @@
 """Normalisations by config name (``norm.name``): one registry for both kinds.
 
 A normalisation is a dataclass of its config keys (``configs/norm/<name>.yaml``, which is also
-its schema, :data:`lipnorm_exp.config.schema.NORMS`), registered in :data:`NORMS`. It is one of
+its schema, `lipnorm_exp.config.schema.NORMS`), registered in `NORMS`. It is one of
 two kinds:
 
 - a **node normalisation** (PairNorm, LayerNorm) builds a module for the node features after
   each graph layer, before its activation, as in the PairNorm paper's baselines
-  (:meth:`Normalisation.node_module`);
+  (`Normalisation.node_module`);
 - an **attention-score normalisation** (``on_scores = True``: LipschitzNorm, the paper's
   Eqs. 15, 17 and 19) leaves the node features alone and builds, for each attention layer, the
-  module that normalises its scores (:meth:`Normalisation.score_module`); only attention
-  models take it (:mod:`lipnorm_exp.config.rules`).
+  module that normalises its scores (`Normalisation.score_module`); only attention
+  models take it (`lipnorm_exp.config.rules`).
 
 Adding either kind is one class here and one YAML file. torch and PyG are imported by the
 methods that build modules, so the config is checked against these classes without them.
@@ -57,7 +57,7 @@ class Normalisation:
     def score_module(self, model: Any) -> "nn.Module | None":
         """The module normalising one attention layer's scores, or ``None``: scores as they are.
 
-        ``model`` is the :class:`~lipnorm_exp.models.attention.AttentionGNN` building the layer.
+        ``model`` is the `AttentionGNN` building the layer.
         """
         return None
 
@@ -94,7 +94,7 @@ class LipschitzNormalisation(Normalisation):
     def score_module(self, model: Any) -> "nn.Module":
         """The LipschitzNorm of the model's layer: Eq. 17 for GAT, Eq. 19 for GT, Eq. 15 for GATv2.
 
-        One table pairs them: :data:`~lipnorm_exp.nn.score_norm.LIPSCHITZ_NORMS`.
+        One table pairs them: `LIPSCHITZ_NORMS`.
         """
         from lipnorm_exp.nn.score_norm import lipschitz_norm
 

@@ -1,8 +1,8 @@
 """Attention layers with LipschitzNorm, and one call that swaps them into a model.
 
 GAT, graph transformer, GATv2 and multi-head attention layers; the protocols a score
-normalisation keeps to plug into them (:mod:`~lipnorm_exp.nn.score_norm`);
-:func:`lipschitz_normalize`.
+normalisation keeps to plug into them ([`score_norm`][lipnorm_exp.nn.score_norm]);
+[`lipschitz_normalize`][lipnorm_exp.nn.convert.lipschitz_normalize].
 """
 
 from lipnorm_exp.nn.convert import lipschitz_normalize

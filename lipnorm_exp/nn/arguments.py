@@ -1,8 +1,8 @@
-"""Checks of the layers' arguments and inputs: a :class:`ValueError` naming the argument.
+"""Checks of the layers' arguments and inputs: a `ValueError` naming the argument.
 
 Where PyG's or PyTorch's counterpart refuses an argument or an input (``heads=1.5``, a
 negative channel count, an ``edge_index`` naming a node the graph does not have), the layers
-of :mod:`lipnorm_exp.nn` refuse it too, with a one-line :class:`ValueError` saying which
+of `lipnorm_exp.nn` refuse it too, with a one-line `ValueError` saying which
 argument, its value and what is allowed, before anything is allocated or indexed.
 """
 
@@ -58,7 +58,7 @@ def check_edge_index(owner: str, edge_index: Tensor, size: tuple[int, int], flow
     """Refuse an ``edge_index`` ``[2, E]`` naming a node outside ``size`` = (sources, targets).
 
     Skipped for a sparse adjacency (its shape is its size). The layers skip the call for a
-    tensor they found within the same size before (:class:`~lipnorm_exp.nn.last_input.LastInput`).
+    tensor they found within the same size before (`LastInput`).
 
     Raises:
         EdgeIndexError: naming the row, the node and the nodes allowed.

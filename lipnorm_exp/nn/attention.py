@@ -40,7 +40,7 @@ AttentionWeights = tuple[Tensor, Tensor]
 
 
 class AttentionLayer(MessagePassing):
-    """Base of :class:`GATLayer`, :class:`GTLayer` and :class:`GATv2Layer` (not used alone).
+    """Base of `GATLayer`, `GTLayer` and `GATv2Layer` (not used alone).
 
     Args:
         in_channels (int or tuple): size of each input node feature, or ``(source, target)``
@@ -55,10 +55,10 @@ class AttentionLayer(MessagePassing):
             ``torch_geometric.utils.add_self_loops`` (``"mean"``: the mean of the node's in-edges).
         norm (str, ScoreNorm or None): ``None``/``"none"``, ``"lip"`` (the LipschitzNorm of
             ``score_contract``) or any object that keeps ``score_contract``
-            (:mod:`~lipnorm_exp.nn.score_norm`).
-        message_path (str): how the weighted messages are summed (:meth:`sum_messages`):
+            ([`score_norm`][lipnorm_exp.nn.score_norm]).
+        message_path (str): how the weighted messages are summed (`sum_messages`):
             ``"gather"`` (PyG's gather/scatter, as ``GATConv``), ``"csr"`` (sparse-dense
-            products, :mod:`~lipnorm_exp.nn.csr_messages`, wherever they apply) or ``"auto"``
+            products, `csr_messages`, wherever they apply) or ``"auto"``
             (``"csr"`` on the CPU, where it is the faster; ``"gather"`` elsewhere).
         **kwargs: ``MessagePassing``'s options, as PyG's layers take them (``aggr``, ``"add"``
             by default; ``flow``).
@@ -68,13 +68,13 @@ class AttentionLayer(MessagePassing):
             (``in_channels`` may be -1, inferred), a dropout outside ``[0, 1)``, an unknown
             ``norm`` string or ``message_path``; in ``forward``, for an ``edge_index`` naming a
             node outside the graph
-            (:class:`~lipnorm_exp.nn.arguments.EdgeIndexError`).
+            (`EdgeIndexError`).
         TypeError: for a ``norm`` object that does not keep ``score_contract``.
     """
 
     #: the protocol a score normalisation of this layer keeps (set by each layer)
     score_contract: type[ScoreNorm]
-    #: Python-side caches (:meth:`neighbourhoods`), which a scripted layer does without
+    #: Python-side caches (`neighbourhoods`), which a scripted layer does without
     __jit_ignored_attributes__ = ["checked_edges", "loops_added", "message_structures"]
 
     def __init__(
@@ -174,16 +174,16 @@ class AttentionLayer(MessagePassing):
     def neighbourhoods(
         self, edge_index: Tensor, edge_attr: Tensor | None, size: tuple[int, int]
     ) -> tuple[Tensor, Tensor | None]:
-        """The edges that define :math:`N(i)`, with their features, self-loops as asked.
+        """The edges that define $N(i)$, with their features, self-loops as asked.
 
         With ``add_self_loops`` the input's self-loops are replaced by one per node (of the
         ``min(size)`` nodes that are both source and target); their features are set by
         ``fill_value``. Dropping the input's loops has a data-dependent size, so this runs
         outside ``torch.compile``'s graph: a single graph break, the layer's only one. An
         ``edge_index`` naming a node outside ``size`` is refused
-        (:func:`~lipnorm_exp.nn.arguments.check_edge_index`). In Python, a layer called again on
+        (`check_edge_index`). In Python, a layer called again on
         the same ``edge_index`` tensor, unchanged, checks it and (without edge features)
-        replaces its self-loops only the first time (:class:`LastInput`); inside
+        replaces its self-loops only the first time (`LastInput`); inside
         ``torch.compile`` the check is left out, and a scripted layer does both at every call.
         """
         if torch.jit.is_scripting():
@@ -200,7 +200,7 @@ class AttentionLayer(MessagePassing):
             return self._last_self_loops_replaced(edge_index, edge_attr, num_nodes)
 
     def loops_last(self, edge_index: Tensor, size: tuple[int, int]) -> bool:
-        """Whether :meth:`neighbourhoods` ends ``edge_index`` with a self-loop per node, in order.
+        """Whether `neighbourhoods` ends ``edge_index`` with a self-loop per node, in order.
 
         It appends them to an ``edge_index`` tensor (not to a sparse adjacency) of a graph
         whose sources are its targets: the last ``size[1]`` edges are ``(0, 0), (1, 1), ...``.
@@ -209,9 +209,9 @@ class AttentionLayer(MessagePassing):
         return self.add_self_loops and square and not is_torch_sparse_tensor(edge_index)
 
     def appended_loops(self, edge_index: Tensor, size: tuple[int, int]) -> tuple[Tensor, int]:
-        """``(others, n)``: the edges before the ``n`` self-loops :meth:`neighbourhoods` appended.
+        """``(others, n)``: the edges before the ``n`` self-loops `neighbourhoods` appended.
 
-        ``n`` is ``size[1]`` where :meth:`loops_last` holds, else 0 (``others`` is then
+        ``n`` is ``size[1]`` where `loops_last` holds, else 0 (``others`` is then
         ``edge_index``). A layer aggregates those self-loops per node (``attend(...,
         loops=...)``) instead of gathering their messages. It does so only where that is a sum
         of the messages (``aggr="add"``, the default) along the default ``flow``, and no
@@ -226,7 +226,7 @@ class AttentionLayer(MessagePassing):
     def _last_self_loops_replaced(
         self, edge_index: Tensor, edge_attr: Tensor | None, num_nodes: int
     ) -> tuple[Tensor, Tensor | None]:
-        """:meth:`_self_loops_replaced`, once for each ``edge_index`` tensor the layer is given."""
+        """`_self_loops_replaced`, once for each ``edge_index`` tensor the layer is given."""
         cacheable = edge_attr is None and not is_torch_sparse_tensor(edge_index)
         replaced = self.loops_added.get(edge_index, num_nodes) if cacheable else None
         if replaced is not None:
@@ -271,9 +271,9 @@ class AttentionLayer(MessagePassing):
     ) -> Tensor:
         """Sum the values ``[N, H, C]`` of the sources of ``edge_index`` with weights ``alpha``.
 
-        With the CSR structure of the edges (:meth:`message_structure`), one sparse-dense
-        product per pass (:func:`~lipnorm_exp.nn.csr_messages.weighted_sum`); else
-        :meth:`attend`, with the self-loops that :meth:`neighbourhoods` appended summed per node.
+        With the CSR structure of the edges (`message_structure`), one sparse-dense
+        product per pass (`weighted_sum`); else
+        `attend`, with the self-loops that `neighbourhoods` appended summed per node.
         """
         if not torch.jit.is_scripting():
             structure = self.message_structure(edge_index, value, size)
@@ -287,14 +287,14 @@ class AttentionLayer(MessagePassing):
     def message_structure(
         self, edge_index: Tensor, value: Tensor, size: tuple[int, int]
     ) -> MessageStructure | None:
-        """The CSR structure for :meth:`sum_messages`, or ``None`` where gather/scatter sums.
+        """The CSR structure for `sum_messages`, or ``None`` where gather/scatter sums.
 
         The CSR path takes a sum over each target's in-edges (``aggr="add"``, the default
         ``flow``, no explainer, no ``MessagePassing`` hooks), an ``edge_index`` tensor, values
         of 32 or 64 bits, and runs outside ``torch.compile``, ``torch.func`` transforms (such
         as the ``vmap`` of seeds trained together) and TorchScript. ``message_path="auto"``
         takes it on the CPU only. The structure is built once per ``edge_index`` tensor
-        (:class:`LastInput`).
+        (`LastInput`).
         """
         if self.message_path == "gather" or (
             self.message_path == "auto" and value.device.type != "cpu"
@@ -331,8 +331,8 @@ class AttentionLayer(MessagePassing):
         """The arithmetic the norm runs in.
 
         Autograd's own on the ``gather`` path (the reference, which the records' numerics pin),
-        else :func:`~lipnorm_exp.nn.lipschitz_norm.fused_squared_norms`, which a traced graph
-        (``torch.compile``) does not take, so it is not entered there.
+        else `fused_squared_norms`, which a traced graph (``torch.compile``) does not take, so it
+        is not entered there.
         """
         if self.message_path == "gather" or torch.compiler.is_compiling():
             return nullcontext()

@@ -1,13 +1,14 @@
 """One call that adds LipschitzNorm to an existing model, keeping its trained weights.
 
-:func:`lipschitz_normalize` replaces every PyG ``GATConv``, ``GATv2Conv`` and
-``TransformerConv`` and every ``torch.nn.MultiheadAttention`` inside a module by the library's
-drop-in (:class:`GATLayer`, :class:`GATv2Layer`, :class:`GTLayer`,
-:class:`LipschitzMultiheadAttention`) with the same arguments and state dict, and the
-normalisation of the paper's Eq. (17), (15) or (19) on its attention scores; a Hugging Face
-``transformers`` model is switched to the attention function of
-:mod:`~lipnorm_exp.nn.huggingface` (Eq. 19). It logs what it changed and refuses a model in
-which it finds nothing to change.
+[`lipschitz_normalize`][lipnorm_exp.nn.convert.lipschitz_normalize] replaces every PyG ``GATConv``,
+``GATv2Conv`` and ``TransformerConv`` and every ``torch.nn.MultiheadAttention`` inside a module by
+the library's drop-in ([`GATLayer`][lipnorm_exp.nn.gat_layer.GATLayer],
+[`GATv2Layer`][lipnorm_exp.nn.gatv2_layer.GATv2Layer], [`GTLayer`][lipnorm_exp.nn.gt_layer.GTLayer],
+[`LipschitzMultiheadAttention`][lipnorm_exp.nn.multihead_attention.LipschitzMultiheadAttention])
+with the same arguments and state dict, and the normalisation of the paper's Eq. (17), (15) or (19)
+on its attention scores; a Hugging Face ``transformers`` model is switched to the attention function
+of [`huggingface`][lipnorm_exp.nn.huggingface] (Eq. 19). It logs what it changed and refuses a model
+in which it finds nothing to change.
 """
 
 import logging
@@ -44,36 +45,38 @@ def lipschitz_normalize(
 
     Every ``GATConv``, ``GATv2Conv``, ``TransformerConv`` and ``torch.nn.MultiheadAttention``
     (of exactly these classes, not subclasses) anywhere inside ``model`` is replaced by
-    :class:`GATLayer` (Eq. 17), :class:`GATv2Layer` (Eq. 15), :class:`GTLayer` (Eq. 19) or
-    :class:`LipschitzMultiheadAttention` (Eq. 19), each with the LipschitzNorm of its
-    ``score_contract`` (:data:`~lipnorm_exp.nn.score_norm.LIPSCHITZ_NORMS`), built with the
-    same arguments (``MessagePassing``'s ``aggr`` and ``flow`` included) and loaded with its
-    state dict, on its device and dtype and in its training mode. Hooks registered on a
-    replaced module are not carried over. An ``nn.TransformerEncoder`` whose attention was
-    replaced stops turning padded batches into nested tensors (``use_nested_tensor = False``),
-    which its layers could no longer take. The analogue of
-    ``torch.nn.utils.parametrizations.spectral_norm`` for attention.
+    [`GATLayer`][lipnorm_exp.nn.gat_layer.GATLayer] (Eq. 17),
+    [`GATv2Layer`][lipnorm_exp.nn.gatv2_layer.GATv2Layer] (Eq. 15),
+    [`GTLayer`][lipnorm_exp.nn.gt_layer.GTLayer] (Eq. 19) or
+    [`LipschitzMultiheadAttention`][lipnorm_exp.nn.multihead_attention.LipschitzMultiheadAttention]
+    (Eq. 19), each with the LipschitzNorm of its ``score_contract`` (`LIPSCHITZ_NORMS`), built with
+    the same arguments (``MessagePassing``'s ``aggr`` and ``flow`` included) and loaded with its
+    state dict, on its device and dtype and in its training mode. Hooks registered on a replaced
+    module are not carried over. An ``nn.TransformerEncoder`` whose attention was replaced stops
+    turning padded batches into nested tensors (``use_nested_tensor = False``), which its layers
+    could no longer take. The analogue of ``torch.nn.utils.parametrizations.spectral_norm`` for
+    attention.
 
     A Hugging Face ``transformers`` model (a ``PreTrainedModel``, or one inside ``model``)
     keeps its modules and weights and is switched to
-    :func:`~lipnorm_exp.nn.huggingface.lipschitz_attention_forward` (Eq. 19 per head and
-    query over the keys its mask leaves; with ``norm=None`` the model's own attention scores),
-    which every attention module of a model built on ``transformers``' ``AttentionInterface``
-    calls. What was changed is logged (``INFO``, logger ``lipnorm_exp.nn.convert``) as a count
-    per class.
+    [`lipschitz_attention_forward`][lipnorm_exp.nn.huggingface.lipschitz_attention_forward] (Eq. 19
+    per head and query over the keys its mask leaves; with ``norm=None`` the model's own attention
+    scores), which every attention module of a model built on ``transformers``'
+    ``AttentionInterface`` calls. What was changed is logged (``INFO``, logger
+    ``lipnorm_exp.nn.convert``) as a count per class.
 
     Args:
         model (nn.Module): any module (a PyG ``Sequential``, ``torch_geometric.nn.models.GAT``,
             an ``nn.TransformerEncoder``...), changed in place; or one attention layer.
-        alpha (float, optional): the bound :math:`\alpha` of the normalised scores.
-            (default: :obj:`1.0`)
+        alpha (float, optional): the bound $\alpha$ of the normalised scores.
+            (default: `1.0`)
         variant (str, optional): ``"paper"`` or ``"published"``, for the GAT and GT norms (see
-            :data:`~lipnorm_exp.nn.lipschitz_norm.VARIANTS`). (default: :obj:`"paper"`)
+            `VARIANTS`). (default: `"paper"`)
         norm (str or None, optional): ``"lip"``, or ``None`` to swap in the library's layers
             without normalisation (they compute what the replaced layers computed).
-            (default: :obj:`"lip"`)
+            (default: `"lip"`)
         strict (bool, optional): refuse a ``model`` with nothing to change (else warn).
-            (default: :obj:`True`)
+            (default: `True`)
 
     Returns:
         nn.Module: ``model``, or its replacement when ``model`` is itself an attention layer.
@@ -193,7 +196,7 @@ def _holds_ours(encoder: nn.TransformerEncoder) -> bool:
 
 
 def _report(found: Counter, model: nn.Module, norm: str | None, strict: bool) -> None:
-    """Log what :func:`lipschitz_normalize` changes; refuse (or warn of) a model without any."""
+    """Log what `lipschitz_normalize` changes; refuse (or warn of) a model without any."""
     if found:
         changed = ", ".join(f"{count} {name}" for name, count in sorted(found.items()))
         _log.info("lipschitz_normalize (norm=%s): %s", norm, changed)

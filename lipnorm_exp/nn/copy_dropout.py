@@ -3,11 +3,11 @@ r"""Dropout that gives copies of a model stacked under ``torch.func.vmap`` their
 A run trained alone draws its dropout masks from torch's global generator, seeded by the run's
 seed. Several runs trained together as one ``vmap`` over their stacked parameters would draw
 one mask batch from one generator (``randomness="different"``), so no run would see the masks
-it sees alone. :func:`dropout` is ``F.dropout`` except inside :func:`copy_streams`, where a
-custom operator draws the mask of copy :math:`k` from copy :math:`k`'s generator state, exactly
+it sees alone. `dropout` is ``F.dropout`` except inside `copy_streams`, where a
+custom operator draws the mask of copy $k$ from copy $k$'s generator state, exactly
 as ``F.dropout`` would draw it in that run alone: the state is swapped into the global
 generator, ``F.dropout`` of a tensor of ones gives the scaled mask
-:math:`m / (1 - p)`, :math:`m \sim \mathrm{Bernoulli}(1 - p)`, and the state moves on. The
+$m / (1 - p)$, $m \sim \mathrm{Bernoulli}(1 - p)$, and the state moves on. The
 input is then multiplied by the mask, as ``F.dropout`` does.
 
 Call the stacked model under ``vmap(..., randomness="same")``: the masks are drawn by the
@@ -66,7 +66,7 @@ _STREAMS: ContextVar[list[RandomStream] | None] = ContextVar("copy_streams", def
 
 @contextmanager
 def copy_streams(streams: list[RandomStream]) -> Iterator[None]:
-    """Within: :func:`dropout` under ``vmap`` gives copy ``k`` the masks of ``streams[k]``."""
+    """Within: `dropout` under ``vmap`` gives copy ``k`` the masks of ``streams[k]``."""
     token = _STREAMS.set(streams)
     try:
         yield
@@ -75,7 +75,7 @@ def copy_streams(streams: list[RandomStream]) -> Iterator[None]:
 
 
 def _streams() -> list[RandomStream]:
-    """The streams of the enclosing :func:`copy_streams` (the mask op runs inside one only)."""
+    """The streams of the enclosing `copy_streams` (the mask op runs inside one only)."""
     streams = _STREAMS.get()
     assert streams is not None, "a copy's mask is drawn inside copy_streams only"
     return streams
@@ -117,9 +117,9 @@ _copy_mask.register_vmap(_copy_mask_vmap)
 
 
 def dropout(x: Tensor, p: float, training: bool) -> Tensor:
-    """``F.dropout(x, p, training)``; inside :func:`copy_streams`, each copy's own masks.
+    """``F.dropout(x, p, training)``; inside `copy_streams`, each copy's own masks.
 
-    Its noise is drawn by :func:`~lipnorm_exp.nn.dropout_noise.dropout_noise` wherever that
+    Its noise is drawn by `dropout_noise` wherever that
     gives ``F.dropout``'s bit for bit, about three times faster (on the CPU). Under
     ``torch.compile`` it is ``F.dropout`` (stacked copies are run eagerly), so that it adds no
     graph break; in TorchScript too (the streams live in Python).

@@ -1,28 +1,29 @@
 r"""Attention-weighted sums of neighbour values as sparse-dense products (the CSR message path).
 
-An attention layer's output per head :math:`h` is :math:`x_i' = \sum_{j \in N(i)} \alpha_{ij}
-z_j`: the product :math:`A_h Z_h` of the weights :math:`A_h = (\alpha_{ij})` (targets x sources)
-and the values :math:`Z_h`. The gather/scatter path of ``MessagePassing`` materialises a message
+An attention layer's output per head $h$ is $x_i' = \sum_{j \in N(i)} \alpha_{ij}
+z_j$: the product $A_h Z_h$ of the weights $A_h = (\alpha_{ij})$ (targets x sources)
+and the values $Z_h$. The gather/scatter path of ``MessagePassing`` materialises a message
 per edge and channel, ``[E, H, C]``, in the forward pass and again in the backward pass;
-:class:`WeightedSum` multiplies by a CSR matrix instead, and its backward pass is
+`WeightedSum` multiplies by a CSR matrix instead, and its backward pass is
 
-.. math::
-    \frac{\partial L}{\partial Z_h} = A_h^\top G_h, \qquad
-    \frac{\partial L}{\partial \alpha_{ij}} = G_{h,i}^\top z_{h,j}
-    \quad \text{(the dense product } G_h Z_h^\top \text{ sampled at the edges)},
+$$
+\frac{\partial L}{\partial Z_h} = A_h^\top G_h, \qquad
+\frac{\partial L}{\partial \alpha_{ij}} = G_{h,i}^\top z_{h,j}
+\quad \text{(the dense product } G_h Z_h^\top \text{ sampled at the edges)},
+$$
 
-with :math:`G_h` the gradient of the output: a transposed sparse-dense product and a sampled
+with $G_h$ the gradient of the output: a transposed sparse-dense product and a sampled
 dense-dense product (``torch.sparse.sampled_addmm``), neither of them per edge and channel.
 
-A graph transformer's scores :math:`q_i^\top k_j` are the same kind of product, the dense
-:math:`Q_h K_h^\top` sampled at the edges (:class:`EdgeDots`), whose backward pass is two
+A graph transformer's scores $q_i^\top k_j$ are the same kind of product, the dense
+$Q_h K_h^\top$ sampled at the edges (`EdgeDots`), whose backward pass is two
 sparse-dense products of the scores' gradients: the GT layer gathers neither keys nor values
 per edge.
 
-The heads are one block-diagonal matrix: row :math:`H i + h` of the ``[N_t H, N_s H]`` matrix
-holds the weights of head :math:`h` of target :math:`i`, at the columns :math:`H j + h`, so that
+The heads are one block-diagonal matrix: row $H i + h$ of the ``[N_t H, N_s H]`` matrix
+holds the weights of head $h$ of target $i$, at the columns $H j + h$, so that
 values ``[N_s, H, C]`` viewed as ``[N_s H, C]`` take a single product. Where the rows come from
-(:class:`MessageStructure`) depends on the edges alone and is built once per ``edge_index``.
+(`MessageStructure`) depends on the edges alone and is built once per ``edge_index``.
 
 The sums are those of the gather/scatter path up to floating-point rounding (the terms are added
 in another order).
@@ -71,7 +72,7 @@ def message_structure(edge_index: Tensor, size: tuple[int, int], heads: int) -> 
     Args:
         edge_index: the edges, ``(source, target)`` columns, in the order of the weights.
         size: ``(sources, targets)``.
-        heads: number of heads :math:`H`.
+        heads: number of heads $H$.
     """
     src, dst = edge_index[0], edge_index[1]
     head = torch.arange(heads, device=edge_index.device)
@@ -99,7 +100,7 @@ def message_structure(edge_index: Tensor, size: tuple[int, int], heads: int) -> 
 
 
 def _csr(crow: Tensor, col: Tensor, values: Tensor, shape: tuple[int, int]) -> Tensor:
-    """A CSR matrix of trusted indices (built by :func:`message_structure`, so not checked).
+    """A CSR matrix of trusted indices (built by `message_structure`, so not checked).
 
     torch calls its CSR tensors a beta feature, in a warning that the products here need not give.
     """
@@ -147,7 +148,7 @@ class WeightedSum(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, alpha: Tensor, value: Tensor, structure: MessageStructure) -> Tensor:
-        """:math:`A_h Z_h` for every head at once; keeps ``alpha`` and ``value``."""
+        """$A_h Z_h$ for every head at once; keeps ``alpha`` and ``value``."""
         sources, heads, channels = value.shape
         out = _product(
             _weights(structure, alpha.reshape(-1)), value.reshape(sources * heads, channels)
@@ -174,11 +175,11 @@ class WeightedSum(torch.autograd.Function):
 
 
 class EdgeDots(torch.autograd.Function):
-    r"""``dots[e, h] = left[dst[e], h] . right[src[e], h]``: the scores :math:`q_i^\top k_j`.
+    r"""``dots[e, h] = left[dst[e], h] . right[src[e], h]``: the scores $q_i^\top k_j$.
 
-    The dense product :math:`Q_h K_h^\top` sampled at the edges, and in the backward pass the
-    products of the gradients' sparse matrix :math:`S_h`: :math:`\partial L / \partial Q_h =
-    S_h K_h`, :math:`\partial L / \partial K_h = S_h^\top Q_h`; no tensor per edge and
+    The dense product $Q_h K_h^\top$ sampled at the edges, and in the backward pass the
+    products of the gradients' sparse matrix $S_h$: $\partial L / \partial Q_h =
+    S_h K_h$, $\partial L / \partial K_h = S_h^\top Q_h$; no tensor per edge and
     channel in either pass.
     """
 
@@ -219,7 +220,7 @@ def edge_dots(left: Tensor, right: Tensor, structure: MessageStructure) -> Tenso
     Args:
         left: the targets' rows, ``[N_t, H, C]`` (queries).
         right: the sources' rows, ``[N_s, H, C]`` (keys).
-        structure: from :func:`message_structure` (the edges, in the order of the result).
+        structure: from `message_structure` (the edges, in the order of the result).
 
     Returns:
         Tensor: ``[E, H]``.
@@ -235,7 +236,7 @@ def weighted_sum(alpha: Tensor, value: Tensor, structure: MessageStructure) -> T
     Args:
         alpha: the weights of the edges, ``[E, H]``, in the order ``structure`` was built in.
         value: the values of the sources, ``[N_s, H, C]``.
-        structure: from :func:`message_structure` (the same edges and heads).
+        structure: from `message_structure` (the same edges and heads).
 
     Returns:
         Tensor: ``[N_t, H, C]``.

@@ -15,36 +15,38 @@ __all__ = ["DenseLipschitzNorm"]
 class DenseLipschitzNorm(LipschitzNormBase):
     r"""LipschitzNorm of the quadratic (Transformer) score on dense batches (paper Eq. 19).
 
-    Per head and query :math:`i`, over the keys :math:`j` the mask leaves to it, with
+    Per head and query $i$, over the keys $j$ the mask leaves to it, with
 
-    .. math::
-        u = \|q_i\|_2, \qquad
-        v = \max_{j} \|k_j\|_2, \qquad
-        w = \max_{j} \|v_j\|_2,
+    $$
+    u = \|q_i\|_2, \qquad
+    v = \max_{j} \|k_j\|_2, \qquad
+    w = \max_{j} \|v_j\|_2,
+    $$
 
-    Eq. (19), :math:`g(X) = Q^\top K / \max\{uv, uw, vw\}`, gives the score
+    Eq. (19), $g(X) = Q^\top K / \max\{uv, uw, vw\}$, gives the score
 
-    .. math::
-        s_{ij} = \frac{\alpha \, q_i^\top k_j}{\max\{uv, uw, vw\} + \epsilon}
+    $$
+    s_{ij} = \frac{\alpha \, q_i^\top k_j}{\max\{uv, uw, vw\} + \epsilon}
+    $$
 
-    (no :math:`1/\sqrt{d}` once normalised), :math:`|s_{ij}| \le \alpha`, and Corollary 2 bounds
-    the attention of one head by :math:`e^{\sqrt{3}} \sqrt{m/n} + 2\sqrt{6}` (for
-    :math:`\alpha = 1`). The score is homogeneous of degree 0: scaling the queries, keys and
+    (no $1/\sqrt{d}$ once normalised), $|s_{ij}| \le \alpha$, and Corollary 2 bounds
+    the attention of one head by $e^{\sqrt{3}} \sqrt{m/n} + 2\sqrt{6}$ (for
+    $\alpha = 1$). The score is homogeneous of degree 0: scaling the queries, keys and
     values together leaves it unchanged.
 
     The mask is additive, as in ``torch.nn.MultiheadAttention``: a key whose entry is
-    :math:`-\infty` is left out of the maxima and of the softmax; finite entries are added to
+    $-\infty$ is left out of the maxima and of the softmax; finite entries are added to
     the normalised scores (a fixed shift of each score; with zeros, none).
 
     Args:
-        alpha (float, optional): the score bound :math:`\alpha`. (default: :obj:`1.0`)
+        alpha (float, optional): the score bound $\alpha$. (default: `1.0`)
         eps (float, optional): added to every denominator; all-zero inputs give zero scores
-            and finite gradients. (default: :obj:`1e-12`)
+            and finite gradients. (default: `1e-12`)
 
     Shapes:
-        - **query** :math:`(*, L, d)`, **key** and **value** :math:`(*, S, d)`
-        - **mask** additive float mask broadcastable to :math:`(*, L, S)` *(optional)*
-        - **output** :math:`(*, L, S)` the normalised scores plus the mask, in the dtype of
+        - **query** $(*, L, d)$, **key** and **value** $(*, S, d)$
+        - **mask** additive float mask broadcastable to $(*, L, S)$ *(optional)*
+        - **output** $(*, L, S)$ the normalised scores plus the mask, in the dtype of
           ``query`` (computed in float32 for half precision)
     """
 
@@ -71,9 +73,9 @@ class DenseLipschitzNorm(LipschitzNormBase):
     def denominator(
         self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None
     ) -> Tensor:
-        r"""Per query, :math:`\max\{uv, uw, vw\} + \epsilon`, ``[*, L, 1]`` (at least one key).
+        r"""Per query, $\max\{uv, uw, vw\} + \epsilon$, ``[*, L, 1]`` (at least one key).
 
-        In :func:`compute_dtype` of the query. Arguments as for ``forward``.
+        In `compute_dtype` of the query. Arguments as for ``forward``.
         """
         u = safe_sqrt(squared_norm(query)).unsqueeze(-1)
         key_norm = safe_sqrt(squared_norm(key)).unsqueeze(-2)

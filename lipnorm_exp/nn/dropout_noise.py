@@ -1,24 +1,25 @@
 r"""The noise of ``F.dropout`` on the CPU, drawn about three times faster and bit for bit.
 
-On the CPU, ``F.dropout(x, p)`` in training multiplies ``x`` by the noise :math:`b / q`,
-:math:`q = 1 - p`, whose Bernoulli mask :math:`b` ``bernoulli_(q)`` draws from the global
-generator one element after another: element :math:`k` takes one 64-bit draw :math:`r_k` of the
-Mersenne Twister and is kept where :math:`u_k = (r_k \bmod 2^{53}) \, 2^{-53} < q`. That kernel
+On the CPU, ``F.dropout(x, p)`` in training multiplies ``x`` by the noise $b / q$,
+$q = 1 - p$, whose Bernoulli mask $b$ ``bernoulli_(q)`` draws from the global
+generator one element after another: element $k$ takes one 64-bit draw $r_k$ of the
+Mersenne Twister and is kept where $u_k = (r_k \bmod 2^{53}) \, 2^{-53} < q$. That kernel
 spends about 11 ns per element, a third of a 30-layer GAT's CPU epoch on Cora at dropout 0.6.
-``random_`` over the full 64-bit range draws the same :math:`r_k`, in the same order and from
+``random_`` over the full 64-bit range draws the same $r_k$, in the same order and from
 the same generator state, in about 4 ns each, and integer operations give the same mask:
 
-.. math::
-    u_k < q \iff (r_k \bmod 2^{53}) < \lceil q \, 2^{53} \rceil
+$$
+u_k < q \iff (r_k \bmod 2^{53}) < \lceil q \, 2^{53} \rceil
+$$
 
-(both sides are exact: :math:`q \, 2^{53}` is a power-of-two scaling of a double, and the
-integers are below :math:`2^{53}`). The mask is then cast and divided by :math:`q` as
+(both sides are exact: $q \, 2^{53}$ is a power-of-two scaling of a double, and the
+integers are below $2^{53}$). The mask is then cast and divided by $q$ as
 ``F.dropout`` does, so the noise, the output, its gradient and the generator's state after it
 are those of ``F.dropout`` (one thread, [2708, 128] float32: 1.9 against 6.9 ms).
 
 Builds whose CPU kernel draws otherwise (PyTorch's MKL stream, used by some builds) are found by
-:func:`draws_as_torch`, which compares both on a small tensor once per process; there, and
-wherever the shortcut is not plainly the same computation (:func:`applies`), ``F.dropout``
+`draws_as_torch`, which compares both on a small tensor once per process; there, and
+wherever the shortcut is not plainly the same computation (`applies`), ``F.dropout``
 runs.
 """
 
@@ -35,10 +36,10 @@ _MANTISSA = (1 << 53) - 1
 
 
 def dropout_noise(like: Tensor, p: float) -> Tensor:
-    r"""The noise :math:`b / (1 - p)` that ``F.dropout`` multiplies ``like`` by (see module).
+    r"""The noise $b / (1 - p)$ that ``F.dropout`` multiplies ``like`` by (see module).
 
     Drawn from the global CPU generator, which moves on as ``F.dropout`` moves it. ``like``
-    must be a contiguous CPU tensor and :math:`0 < p < 1`.
+    must be a contiguous CPU tensor and $0 < p < 1$.
     """
     q = 1.0 - p
     draws = torch.empty(like.shape, dtype=torch.int64).random_(-(2**63), None)
@@ -49,9 +50,9 @@ def dropout_noise(like: Tensor, p: float) -> Tensor:
 def applies(x: Tensor, p: float) -> bool:
     """Whether ``x * dropout_noise(x, p)`` is ``F.dropout(x, p, True)`` bit for bit.
 
-    It is for a contiguous, non-empty floating-point CPU tensor, :math:`0 < p < 1`, outside
+    It is for a contiguous, non-empty floating-point CPU tensor, $0 < p < 1$, outside
     ``torch.compile`` and ``torch.func`` transforms (which draw their own randomness), on a
-    build whose kernel draws as the module describes (:func:`draws_as_torch`).
+    build whose kernel draws as the module describes (`draws_as_torch`).
     """
     return (
         0.0 < p < 1.0
@@ -67,7 +68,7 @@ def applies(x: Tensor, p: float) -> bool:
 
 @functools.cache
 def draws_as_torch() -> bool:
-    """Whether this build's ``bernoulli_`` draws the mask :func:`dropout_noise` draws.
+    """Whether this build's ``bernoulli_`` draws the mask `dropout_noise` draws.
 
     Compared once per process on 1,000 elements at a fixed seed, the generator's state restored
     after, together with the draw that follows each.

@@ -20,63 +20,68 @@ __all__ = ["GATLayer"]
 class GATLayer(AttentionLayer):
     r"""Graph attention layer (Veličković et al.) with an optional LipschitzNorm (GAT-Lip).
 
-    Per head :math:`h`, with :math:`z_j = W_h x_j`,
+    Per head $h$, with $z_j = W_h x_j$,
 
-    .. math::
-        e_{ij} = a_h^\top [z_i \,\|\, z_j], \qquad
-        \alpha_{ij} = \operatorname{softmax}_{j \in \mathcal{N}(i)}
-            \bigl(\mathrm{LeakyReLU}(e_{ij})\bigr), \qquad
-        x_i' = \big\Vert_{h} \sum_{j \in \mathcal{N}(i)} \alpha_{ij} z_j + b.
+    $$
+    e_{ij} = a_h^\top [z_i \,\|\, z_j], \qquad
+    \alpha_{ij} = \operatorname{softmax}_{j \in \mathcal{N}(i)}
+        \bigl(\mathrm{LeakyReLU}(e_{ij})\bigr), \qquad
+    x_i' = \Vert_{h} \sum_{j \in \mathcal{N}(i)} \alpha_{ij} z_j + b.
+    $$
 
     With ``norm="lip"`` the raw score is first normalised as in the paper's Eq. (17),
-    :math:`e_{ij} \leftarrow \alpha e_{ij} / (\|a_h\|_2 \max_{j \in \mathcal{N}(i)}
-    \|[z_i \,\|\, z_j]\|_2 + \epsilon)`; see :class:`GATLipschitzNorm`.
+    $e_{ij} \leftarrow \alpha e_{ij} / (\|a_h\|_2 \max_{j \in \mathcal{N}(i)}
+    \|[z_i \,\|\, z_j]\|_2 + \epsilon)$; see
+    [`GATLipschitzNorm`][lipnorm_exp.nn.gat_lipschitz_norm.GATLipschitzNorm].
 
     A drop-in for PyG's ``GATConv``: the same arguments, inputs and parameters (``lin`` or
     ``lin_src``/``lin_dst``, ``att_src``, ``att_dst``, ``lin_edge``, ``att_edge``, ``res``,
     ``bias``), so a ``GATConv`` state dict loads, and with ``norm=None`` both compute the same
-    function. Edge features add :math:`a_{e,h}^\top W_{e,h} e_{ij}` to the score; with
+    function. Edge features add $a_{e,h}^\top W_{e,h} e_{ij}$ to the score; with
     ``norm="lip"`` they are part of the rows that Eq. (17) normalises, sharing the denominator
-    :math:`c_i` (see :class:`GATLipschitzNorm`), and Corollary 1 still bounds each head.
-    Like ``GATConv`` it does not script (``torch.jit.script``); :class:`GTLayer` does.
+    $c_i$ (see [`GATLipschitzNorm`][lipnorm_exp.nn.gat_lipschitz_norm.GATLipschitzNorm]), and
+    Corollary 1 still bounds each head. Like ``GATConv`` it does not script (``torch.jit.script``);
+    [`GTLayer`][lipnorm_exp.nn.gt_layer.GTLayer] does.
 
     Args:
         in_channels (int or tuple): size of each input node feature, or ``(source, target)``
             sizes for a bipartite graph (then ``lin_src`` and ``lin_dst`` replace ``lin``).
-        out_channels (int): size of each head's output :math:`C`.
-        heads (int, optional): number of heads :math:`H`. (default: :obj:`1`)
-        concat (bool, optional): concatenate the heads; if :obj:`False`, average them.
-            (default: :obj:`True`)
-        negative_slope (float, optional): LeakyReLU slope. (default: :obj:`0.2`)
+        out_channels (int): size of each head's output $C$.
+        heads (int, optional): number of heads $H$. (default: `1`)
+        concat (bool, optional): concatenate the heads; if `False`, average them.
+            (default: `True`)
+        negative_slope (float, optional): LeakyReLU slope. (default: `0.2`)
         dropout (float, optional): dropout probability of the attention weights.
-            (default: :obj:`0.0`)
+            (default: `0.0`)
         add_self_loops (bool, optional): replace the input's self-loops by one per node, so
-            :math:`i \in \mathcal{N}(i)`. (default: :obj:`True`)
-        edge_dim (int, optional): size of the edge features, if any. (default: :obj:`None`)
+            $i \in \mathcal{N}(i)$. (default: `True`)
+        edge_dim (int, optional): size of the edge features, if any. (default: `None`)
         fill_value (float, Tensor or str, optional): edge features of the added self-loops
-            (``"mean"``: the mean over the node's in-edges). (default: :obj:`"mean"`)
-        bias (bool, optional): learn an additive output bias. (default: :obj:`True`)
+            (``"mean"``: the mean over the node's in-edges). (default: `"mean"`)
+        bias (bool, optional): learn an additive output bias. (default: `True`)
         residual (bool, optional): add a learned projection of the (target) input.
-            (default: :obj:`False`)
+            (default: `False`)
         norm (str, GATScoreNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
-            (:class:`GATLipschitzNorm` with defaults), or any object that keeps
-            :class:`~lipnorm_exp.nn.score_norm.GATScoreNorm` (a :class:`GATLipschitzNorm`
-            with other options, say). (default: :obj:`None`)
+            ([`GATLipschitzNorm`][lipnorm_exp.nn.gat_lipschitz_norm.GATLipschitzNorm] with
+            defaults), or any object that keeps
+            [`GATScoreNorm`][lipnorm_exp.nn.score_norm.GATScoreNorm] (a
+            [`GATLipschitzNorm`][lipnorm_exp.nn.gat_lipschitz_norm.GATLipschitzNorm] with other
+            options, say). (default: `None`)
         **kwargs (optional): ``MessagePassing``'s options, as for PyG's ``GATConv`` (``aggr``,
             ``flow``).
 
     Shapes:
-        - **x** :math:`(|\mathcal{V}|, F_{in})` or a pair
-          :math:`((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))`; the target part may be
+        - **x** $(|\mathcal{V}|, F_{in})$ or a pair
+          $((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))$; the target part may be
           ``None``
-        - **edge_index** :math:`(2, |\mathcal{E}|)` or a ``torch.sparse`` adjacency
-          :math:`(|\mathcal{V}_t|, |\mathcal{V}_s|)`
-        - **edge_attr** :math:`(|\mathcal{E}|, D)` *(optional)*
+        - **edge_index** $(2, |\mathcal{E}|)$ or a ``torch.sparse`` adjacency
+          $(|\mathcal{V}_t|, |\mathcal{V}_s|)$
+        - **edge_attr** $(|\mathcal{E}|, D)$ *(optional)*
         - **size** ``(sources, targets)`` *(optional)*
-        - **output** :math:`(|\mathcal{V}_t|, H C)` if ``concat`` else
-          :math:`(|\mathcal{V}_t|, C)`; with ``return_attention_weights=True`` also
+        - **output** $(|\mathcal{V}_t|, H C)$ if ``concat`` else
+          $(|\mathcal{V}_t|, C)$; with ``return_attention_weights=True`` also
           ``(edge_index, alpha)``: the edges used (self-loops added) and the softmax weights
-          :math:`(|\mathcal{E}'|, H)`, before dropout.
+          $(|\mathcal{E}'|, H)$, before dropout.
     """
 
     score_contract = GATScoreNorm
@@ -198,7 +203,7 @@ class GATLayer(AttentionLayer):
     def node_scores(self, z_src: Tensor, z_dst: Tensor | None) -> tuple[Tensor, Tensor | None]:
         r"""Per head, the score terms of the sources and of the targets, ``[N, H]`` each.
 
-        They are :math:`a_{h,\mathrm{src}}^\top z_j` and :math:`a_{h,\mathrm{dst}}^\top z_i`:
+        They are $a_{h,\mathrm{src}}^\top z_j$ and $a_{h,\mathrm{dst}}^\top z_i$:
         products with the attention vectors rather than elementwise products summed: where the
         sources are the targets, one product with both vectors. ``message_path="gather"`` keeps
         the reference arithmetic, elementwise products summed as PyG's ``GATConv`` takes them.
@@ -228,13 +233,13 @@ class GATLayer(AttentionLayer):
     ) -> Tensor:
         r"""Softmax weights of every edge: score, LipschitzNorm, LeakyReLU, softmax.
 
-        With Eq. (17)'s per-target denominator, the factor :math:`\alpha / (c_i + \epsilon)`
+        With Eq. (17)'s per-target denominator, the factor $\alpha / (c_i + \epsilon)$
         is gathered per edge together with the target's score term (one gather, whose backward
         pass is one scatter), and the LeakyReLU comes before the division (it is positively
         homogeneous, so the two commute), in place where its backward allows (a positive
         slope): autograd then keeps one score tensor for both. The normalised scores are
-        bounded, :math:`|\mathrm{LeakyReLU}(s_{ij})| \le \alpha \max(1, |\beta|)`, so their
-        softmax needs no shift (:func:`bounded_softmax`).
+        bounded, $|\mathrm{LeakyReLU}(s_{ij})| \le \alpha \max(1, |\beta|)$, so their
+        softmax needs no shift (`bounded_softmax`).
         """
         edge = self.project_edges(edge_attr)
         slope = self.negative_slope
@@ -262,7 +267,7 @@ class GATLayer(AttentionLayer):
         return softmax(F.leaky_relu(score, slope), index, ptr, dim_size)
 
     def add_edge_score(self, score: Tensor, edge: OptTensor) -> Tensor:
-        r"""``score`` plus the edge term :math:`a_{e,h}^\top W_{e,h} e_{ij}`, if any."""
+        r"""``score`` plus the edge term $a_{e,h}^\top W_{e,h} e_{ij}$, if any."""
         return score if edge is None else score + (edge * self.att_edge).sum(dim=-1)
 
 

@@ -16,81 +16,84 @@ __all__ = ["GATLipschitzNorm"]
 class GATLipschitzNorm(LipschitzNormBase):
     r"""LipschitzNorm for the linear score of GAT (paper Eq. 17), per head and per target node.
 
-    With :math:`z_j = W_h x_j` and the raw score :math:`e_{ij} = a_h^\top [z_i \,\|\, z_j]`, the
-    inputs of node :math:`i`'s attention are the rows :math:`[z_i \,\|\, z_j]`,
-    :math:`j \in \mathcal{N}(i)`, and the query is :math:`a_h`, so Eq. (17),
-    :math:`g(X) = Q^\top X / (\|Q\|_F \|X^\top\|_{(\infty,2)})`, reads
+    With $z_j = W_h x_j$ and the raw score $e_{ij} = a_h^\top [z_i \,\|\, z_j]$, the
+    inputs of node $i$'s attention are the rows $[z_i \,\|\, z_j]$,
+    $j \in \mathcal{N}(i)$, and the query is $a_h$, so Eq. (17),
+    $g(X) = Q^\top X / (\|Q\|_F \|X^\top\|_{(\infty,2)})$, reads
 
-    .. math::
-        c_i = \|a_h\|_2 \max_{j \in \mathcal{N}(i)} \|[z_i \,\|\, z_j]\|_2
-            = \|a_h\|_2 \sqrt{\|z_i\|_2^2 + \max_{j \in \mathcal{N}(i)} \|z_j\|_2^2},
-        \qquad
-        e_{ij} \leftarrow \frac{\alpha \, e_{ij}}{c_i + \epsilon}
+    $$
+    c_i = \|a_h\|_2 \max_{j \in \mathcal{N}(i)} \|[z_i \,\|\, z_j]\|_2
+        = \|a_h\|_2 \sqrt{\|z_i\|_2^2 + \max_{j \in \mathcal{N}(i)} \|z_j\|_2^2},
+    \qquad
+    e_{ij} \leftarrow \frac{\alpha \, e_{ij}}{c_i + \epsilon}
+    $$
 
-    applied before LeakyReLU and the softmax over :math:`\mathcal{N}(i)`. Corollary 1 then
-    bounds one head by :math:`L_F(\mathrm{Att}) \le e \sqrt{1/n_i} + \sqrt{8}`,
-    :math:`n_i = |\mathcal{N}(i)|` (for :math:`\alpha = 1`).
+    applied before LeakyReLU and the softmax over $\mathcal{N}(i)$. Corollary 1 then
+    bounds one head by $L_F(\mathrm{Att}) \le e \sqrt{1/n_i} + \sqrt{8}$,
+    $n_i = |\mathcal{N}(i)|$ (for $\alpha = 1$).
 
-    **Selectivity.** The normalised scores lie in :math:`[-\alpha, \alpha]` (Cauchy–Schwarz), so
-    after LeakyReLU with slope :math:`\beta \in [0, 1]` two neighbours' attention weights differ
-    by a factor of at most :math:`e^{(1 + \beta)\alpha}` (:math:`e^{1.2} \approx 3.3` at
-    :math:`\alpha = 1`). A node of a binary tree with its self-loop then gives one child at most
-    :math:`e^{1.2} / (e^{1.2} + 2) \approx 0.62` of its attention: routing one leaf through
-    :math:`d` levels (TREES, paper §7.2) keeps at most :math:`0.62^d` of it in the attention
-    path, where a larger :math:`\alpha` allows a near-hard choice (0.98 at :math:`\alpha = 4`).
+    **Selectivity.** The normalised scores lie in $[-\alpha, \alpha]$ (Cauchy–Schwarz), so
+    after LeakyReLU with slope $\beta \in [0, 1]$ two neighbours' attention weights differ
+    by a factor of at most $e^{(1 + \beta)\alpha}$ ($e^{1.2} \approx 3.3$ at
+    $\alpha = 1$). A node of a binary tree with its self-loop then gives one child at most
+    $e^{1.2} / (e^{1.2} + 2) \approx 0.62$ of its attention: routing one leaf through
+    $d$ levels (TREES, paper §7.2) keeps at most $0.62^d$ of it in the attention
+    path, where a larger $\alpha$ allows a near-hard choice (0.98 at $\alpha = 4$).
 
-    **Edge features.** With projected edge features :math:`\varepsilon_{ij} = W_{e,h} e_{ij}`
-    the score gains the term :math:`a_{e,h}^\top \varepsilon_{ij}` (as in PyG's ``GATConv``):
-    the rows become :math:`[z_i \,\|\, z_j \,\|\, \varepsilon_{ij}]` and the query
-    :math:`[a_{dst,h} \,\|\, a_{src,h} \,\|\, a_{e,h}]`, so the same Eq. (17) gives
+    **Edge features.** With projected edge features $\varepsilon_{ij} = W_{e,h} e_{ij}$
+    the score gains the term $a_{e,h}^\top \varepsilon_{ij}$ (as in PyG's ``GATConv``):
+    the rows become $[z_i \,\|\, z_j \,\|\, \varepsilon_{ij}]$ and the query
+    $[a_{dst,h} \,\|\, a_{src,h} \,\|\, a_{e,h}]$, so the same Eq. (17) gives
 
-    .. math::
-        c_i = \|[a_{dst,h} \,\|\, a_{src,h} \,\|\, a_{e,h}]\|_2
-            \sqrt{\|z_i\|_2^2 + \max_{j \in \mathcal{N}(i)}
-            \left(\|z_j\|_2^2 + \|\varepsilon_{ij}\|_2^2\right)}
+    $$
+    c_i = \|[a_{dst,h} \,\|\, a_{src,h} \,\|\, a_{e,h}]\|_2
+        \sqrt{\|z_i\|_2^2 + \max_{j \in \mathcal{N}(i)}
+        \left(\|z_j\|_2^2 + \|\varepsilon_{ij}\|_2^2\right)}
+    $$
 
     (the edge term is not normalised apart: it shares the denominator of its row), and
-    Corollary 1 holds with respect to these rows. For a bipartite graph :math:`z_i` is the
-    target's projection and :math:`z_j` the source's; without target features (PyG's
-    ``(x_src, None)``) the score has no :math:`a_{dst}` term and :math:`\|z_i\|` drops out.
+    Corollary 1 holds with respect to these rows. For a bipartite graph $z_i$ is the
+    target's projection and $z_j$ the source's; without target features (PyG's
+    ``(x_src, None)``) the score has no $a_{dst}$ term and $\|z_i\|$ drops out.
 
     ``variant="published"`` follows the authors' public code instead, whose denominator
     differs per edge:
 
-    .. math::
-        e_{ij} \leftarrow \frac{\alpha \, e_{ij}}
-            {4 \, \|a_h\|_2 \sqrt{\max_{k \in \mathcal{N}(i)} \|z_k\|_2^2 + \|z_j\|_2^2
-            + \|\varepsilon_{ij}\|_2^2} + \epsilon}
+    $$
+    e_{ij} \leftarrow \frac{\alpha \, e_{ij}}
+        {4 \, \|a_h\|_2 \sqrt{\max_{k \in \mathcal{N}(i)} \|z_k\|_2^2 + \|z_j\|_2^2
+        + \|\varepsilon_{ij}\|_2^2} + \epsilon}
+    $$
 
-    (that code has no edge features: :math:`\|\varepsilon_{ij}\|^2` is added to its row here,
-    which keeps the scores within :math:`\alpha / 4` when :math:`i \in \mathcal{N}(i)`). There
-    the maximum over :math:`k` runs over the target's neighbourhood :math:`\mathcal{N}(i)` (the
+    (that code has no edge features: $\|\varepsilon_{ij}\|^2$ is added to its row here,
+    which keeps the scores within $\alpha / 4$ when $i \in \mathcal{N}(i)$). There
+    the maximum over $k$ runs over the target's neighbourhood $\mathcal{N}(i)$ (the
     code scatters over the target index; it is not a maximum over all nodes of the graph). Both
-    the maximum and :math:`\|a_h\|` are taken per head here: for several heads the public code
+    the maximum and $\|a_h\|$ are taken per head here: for several heads the public code
     reshapes the node maxima in a way that mixes nodes and heads, and its ``lipschitznorm``
-    model option uses one norm of :math:`a` over all heads; with one head all of these coincide.
+    model option uses one norm of $a$ over all heads; with one head all of these coincide.
 
     Args:
-        alpha (float, optional): the score bound :math:`\alpha` of Theorem 3.
-            (default: :obj:`1.0`)
+        alpha (float, optional): the score bound $\alpha$ of Theorem 3.
+            (default: `1.0`)
         eps (float, optional): added to every denominator; all-zero features give zero scores
-            and finite gradients. (default: :obj:`1e-12`)
+            and finite gradients. (default: `1e-12`)
         variant (str, optional): ``"paper"`` (Eq. 17) or ``"published"`` (public code).
-            (default: :obj:`"paper"`)
+            (default: `"paper"`)
 
     Shapes:
-        - **score** :math:`(|\mathcal{E}|, H)` raw scores :math:`e_{ij}`, one row per edge
-        - **x** :math:`(|\mathcal{V}|, H, C)` projected node features :math:`z`, or a pair
-          :math:`((|\mathcal{V}_s|, H, C), (|\mathcal{V}_t|, H, C))` of source and target
+        - **score** $(|\mathcal{E}|, H)$ raw scores $e_{ij}$, one row per edge
+        - **x** $(|\mathcal{V}|, H, C)$ projected node features $z$, or a pair
+          $((|\mathcal{V}_s|, H, C), (|\mathcal{V}_t|, H, C))$ of source and target
           projections (the target one may be ``None``)
-        - **att** :math:`(H, K)` the attention vectors the score reads, concatenated
-          (:math:`K = 2C`, :math:`3C` with edge features, :math:`C` less without targets)
-        - **edge_index** :math:`(2, |\mathcal{E}|)` edges (source :math:`j`, target :math:`i`),
+        - **att** $(H, K)$ the attention vectors the score reads, concatenated
+          ($K = 2C$, $3C$ with edge features, $C$ less without targets)
+        - **edge_index** $(2, |\mathcal{E}|)$ edges (source $j$, target $i$),
           self-loops included
-        - **edge_attr** :math:`(|\mathcal{E}|, H, C)` projected edge features
-          :math:`\varepsilon` *(optional)*
+        - **edge_attr** $(|\mathcal{E}|, H, C)$ projected edge features
+          $\varepsilon$ *(optional)*
         - **num_targets** the number of targets, needed only without target features
-        - **output** :math:`(|\mathcal{E}|, H)` normalised scores
+        - **output** $(|\mathcal{E}|, H)$ normalised scores
     """
 
     def forward(
@@ -102,7 +105,7 @@ class GATLipschitzNorm(LipschitzNormBase):
         edge_attr: Tensor | None = None,
         num_targets: int | None = None,
     ) -> Tensor:
-        """Normalise the raw scores of every edge by its target's :math:`c_i` (see class)."""
+        """Normalise the raw scores of every edge by its target's $c_i$ (see class)."""
         denominator = self.denominator(x, att, edge_index, edge_attr, num_targets)
         if denominator is not None:
             return rescale(score, (self.alpha / denominator).index_select(0, edge_index[1]))
@@ -124,9 +127,9 @@ class GATLipschitzNorm(LipschitzNormBase):
         edge_attr: Tensor | None = None,
         num_targets: int | None = None,
     ) -> Tensor | None:
-        r"""Per target node, :math:`c_i + \epsilon` of Eq. (17), ``[num_targets, H]``.
+        r"""Per target node, $c_i + \epsilon$ of Eq. (17), ``[num_targets, H]``.
 
-        In :func:`compute_dtype` of ``x``. ``None`` for ``variant="published"``, whose
+        In `compute_dtype` of ``x``. ``None`` for ``variant="published"``, whose
         denominator differs per edge. Arguments as for ``forward``.
         """
         if self.variant != "paper":

@@ -19,71 +19,75 @@ __all__ = ["GATv2Layer"]
 class GATv2Layer(AttentionLayer):
     r"""GATv2 layer (Brody et al.) with an optional LipschitzNorm for Lipschitz scores.
 
-    Per head :math:`h`,
+    Per head $h$,
 
-    .. math::
-        \tilde g_{ij} = a_h^\top \mathrm{LeakyReLU}\bigl(W_{r,h} x_i + W_{l,h} x_j + b_h\bigr),
-        \qquad
-        \alpha_{ij} = \operatorname{softmax}_{j \in \mathcal{N}(i)}(\tilde g_{ij}), \qquad
-        x_i' = \big\Vert_{h} \sum_{j \in \mathcal{N}(i)} \alpha_{ij} (W_{l,h} x_j + b_{l,h}) + b.
+    $$
+    \tilde g_{ij} = a_h^\top \mathrm{LeakyReLU}\bigl(W_{r,h} x_i + W_{l,h} x_j + b_h\bigr),
+    \qquad
+    \alpha_{ij} = \operatorname{softmax}_{j \in \mathcal{N}(i)}(\tilde g_{ij}), \qquad
+    x_i' = \Vert_{h} \sum_{j \in \mathcal{N}(i)} \alpha_{ij} (W_{l,h} x_j + b_{l,h}) + b.
+    $$
 
-    The score reads the rows :math:`[x_i \,\|\, x_j]` through :math:`W_h = [W_{r,h} \; W_{l,h}]`
-    and is Lipschitz with :math:`L(\tilde g) \le \|a_h\|_2 \|W_h\|_F \max(1, \beta)`
-    (:math:`\beta` the negative slope). With ``norm="lip"`` it is normalised by the paper's
+    The score reads the rows $[x_i \,\|\, x_j]$ through $W_h = [W_{r,h} \; W_{l,h}]$
+    and is Lipschitz with $L(\tilde g) \le \|a_h\|_2 \|W_h\|_F \max(1, \beta)$
+    ($\beta$ the negative slope). With ``norm="lip"`` it is normalised by the paper's
     Eq. (15),
 
-    .. math::
-        g_{ij} = \frac{\alpha \, \tilde g_{ij}}{\max\left\{\max_{k \in \mathcal{N}(i)}
-            |\tilde g_{ik}|, \; \max_{k \in \mathcal{N}(i)} \|[x_i \,\|\, x_k]\|_2 \,
-            L(\tilde g)\right\} + \epsilon},
+    $$
+    g_{ij} = \frac{\alpha \, \tilde g_{ij}}{\max\left\{\max_{k \in \mathcal{N}(i)}
+        |\tilde g_{ik}|, \; \max_{k \in \mathcal{N}(i)} \|[x_i \,\|\, x_k]\|_2 \,
+        L(\tilde g)\right\} + \epsilon},
+    $$
 
-    see :class:`ScoreLipschitzNorm`.
+    see [`ScoreLipschitzNorm`][lipnorm_exp.nn.score_lipschitz_norm.ScoreLipschitzNorm].
 
     A drop-in for PyG's ``GATv2Conv``: the same arguments, inputs and parameters (``lin_l``,
     ``lin_r``, ``att``, ``lin_edge``, ``res``, ``bias``), so a ``GATv2Conv`` state dict loads,
     and with ``norm=None`` both compute the same function. Edge features enter inside the
-    LeakyReLU, :math:`W_{r,h} x_i + W_{l,h} x_j + W_{e,h} e_{ij}`; with ``norm="lip"`` the rows
-    become :math:`[x_i \,\|\, x_j \,\|\, e_{ij}]` and :math:`L(\tilde g)` takes
-    :math:`\|[W_{r,h} \; W_{l,h} \; W_{e,h}]\|_F`, so Eq. (15) and Theorem 3 still hold.
-    Like ``GATv2Conv`` it does not script (``torch.jit.script``); :class:`GTLayer` does.
+    LeakyReLU, $W_{r,h} x_i + W_{l,h} x_j + W_{e,h} e_{ij}$; with ``norm="lip"`` the rows
+    become $[x_i \,\|\, x_j \,\|\, e_{ij}]$ and $L(\tilde g)$ takes
+    $\|[W_{r,h} \; W_{l,h} \; W_{e,h}]\|_F$, so Eq. (15) and Theorem 3 still hold.
+    Like ``GATv2Conv`` it does not script (``torch.jit.script``);
+    [`GTLayer`][lipnorm_exp.nn.gt_layer.GTLayer] does.
 
     Args:
         in_channels (int or tuple): size of each input node feature, or ``(source, target)``
             sizes for a bipartite graph (``lin_l`` reads sources, ``lin_r`` targets).
-        out_channels (int): size of each head's output :math:`C`.
-        heads (int, optional): number of heads :math:`H`. (default: :obj:`1`)
-        concat (bool, optional): concatenate the heads; if :obj:`False`, average them.
-            (default: :obj:`True`)
-        negative_slope (float, optional): LeakyReLU slope. (default: :obj:`0.2`)
+        out_channels (int): size of each head's output $C$.
+        heads (int, optional): number of heads $H$. (default: `1`)
+        concat (bool, optional): concatenate the heads; if `False`, average them.
+            (default: `True`)
+        negative_slope (float, optional): LeakyReLU slope. (default: `0.2`)
         dropout (float, optional): dropout probability of the attention weights.
-            (default: :obj:`0.0`)
+            (default: `0.0`)
         add_self_loops (bool, optional): replace the input's self-loops by one per node, so
-            :math:`i \in \mathcal{N}(i)`. (default: :obj:`True`)
-        edge_dim (int, optional): size of the edge features, if any. (default: :obj:`None`)
+            $i \in \mathcal{N}(i)$. (default: `True`)
+        edge_dim (int, optional): size of the edge features, if any. (default: `None`)
         fill_value (float, Tensor or str, optional): edge features of the added self-loops
-            (``"mean"``: the mean over the node's in-edges). (default: :obj:`"mean"`)
+            (``"mean"``: the mean over the node's in-edges). (default: `"mean"`)
         bias (bool, optional): biases in ``lin_l``, ``lin_r`` and on the output.
-            (default: :obj:`True`)
+            (default: `True`)
         share_weights (bool, optional): use one matrix for sources and targets,
-            :math:`W_r = W_l`. (default: :obj:`False`)
+            $W_r = W_l$. (default: `False`)
         residual (bool, optional): add a learned projection of the (target) input.
-            (default: :obj:`False`)
+            (default: `False`)
         norm (str, GATv2ScoreNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
-            (:class:`ScoreLipschitzNorm` with defaults), or any object that keeps
-            :class:`~lipnorm_exp.nn.score_norm.GATv2ScoreNorm`. (default: :obj:`None`)
+            ([`ScoreLipschitzNorm`][lipnorm_exp.nn.score_lipschitz_norm.ScoreLipschitzNorm] with
+            defaults), or any object that keeps
+            [`GATv2ScoreNorm`][lipnorm_exp.nn.score_norm.GATv2ScoreNorm]. (default: `None`)
         **kwargs (optional): ``MessagePassing``'s options, as for PyG's ``GATv2Conv`` (``aggr``,
             ``flow``).
 
     Shapes:
-        - **x** :math:`(|\mathcal{V}|, F_{in})` or a pair
-          :math:`((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))`
-        - **edge_index** :math:`(2, |\mathcal{E}|)` or a ``torch.sparse`` adjacency
-          :math:`(|\mathcal{V}_t|, |\mathcal{V}_s|)`
-        - **edge_attr** :math:`(|\mathcal{E}|, D)` *(optional)*
-        - **output** :math:`(|\mathcal{V}_t|, H C)` if ``concat`` else
-          :math:`(|\mathcal{V}_t|, C)`; with ``return_attention_weights=True`` also
+        - **x** $(|\mathcal{V}|, F_{in})$ or a pair
+          $((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))$
+        - **edge_index** $(2, |\mathcal{E}|)$ or a ``torch.sparse`` adjacency
+          $(|\mathcal{V}_t|, |\mathcal{V}_s|)$
+        - **edge_attr** $(|\mathcal{E}|, D)$ *(optional)*
+        - **output** $(|\mathcal{V}_t|, H C)$ if ``concat`` else
+          $(|\mathcal{V}_t|, C)$; with ``return_attention_weights=True`` also
           ``(edge_index, alpha)``: the edges used (self-loops added) and the softmax weights
-          :math:`(|\mathcal{E}'|, H)`, before dropout.
+          $(|\mathcal{E}'|, H)$, before dropout.
     """
 
     score_contract = GATv2ScoreNorm
@@ -137,10 +141,10 @@ class GATv2Layer(AttentionLayer):
         zeros(self.bias)
 
     def score_lipschitz(self) -> Tensor:
-        r"""Per head, :math:`\|a_h\|_2 \, \|[W_{r,h} \; W_{l,h} \; W_{e,h}]\|_F \max(1, \beta)`.
+        r"""Per head, $\|a_h\|_2 \, \|[W_{r,h} \; W_{l,h} \; W_{e,h}]\|_F \max(1, \beta)$.
 
         Returns:
-            Tensor: ``[H]`` (without edge features, no :math:`W_{e,h}`).
+            Tensor: ``[H]`` (without edge features, no $W_{e,h}$).
         """
         shape = (self.heads, self.out_channels, -1)
         lins = [lin for lin in (self.lin_l, self.lin_r, self.lin_edge) if lin is not None]

@@ -20,28 +20,31 @@ __all__ = ["GTLayer"]
 class GTLayer(AttentionLayer):
     r"""Graph transformer layer (UniMP, Shi et al.) with an optional LipschitzNorm (GT-Lip).
 
-    Per head, with :math:`q_i = W_q x_i`, :math:`k_j = W_k x_j`, :math:`v_j = W_v x_j`,
+    Per head, with $q_i = W_q x_i$, $k_j = W_k x_j$, $v_j = W_v x_j$,
 
-    .. math::
-        \alpha_{ij} = \operatorname{softmax}_{j \in \mathcal{N}(i)}
-            \left(\frac{q_i^\top k_j}{\sqrt{d}}\right), \qquad
-        x_i' = W_s x_i + \big\Vert_{h} \sum_{j \in \mathcal{N}(i)} \alpha_{ij} v_j.
+    $$
+    \alpha_{ij} = \operatorname{softmax}_{j \in \mathcal{N}(i)}
+        \left(\frac{q_i^\top k_j}{\sqrt{d}}\right), \qquad
+    x_i' = W_s x_i + \Vert_{h} \sum_{j \in \mathcal{N}(i)} \alpha_{ij} v_j.
+    $$
 
     With ``norm="lip"`` the score is the paper's Eq. (19),
-    :math:`q_i^\top k_j / (\max\{uv, uw, vw\} + \epsilon)` with :math:`u = \|q_i\|_2`,
-    :math:`v = \max_{j \in \mathcal{N}(i)} \|k_j\|_2`, :math:`w = \max_{j \in \mathcal{N}(i)}
-    \|v_j\|_2` (no :math:`1/\sqrt{d}`); see :class:`GTLipschitzNorm`. With ``beta=True`` the
-    skip is gated, :math:`x_i' = \beta_i W_s x_i + (1 - \beta_i) m_i`,
-    :math:`\beta_i = \sigma(w^\top [m_i, W_s x_i, m_i - W_s x_i])`.
+    $q_i^\top k_j / (\max\{uv, uw, vw\} + \epsilon)$ with $u = \|q_i\|_2$,
+    $v = \max_{j \in \mathcal{N}(i)} \|k_j\|_2$, $w = \max_{j \in \mathcal{N}(i)}
+    \|v_j\|_2$ (no $1/\sqrt{d}$); see
+    [`GTLipschitzNorm`][lipnorm_exp.nn.gt_lipschitz_norm.GTLipschitzNorm]. With ``beta=True`` the
+    skip is gated, $x_i' = \beta_i W_s x_i + (1 - \beta_i) m_i$, $\beta_i = \sigma(w^\top [m_i, W_s
+    x_i, m_i - W_s x_i])$.
 
     A drop-in for PyG's ``TransformerConv``: the same arguments, inputs and parameters
     (``lin_query``, ``lin_key``, ``lin_value``, ``lin_edge``, ``lin_skip``, ``lin_beta``), so a
     ``TransformerConv`` state dict loads and ours loads into it (with ``root_weight=False`` both
     keep ``lin_skip``, unused), and with ``norm=None`` both compute the same function.
     Like ``TransformerConv`` it adds no self-loops unless ``add_self_loops=True`` (the paper's
-    neighbourhoods contain :math:`i`). Edge features :math:`\varepsilon_{ij} = W_e e_{ij}` are
+    neighbourhoods contain $i$). Edge features $\varepsilon_{ij} = W_e e_{ij}$ are
     added to the key and the value of their edge; with ``norm="lip"`` Eq. (19) takes its
-    maxima over these per-edge keys and values (see :class:`GTLipschitzNorm`).
+    maxima over these per-edge keys and values (see
+    [`GTLipschitzNorm`][lipnorm_exp.nn.gt_lipschitz_norm.GTLipschitzNorm]).
 
     Like ``TransformerConv`` it scripts (``torch.jit.script``), with or without LipschitzNorm,
     and the scripted module gives the layer's outputs (on the gather message path, the
@@ -56,38 +59,39 @@ class GTLayer(AttentionLayer):
         in_channels (int or tuple): size of each input node feature, or ``(source, target)``
             sizes for a bipartite graph (keys and values read sources, queries and the skip
             targets).
-        out_channels (int): size of each head's output :math:`d`.
-        heads (int, optional): number of heads :math:`H`. (default: :obj:`1`)
-        concat (bool, optional): concatenate the heads; if :obj:`False`, average them.
-            (default: :obj:`True`)
+        out_channels (int): size of each head's output $d$.
+        heads (int, optional): number of heads $H$. (default: `1`)
+        concat (bool, optional): concatenate the heads; if `False`, average them.
+            (default: `True`)
         beta (bool, optional): gate the skip connection (needs ``root_weight``).
-            (default: :obj:`False`)
+            (default: `False`)
         dropout (float, optional): dropout probability of the attention weights.
-            (default: :obj:`0.0`)
-        edge_dim (int, optional): size of the edge features, if any. (default: :obj:`None`)
+            (default: `0.0`)
+        edge_dim (int, optional): size of the edge features, if any. (default: `None`)
         bias (bool, optional): biases in the query, key, value and skip projections.
-            (default: :obj:`True`)
-        root_weight (bool, optional): add the skip :math:`W_s x_i`. (default: :obj:`True`)
+            (default: `True`)
+        root_weight (bool, optional): add the skip $W_s x_i$. (default: `True`)
         norm (str, GTScoreNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
-            (:class:`GTLipschitzNorm` with defaults), or any object that keeps
-            :class:`~lipnorm_exp.nn.score_norm.GTScoreNorm`. (default: :obj:`None`)
+            ([`GTLipschitzNorm`][lipnorm_exp.nn.gt_lipschitz_norm.GTLipschitzNorm] with defaults),
+            or any object that keeps [`GTScoreNorm`][lipnorm_exp.nn.score_norm.GTScoreNorm].
+            (default: `None`)
         add_self_loops (bool, optional): replace the input's self-loops by one per node, so
-            :math:`i \in \mathcal{N}(i)`. (default: :obj:`False`, as ``TransformerConv``)
+            $i \in \mathcal{N}(i)$. (default: `False`, as ``TransformerConv``)
         fill_value (float, Tensor or str, optional): edge features of the added self-loops
-            (``"mean"``: the mean over the node's in-edges). (default: :obj:`"mean"`)
+            (``"mean"``: the mean over the node's in-edges). (default: `"mean"`)
         **kwargs (optional): ``MessagePassing``'s options, as for PyG's ``TransformerConv``
             (``aggr``, ``flow``).
 
     Shapes:
-        - **x** :math:`(|\mathcal{V}|, F_{in})` or a pair
-          :math:`((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))`
-        - **edge_index** :math:`(2, |\mathcal{E}|)` or a ``torch.sparse`` adjacency
-          :math:`(|\mathcal{V}_t|, |\mathcal{V}_s|)`
-        - **edge_attr** :math:`(|\mathcal{E}|, D)` *(optional)*
-        - **output** :math:`(|\mathcal{V}_t|, H d)` if ``concat`` else
-          :math:`(|\mathcal{V}_t|, d)`; with ``return_attention_weights=True`` also
+        - **x** $(|\mathcal{V}|, F_{in})$ or a pair
+          $((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))$
+        - **edge_index** $(2, |\mathcal{E}|)$ or a ``torch.sparse`` adjacency
+          $(|\mathcal{V}_t|, |\mathcal{V}_s|)$
+        - **edge_attr** $(|\mathcal{E}|, D)$ *(optional)*
+        - **output** $(|\mathcal{V}_t|, H d)$ if ``concat`` else
+          $(|\mathcal{V}_t|, d)$; with ``return_attention_weights=True`` also
           ``(edge_index, alpha)``: the edges used and the softmax weights
-          :math:`(|\mathcal{E}'|, H)`, before dropout.
+          $(|\mathcal{E}'|, H)$, before dropout.
     """
 
     score_contract = GTScoreNorm
@@ -221,12 +225,12 @@ class GTLayer(AttentionLayer):
     ) -> tuple[Tensor, Tensor] | None:
         r"""The heads merged and the softmax weights ``[E, H]``, on the CSR message path.
 
-        ``None`` where that path does not apply (:meth:`message_structure`). The scores
-        :math:`q_i^\top k_j` are a sampled product (:func:`edge_dots`) and the weighted values
-        a sparse-dense one (:func:`weighted_sum`), along every edge of ``edge_index`` (the
+        ``None`` where that path does not apply (`message_structure`). The scores
+        $q_i^\top k_j$ are a sampled product (`edge_dots`) and the weighted values
+        a sparse-dense one (`weighted_sum`), along every edge of ``edge_index`` (the
         self-loops too): no key or value is gathered per edge. With LipschitzNorm the maxima of
         Eq. (19) are taken over the nodes' keys and values, and each target's query is scaled
-        by :math:`\alpha / \text{denominator}_i`, as in :meth:`edge_update`.
+        by $\alpha / \text{denominator}_i$, as in `edge_update`.
         """
         structure = self.message_structure(edge_index, value, size)
         if structure is None:
@@ -263,12 +267,12 @@ class GTLayer(AttentionLayer):
 
         The edges are those given and, when ``every_edge`` is given (the graph with the
         self-loops the layer appended, last), the self-loops after them, whose scores are
-        taken per node: :math:`q_i^\top k_i` needs no gather. Without norm the scores are
-        :math:`q_i^\top k_{ij} / \sqrt{d}`. With LipschitzNorm the per-target factor
-        :math:`\alpha / \text{denominator}_i` scales the query of each target before the dot
+        taken per node: $q_i^\top k_i$ needs no gather. Without norm the scores are
+        $q_i^\top k_{ij} / \sqrt{d}$. With LipschitzNorm the per-target factor
+        $\alpha / \text{denominator}_i$ scales the query of each target before the dot
         products (and the self-loops' dot products), so that autograd keeps no score or
-        factor per edge, and the normalised scores, bounded by :math:`\alpha`, need no shift
-        in their softmax (:func:`bounded_softmax`). The key and value norms are those of the
+        factor per edge, and the normalised scores, bounded by $\alpha$, need no shift
+        in their softmax (`bounded_softmax`). The key and value norms are those of the
         nodes (with the self-loops: autograd keeps the nodes' keys and values for their
         scores anyway), else those of the gathered per-edge keys and values. The targets are
         the rows of ``query``.
@@ -302,7 +306,7 @@ class GTLayer(AttentionLayer):
         loops: bool,
         factor: OptTensor = None,
     ) -> Tensor:
-        r"""Dot products :math:`q_i^\top k_{ij}`: of the gathered edges, then of the self-loops.
+        r"""Dot products $q_i^\top k_{ij}$: of the gathered edges, then of the self-loops.
 
         With ``loops`` one self-loop per node follows the gathered edges. Each target's query
         is scaled by ``factor`` ``[N, H]``, if given.

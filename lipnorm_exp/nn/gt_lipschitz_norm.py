@@ -19,58 +19,60 @@ __all__ = ["GTLipschitzNorm"]
 class GTLipschitzNorm(LipschitzNormBase):
     r"""LipschitzNorm for the quadratic score of a graph transformer (paper Eq. 19).
 
-    Per head and per target node :math:`i`, with :math:`q_i = W_q x_i`, :math:`k_j = W_k x_j`,
-    :math:`v_j = W_v x_j` and
+    Per head and per target node $i$, with $q_i = W_q x_i$, $k_j = W_k x_j$,
+    $v_j = W_v x_j$ and
 
-    .. math::
-        u = \|q_i\|_2, \qquad
-        v = \max_{j \in \mathcal{N}(i)} \|k_j\|_2, \qquad
-        w = \max_{j \in \mathcal{N}(i)} \|v_j\|_2,
+    $$
+    u = \|q_i\|_2, \qquad
+    v = \max_{j \in \mathcal{N}(i)} \|k_j\|_2, \qquad
+    w = \max_{j \in \mathcal{N}(i)} \|v_j\|_2,
+    $$
 
-    Eq. (19), :math:`g(X) = Q^\top K / \max\{uv, uw, vw\}`, gives the score
+    Eq. (19), $g(X) = Q^\top K / \max\{uv, uw, vw\}$, gives the score
 
-    .. math::
-        s_{ij} = \frac{\alpha \, q_i^\top k_j}{\max\{uv, uw, vw\} + \epsilon}
+    $$
+    s_{ij} = \frac{\alpha \, q_i^\top k_j}{\max\{uv, uw, vw\} + \epsilon}
+    $$
 
-    (no :math:`1/\sqrt{d}` once normalised), followed by the softmax over
-    :math:`\mathcal{N}(i)`. Corollary 2 bounds one head by
-    :math:`L_F(\mathrm{Att}) \le e^{\sqrt{3}} \sqrt{m/n} + 2\sqrt{6}` (for :math:`\alpha = 1`).
+    (no $1/\sqrt{d}$ once normalised), followed by the softmax over
+    $\mathcal{N}(i)$. Corollary 2 bounds one head by
+    $L_F(\mathrm{Att}) \le e^{\sqrt{3}} \sqrt{m/n} + 2\sqrt{6}$ (for $\alpha = 1$).
 
     **Edge features.** As in PyG's ``TransformerConv``, projected edge features
-    :math:`\varepsilon_{ij} = W_e e_{ij}` are added to the key and the value of their edge,
-    :math:`k_{ij} = k_j + \varepsilon_{ij}`, :math:`v_{ij} = v_j + \varepsilon_{ij}`. The
-    normalisation takes :math:`v` and :math:`w` over these per-edge keys and values
-    (:math:`v = \max_j \|k_j + \varepsilon_{ij}\|_2`, :math:`w = \max_j \|v_j +
-    \varepsilon_{ij}\|_2`), so the score is Eq. (19) of the attention whose inputs are the rows
-    :math:`(q_i, k_{ij}, v_{ij})` and Corollary 2 holds with respect to them; the map from
-    :math:`(k_j, v_j, \varepsilon_{ij})` to them has norm :math:`\sqrt{3}`, so with respect to
+    $\varepsilon_{ij} = W_e e_{ij}$ are added to the key and the value of their edge,
+    $k_{ij} = k_j + \varepsilon_{ij}$, $v_{ij} = v_j + \varepsilon_{ij}$. The
+    normalisation takes $v$ and $w$ over these per-edge keys and values
+    ($v = \max_j \|k_j + \varepsilon_{ij}\|_2$, $w = \max_j \|v_j +
+    \varepsilon_{ij}\|_2$), so the score is Eq. (19) of the attention whose inputs are the rows
+    $(q_i, k_{ij}, v_{ij})$ and Corollary 2 holds with respect to them; the map from
+    $(k_j, v_j, \varepsilon_{ij})$ to them has norm $\sqrt{3}$, so with respect to
     the node and edge features together the bound grows by at most that factor.
 
-    ``variant="published"`` follows the authors' public code: :math:`u` is one Frobenius norm
+    ``variant="published"`` follows the authors' public code: $u$ is one Frobenius norm
     per head over the queries of all edges of the graph,
-    :math:`u = (\sum_{(j, i) \in \mathcal{E}} \|q_i\|_2^2)^{1/2}` (a query counts once per
-    in-edge of its node), and the score keeps the scaling :math:`1/\sqrt{d}` before the
-    division, :math:`s_{ij} = \alpha \, (q_i^\top k_j / \sqrt{d}) / (\max\{uv, uw, vw\} +
-    \epsilon)`.
+    $u = (\sum_{(j, i) \in \mathcal{E}} \|q_i\|_2^2)^{1/2}$ (a query counts once per
+    in-edge of its node), and the score keeps the scaling $1/\sqrt{d}$ before the
+    division, $s_{ij} = \alpha \, (q_i^\top k_j / \sqrt{d}) / (\max\{uv, uw, vw\} +
+    \epsilon)$.
 
     Args:
-        alpha (float, optional): scale of the normalised scores. (default: :obj:`1.0`)
+        alpha (float, optional): scale of the normalised scores. (default: `1.0`)
         eps (float, optional): added to every denominator; all-zero features give zero scores
-            and finite gradients. (default: :obj:`1e-12`)
+            and finite gradients. (default: `1e-12`)
         variant (str, optional): ``"paper"`` (Eq. 19) or ``"published"`` (public code).
-            (default: :obj:`"paper"`)
+            (default: `"paper"`)
 
     Shapes:
-        - **score** :math:`(|\mathcal{E}|, H)` raw dot products :math:`q_i^\top k_{ij}`
+        - **score** $(|\mathcal{E}|, H)$ raw dot products $q_i^\top k_{ij}$
           (unscaled)
-        - **query** :math:`(|\mathcal{V}_t|, H, d)` target projections
-        - **key**, **value** :math:`(|\mathcal{V}_s|, H, d)` source projections
-          (:math:`\mathcal{V}_s = \mathcal{V}_t` unless the graph is bipartite)
-        - **edge_index** :math:`(2, |\mathcal{E}|)` edges (source :math:`j`, target :math:`i`),
-          self-loops included when :math:`i \in \mathcal{N}(i)` is wanted
-        - **edge_attr** :math:`(|\mathcal{E}|, H, d)` projected edge features
-          :math:`\varepsilon` *(optional)*
-        - **output** :math:`(|\mathcal{E}|, H)` normalised scores
+        - **query** $(|\mathcal{V}_t|, H, d)$ target projections
+        - **key**, **value** $(|\mathcal{V}_s|, H, d)$ source projections
+          ($\mathcal{V}_s = \mathcal{V}_t$ unless the graph is bipartite)
+        - **edge_index** $(2, |\mathcal{E}|)$ edges (source $j$, target $i$),
+          self-loops included when $i \in \mathcal{N}(i)$ is wanted
+        - **edge_attr** $(|\mathcal{E}|, H, d)$ projected edge features
+          $\varepsilon$ *(optional)*
+        - **output** $(|\mathcal{E}|, H)$ normalised scores
     """
 
     def forward(
@@ -98,11 +100,11 @@ class GTLipschitzNorm(LipschitzNormBase):
         edge_index: Tensor | tuple[Tensor, Tensor],
         per_edge: bool = False,
     ) -> Tensor:
-        r"""Per target node, :math:`\max\{uv, uw, vw\} + \epsilon`, ``[N_t, H]``.
+        r"""Per target node, $\max\{uv, uw, vw\} + \epsilon$, ``[N_t, H]``.
 
-        Times :math:`\sqrt{d}` for ``variant="published"`` (its scaling :math:`1/\sqrt{d}`),
-        so that :math:`s_{ij} = \alpha \, q_i^\top k_{ij} / \text{denominator}_i` in both
-        variants; in :func:`compute_dtype` of the query.
+        Times $\sqrt{d}$ for ``variant="published"`` (its scaling $1/\sqrt{d}$),
+        so that $s_{ij} = \alpha \, q_i^\top k_{ij} / \text{denominator}_i$ in both
+        variants; in `compute_dtype` of the query.
 
         Args:
             query (Tensor): ``[N_t, H, d]`` target projections.
@@ -132,17 +134,17 @@ class GTLipschitzNorm(LipschitzNormBase):
 def _two_largest_product(
     query_sq: Tensor, key_value_sq: Tensor, rows: Tensor | None, index: Tensor, num_targets: int
 ) -> Tensor:
-    r"""Per target and head, :math:`\max\{uv, uw, vw\}` from the squared norms.
+    r"""Per target and head, $\max\{uv, uw, vw\}$ from the squared norms.
 
-    :math:`u^2` is the target's squared query norm, :math:`v^2` and :math:`w^2` the largest
+    $u^2$ is the target's squared query norm, $v^2$ and $w^2$ the largest
     squared key and value norms offered to it. The largest of the pairwise products of three
     non-negative numbers is the product of the two largest. Both are read by their positions
-    in one table of all the squared norms (:func:`argmax_positions` finds the neighbourhood
+    in one table of all the squared norms (`argmax_positions` finds the neighbourhood
     maxima), so that autograd keeps one int32 index and the two square roots per target and
     head.
 
     Args:
-        query_sq (Tensor): ``[N_t, H]`` squared query norms :math:`u^2`.
+        query_sq (Tensor): ``[N_t, H]`` squared query norms $u^2$.
         key_value_sq (Tensor): ``[R, H, 2]`` squared key and value norms of the source nodes
             or, with ``rows`` ``None``, of the edges.
         rows (Tensor or None): ``[E]`` source of every edge, or ``None``.

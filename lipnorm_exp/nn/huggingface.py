@@ -2,14 +2,18 @@ r"""LipschitzNorm in Hugging Face ``transformers`` models, through their attenti
 
 A ``transformers`` model built on its attention interface calls, in every attention module,
 the function its config names (``config._attn_implementation``) with the heads' queries, keys
-and values, the mask, the scaling and the dropout. :func:`lipschitz_attention_forward` is such
-a function: per head and query, the scores of :class:`DenseLipschitzNorm` (paper Eq. 19, over
+and values, the mask, the scaling and the dropout.
+[`lipschitz_attention_forward`][lipnorm_exp.nn.huggingface.lipschitz_attention_forward] is such a
+function: per head and query, the scores of
+[`DenseLipschitzNorm`][lipnorm_exp.nn.dense_lipschitz_norm.DenseLipschitzNorm] (paper Eq. 19, over
 the keys and values the mask leaves to that query), then the softmax of
-:class:`~lipnorm_exp.nn.LipschitzMultiheadAttention`. :func:`register_lipschitz_attention`
-registers it under :data:`ATTENTION_NAME`, with ``transformers``' boolean (SDPA) masks, so
-that ``from_pretrained(..., attn_implementation="lipschitz_norm")`` finds it, and
-:func:`use_lipschitz_attention` switches the models inside a module to it, keeping their
-weights (:func:`~lipnorm_exp.nn.lipschitz_normalize` calls it).
+[`LipschitzMultiheadAttention`][lipnorm_exp.nn.LipschitzMultiheadAttention].
+[`register_lipschitz_attention`][lipnorm_exp.nn.huggingface.register_lipschitz_attention] registers
+it under `ATTENTION_NAME`, with ``transformers``' boolean (SDPA) masks, so that
+``from_pretrained(..., attn_implementation="lipschitz_norm")`` finds it, and
+[`use_lipschitz_attention`][lipnorm_exp.nn.huggingface.use_lipschitz_attention] switches the models
+inside a module to it, keeping their weights
+([`lipschitz_normalize`][lipnorm_exp.nn.lipschitz_normalize] calls it).
 
 ``transformers`` (the ``hf`` extra) is imported only by these functions, never by importing
 this module: ``lipnorm_exp.nn`` imports without it, and a module that holds no Hugging Face
@@ -41,7 +45,7 @@ __all__ = [
 
 #: the name of the attention function in ``transformers``' ``AttentionInterface``
 ATTENTION_NAME = "lipschitz_norm"
-#: the config attribute that holds :math:`\alpha` (``None``: the scores are not normalised;
+#: the config attribute that holds $\alpha$ (``None``: the scores are not normalised;
 #: absent, as after ``from_pretrained(..., attn_implementation="lipschitz_norm")``: 1.0)
 ALPHA_KEY = "lipschitz_norm_alpha"
 #: inputs some models pass that change the scores in ways the normalisation does not bound
@@ -49,7 +53,7 @@ REFUSED_INPUTS = ("position_bias", "softcap", "sinks", "s_aux")
 
 
 def register_lipschitz_attention() -> None:
-    """Register :func:`lipschitz_attention_forward` and its masks under :data:`ATTENTION_NAME`.
+    """Register `lipschitz_attention_forward` and its masks under `ATTENTION_NAME`.
 
     The mask function is ``transformers``' ``sdpa_mask``: boolean masks, ``True`` where a query
     may attend (under a name without a mask function the models drop the padding mask). It
@@ -80,37 +84,37 @@ def lipschitz_attention_forward(
 ) -> tuple[Tensor, Tensor]:
     r"""Attention with LipschitzNorm of its scores, called by a ``transformers`` model.
 
-    Per head and query :math:`i`, over the keys :math:`j` the mask leaves to it,
-    :math:`\mathrm{out}_i = \sum_j \operatorname{softmax}_j(s_{ij}) \, v_j` with
-    :math:`s_{ij} = \alpha \, q_i^\top k_j / (\max\{uv, uw, vw\} + \epsilon)` (Eq. 19, see
-    :class:`DenseLipschitzNorm`; :math:`\alpha` from ``module.config``'s :data:`ALPHA_KEY`,
-    1 where it has none), or
-    with ``alpha`` ``None`` the model's own :math:`s_{ij} = \text{scaling} \cdot q_i^\top k_j`
+    Per head and query $i$, over the keys $j$ the mask leaves to it,
+    $\mathrm{out}_i = \sum_j \operatorname{softmax}_j(s_{ij}) \, v_j$ with
+    $s_{ij} = \alpha \, q_i^\top k_j / (\max\{uv, uw, vw\} + \epsilon)$ (Eq. 19, see
+    [`DenseLipschitzNorm`][lipnorm_exp.nn.dense_lipschitz_norm.DenseLipschitzNorm]; $\alpha$ from
+    ``module.config``'s `ALPHA_KEY`, 1 where it has none), or
+    with ``alpha`` ``None`` the model's own $s_{ij} = \text{scaling} \cdot q_i^\top k_j$
     plus the mask. Grouped key and value heads are repeated to the query heads. With no mask
-    and a causal module (``is_causal``, else ``module.is_causal``), query :math:`i` attends to
-    keys :math:`j \le i`, as SDPA's ``is_causal``. A query whose keys are all masked gets a zero
+    and a causal module (``is_causal``, else ``module.is_causal``), query $i$ attends to
+    keys $j \le i$, as SDPA's ``is_causal``. A query whose keys are all masked gets a zero
     output.
 
     Args:
         module (nn.Module): the calling attention module (its ``config`` and ``training``).
-        query (Tensor): :math:`(N, H, L, d)`.
-        key (Tensor): :math:`(N, H_{kv}, S, d)`, :math:`H` a multiple of :math:`H_{kv}`.
-        value (Tensor): :math:`(N, H_{kv}, S, d_v)`.
-        attention_mask (Tensor, optional): broadcastable to :math:`(N, H, L, S)`; boolean
+        query (Tensor): $(N, H, L, d)$.
+        key (Tensor): $(N, H_{kv}, S, d)$, $H$ a multiple of $H_{kv}$.
+        value (Tensor): $(N, H_{kv}, S, d_v)$.
+        attention_mask (Tensor, optional): broadcastable to $(N, H, L, S)$; boolean
             (``True``: attended) or additive float (``torch.finfo(dtype).min`` or
-            :math:`-\infty`: not attended).
+            $-\infty$: not attended).
         dropout (float, optional): dropout probability of the attention weights.
         scaling (float, optional): the scores' scale without the norm (default
-            :math:`1/\sqrt{d}`); the normalised scores take none.
+            $1/\sqrt{d}$); the normalised scores take none.
         is_causal (bool, optional): overrides ``module.is_causal``.
-        **kwargs: the model's other inputs; those of :data:`REFUSED_INPUTS` must be ``None``.
+        **kwargs: the model's other inputs; those of `REFUSED_INPUTS` must be ``None``.
 
     Returns:
-        tuple[Tensor, Tensor]: the output :math:`(N, L, H, d_v)` and the attention weights
-        :math:`(N, H, L, S)`.
+        tuple[Tensor, Tensor]: the output $(N, L, H, d_v)$ and the attention weights
+        $(N, H, L, S)$.
 
     Raises:
-        ValueError: for an input of :data:`REFUSED_INPUTS` that is not ``None``.
+        ValueError: for an input of `REFUSED_INPUTS` that is not ``None``.
     """
     for name in REFUSED_INPUTS:
         if kwargs.get(name) is not None:
@@ -139,12 +143,12 @@ def lipschitz_attention_forward(
 def _additive_mask(
     attention_mask: Tensor | None, causal: bool, query: Tensor, key: Tensor
 ) -> Tensor | None:
-    r"""The additive float mask (:math:`-\infty`: not attended) of a ``transformers`` mask.
+    r"""The additive float mask ($-\infty$: not attended) of a ``transformers`` mask.
 
     Boolean masks mark the attended keys; float masks are additive, with
-    ``torch.finfo(dtype).min`` (``transformers``' eager masks) read as :math:`-\infty`, so that
+    ``torch.finfo(dtype).min`` (``transformers``' eager masks) read as $-\infty$, so that
     the norm's maxima leave those keys out. Without a mask, a causal module over more than one
-    query gets the causal mask (query :math:`i` attends to keys :math:`j \le i`).
+    query gets the causal mask (query $i$ attends to keys $j \le i$).
     """
     if attention_mask is None:
         if not causal or query.size(-2) == 1:
@@ -181,12 +185,14 @@ def huggingface_models(model: nn.Module) -> list["PreTrainedModel"]:
 
 
 def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
-    """Switch every ``transformers`` model in ``model`` to :func:`lipschitz_attention_forward`.
+    """Switch every ``transformers`` model in ``model`` to `lipschitz_attention_forward`.
 
-    Registers it (:func:`register_lipschitz_attention`), writes ``alpha`` into every config
-    the models' modules hold (:data:`ALPHA_KEY`; ``None``: unnormalised scores) and sets
-    their attention implementation to :data:`ATTENTION_NAME` (``set_attn_implementation``,
-    sub-models included). Weights, device, dtype and training mode are unchanged.
+    Registers it
+    ([`register_lipschitz_attention`][lipnorm_exp.nn.huggingface.register_lipschitz_attention]),
+    writes ``alpha`` into every config the models' modules hold (`ALPHA_KEY`; ``None``: unnormalised
+    scores) and sets their attention implementation to `ATTENTION_NAME`
+    (``set_attn_implementation``, sub-models included). Weights, device, dtype and training mode are
+    unchanged.
 
     Args:
         model (nn.Module): any module; changed in place.
@@ -229,7 +235,7 @@ def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
 
 
 def _require_transformers() -> None:
-    """Raise an :class:`ImportError` naming the extra where ``transformers`` is missing."""
+    """Raise an `ImportError` naming the extra where ``transformers`` is missing."""
     try:
         import transformers  # noqa: F401
     except ImportError as error:

@@ -3,7 +3,7 @@
 A layer called again and again on one ``edge_index`` tensor (every epoch of a run) checks it and
 replaces its self-loops once; one called on a few tensors in turn (mini-batches of a few shapes,
 each shape's graph shared by its batches, and an evaluation graph) does so once per tensor. Each
-layer keeps its own :class:`LastInput`, so nothing is kept at module level, and holds the inputs
+layer keeps its own `LastInput`, so nothing is kept at module level, and holds the inputs
 only weakly: a tensor is freed as soon as its owner drops it, and a tensor changed in place since
 (another ``_version``) is not taken for it.
 """
@@ -16,7 +16,7 @@ from torch import Tensor
 
 __all__ = ["LastInput"]
 
-#: how many inputs a :class:`LastInput` remembers (the most recent ones)
+#: how many inputs a `LastInput` remembers (the most recent ones)
 REMEMBERED = 4
 
 
@@ -41,7 +41,7 @@ class LastInput:
 
     Args:
         remembered: how many inputs are kept, the most recent ones. (default:
-            :data:`REMEMBERED`)
+            `REMEMBERED`)
     """
 
     def __init__(self, remembered: int = REMEMBERED) -> None:
@@ -64,7 +64,7 @@ class LastInput:
         """Remember ``value`` as the result for ``source`` (as it is now) and ``key``.
 
         It replaces what was kept for ``source``; the oldest input is forgotten beyond
-        :attr:`remembered`.
+        `remembered`.
         """
         version = value._version if isinstance(value, Tensor) else -1
         others = [kept for kept in self._kept if _alive_and_not(kept.source(), source)]

@@ -1,16 +1,16 @@
 r"""Pieces shared by the LipschitzNorm modules and the attention layers that use them.
 
-Every LipschitzNorm divides the raw attention scores of target node :math:`i` by a scalar
-:math:`c_i` built from norms over its neighbourhood :math:`\mathcal{N}(i)` (in-neighbours, and
-:math:`i` itself when self-loops are added). The per-node norms are computed once per node, the
+Every LipschitzNorm divides the raw attention scores of target node $i$ by a scalar
+$c_i$ built from norms over its neighbourhood $\mathcal{N}(i)$ (in-neighbours, and
+$i$ itself when self-loops are added). The per-node norms are computed once per node, the
 neighbourhood maximum with one integer scatter over the edges that also finds the maximising
-neighbour (:func:`argmax_positions`; the maximum is then gathered from it, so its backward pass
+neighbour (`argmax_positions`; the maximum is then gathered from it, so its backward pass
 touches nodes, not edges). The modules give the per-target denominator, which the layers fold
 into the scores with one gather per edge (GAT) or into the targets' queries (GT); the scores
-are then bounded and their softmax needs no shift (:mod:`~lipnorm_exp.nn.bounded_softmax`).
+are then bounded and their softmax needs no shift (`bounded_softmax`).
 Everything is written with differentiable torch operations (autograd, forward mode and
 ``torch.compile`` trace it); norms of half-precision inputs are computed in float32
-(:func:`compute_dtype`).
+(`compute_dtype`).
 """
 
 from collections.abc import Iterator
@@ -50,7 +50,7 @@ __all__ = [
 def check_norm_options(
     name: str, alpha: float, eps: float | None, variant: str | None = None
 ) -> None:
-    """Raise a one-line :class:`ValueError` for a bad ``alpha``, ``eps`` or ``variant``.
+    """Raise a one-line `ValueError` for a bad ``alpha``, ``eps`` or ``variant``.
 
     ``alpha`` and ``eps`` (where given) must be finite numbers > 0.
     """
@@ -65,9 +65,9 @@ class LipschitzNormBase(nn.Module):
     r"""The options every LipschitzNorm takes, checked once and shown in its ``repr``.
 
     Args:
-        alpha (float): scale of the normalised scores, :math:`\alpha \ge 0`.
-        eps (float): added to the denominator, :math:`\epsilon \ge 0`.
-        variant (str or None): one of :data:`VARIANTS`, or ``None`` where a norm has none.
+        alpha (float): scale of the normalised scores, $\alpha \ge 0$.
+        eps (float): added to the denominator, $\epsilon \ge 0$.
+        variant (str or None): one of `VARIANTS`, or ``None`` where a norm has none.
     """
 
     #: whether the norm takes a ``variant`` (the paper's equations or the published code's)
@@ -88,9 +88,9 @@ class LipschitzNormBase(nn.Module):
 def compute_dtype(x: Tensor) -> torch.dtype:
     r"""The dtype norms of ``x`` are computed in: float32 for half precision, else ``x.dtype``.
 
-    A float16 squared norm overflows past :math:`\|x\|_2 = 256` (a sum of two past 181, with a
+    A float16 squared norm overflows past $\|x\|_2 = 256$ (a sum of two past 181, with a
     non-finite gradient), a bfloat16 one keeps 8 significant bits; in float32 neither happens,
-    and the normalised scores, bounded by :math:`\alpha`, are cast back (:func:`rescale`).
+    and the normalised scores, bounded by $\alpha$, are cast back (`rescale`).
     """
     if x.dtype == torch.float16 or x.dtype == torch.bfloat16:
         return torch.float32
@@ -98,7 +98,7 @@ def compute_dtype(x: Tensor) -> torch.dtype:
 
 
 def squared_norm(x: Tensor) -> Tensor:
-    """Squared 2-norm over the last dimension, ``[..., C] -> [...]``, in :func:`compute_dtype`.
+    """Squared 2-norm over the last dimension, ``[..., C] -> [...]``, in `compute_dtype`.
 
     For a short last dimension (C = 8 channels per head) a product with ones is the faster
     forward pass, a sum the faster forward and backward together (on one CPU thread, [2708, 8,
@@ -113,14 +113,14 @@ def squared_norm(x: Tensor) -> Tensor:
     return (x * x) @ x.new_ones(x.size(-1))  # as x.square(), whose kernel is the slower
 
 
-#: whether :func:`squared_norm` is :class:`SquaredNorm` (:func:`fused_squared_norms`): a context
-#: variable, so that threads (and asyncio tasks) with layers on other message paths do not share it
+#: whether `squared_norm` is `SquaredNorm` (`fused_squared_norms`): a context variable, so that
+#: threads (and asyncio tasks) with layers on other message paths do not share it
 _FUSED: ContextVar[bool] = ContextVar("lipnorm_exp_fused_squared_norms", default=False)
 
 
 @contextmanager
 def fused_squared_norms() -> Iterator[None]:
-    r"""Within it, :func:`squared_norm` is :class:`SquaredNorm`: one pass each way.
+    r"""Within it, `squared_norm` is `SquaredNorm`: one pass each way.
 
     The layers use it off their reference arithmetic (``message_path`` other than
     ``"gather"``), which the records' numerics pin: its values and gradients equal the others'
@@ -150,8 +150,8 @@ class SquaredNorm(torch.autograd.Function):
     r"""Squared norms over the last dimension in one pass, back-propagated in one product.
 
     Forward, the squared vector norm (one reduction, where ``(x * x).sum(-1)`` writes the
-    squares first); backward, :math:`2 g x`, where autograd's backward of ``x * x`` takes two
-    products, :math:`g x` twice, and adds each to ``x``'s other gradients in turn.
+    squares first); backward, $2 g x$, where autograd's backward of ``x * x`` takes two
+    products, $g x$ twice, and adds each to ``x``'s other gradients in turn.
     """
 
     #: under ``torch.func.vmap`` (seeds trained together) the rule is made from the ops here
@@ -170,13 +170,13 @@ class SquaredNorm(torch.autograd.Function):
 
     @staticmethod
     def jvp(ctx, tangent: Tensor) -> Tensor:
-        r""":math:`2 x^\top t` over the last dimension (forward mode, ``torch.func.jacfwd``)."""
+        r"""$2 x^\top t$ over the last dimension (forward mode, ``torch.func.jacfwd``)."""
         (x,) = ctx.saved_tensors
         return 2.0 * (x * tangent).sum(dim=-1)
 
     @staticmethod
     def backward(ctx, grad: Tensor) -> Tensor:
-        """:math:`2 g x`, ``g`` broadcast over the last dimension."""
+        """$2 g x$, ``g`` broadcast over the last dimension."""
         (x,) = ctx.saved_tensors
         return x * (2.0 * grad).unsqueeze(-1)
 
@@ -184,7 +184,7 @@ class SquaredNorm(torch.autograd.Function):
 def safe_sqrt(x: Tensor) -> Tensor:
     """Square root with a finite gradient at zero: of ``x`` plus the smallest normal number.
 
-    ``x`` is float32 or float64 (:func:`compute_dtype`). For a non-negative ``x`` (a squared
+    ``x`` is float32 or float64 (`compute_dtype`). For a non-negative ``x`` (a squared
     norm) the shift changes nothing above ~1e-31 in float32 (~1e-292 in float64); autograd
     keeps only the result. (The constants are ``torch.finfo(dtype).tiny``, which TorchScript
     cannot call.)
@@ -199,7 +199,7 @@ def rescale(score: Tensor, factor: Tensor) -> Tensor:
 
 
 def quadratic_scale(u: Tensor, v: Tensor, w: Tensor) -> Tensor:
-    r"""The denominator of the paper's Eq. (19), :math:`\max\{uv, uw, vw\}`, elementwise."""
+    r"""The denominator of the paper's Eq. (19), $\max\{uv, uw, vw\}$, elementwise."""
     return torch.maximum(torch.maximum(u * v, u * w), v * w)
 
 
@@ -229,12 +229,12 @@ def max_row_sq(
     num_targets: int,
     edge_sq: Tensor | None = None,
 ) -> Tensor:
-    r"""Per target :math:`i`, :math:`\max_{j \in \mathcal{N}(i)} (\|x_j\|^2 + \|e_{ij}\|^2)`.
+    r"""Per target $i$, $\max_{j \in \mathcal{N}(i)} (\|x_j\|^2 + \|e_{ij}\|^2)$.
 
-    The part of the squared norm of the row :math:`[x_i \,\|\, x_j \,\|\, e_{ij}]` that
+    The part of the squared norm of the row $[x_i \,\|\, x_j \,\|\, e_{ij}]$ that
     changes with the neighbour: per source node (``src_sq`` ``[N_src, *]``) plus, with edge
     features, per edge (``edge_sq`` ``[E, *]``). Without edge features the maximum is taken
-    over nodes (:func:`neighbourhood_max`), with them over edges (:func:`target_max`).
+    over nodes (`neighbourhood_max`), with them over edges (`target_max`).
 
     Returns:
         Tensor: ``[num_targets, *]``; targets without in-edges get 0.
@@ -248,11 +248,12 @@ def max_row_sq(
 def target_max(edge_values: Tensor, index: Tensor, num_nodes: int) -> Tensor:
     r"""Per target node, the maximum of non-negative per-edge values ``[E, *]`` over its in-edges.
 
-    .. math::
-        m_i = \max_{e \,:\, \text{index}_e = i} \; \text{edge\_values}_e
+    $$
+    m_i = \max_{e \,:\, \text{index}_e = i} \; \text{edge\_values}_e
+    $$
 
     ``index`` holds the target of every edge; nodes without in-edges get 0. ``num_nodes`` is
-    given so that no device sync is needed. The gradient of :math:`m_i` flows to one maximising
+    given so that no device sync is needed. The gradient of $m_i$ flows to one maximising
     edge (among ties, the last one), a subgradient of the maximum like the even split of
     ``torch.amax``.
 
@@ -267,8 +268,9 @@ def neighbourhood_max(
 ) -> Tensor:
     r"""Per target node, the maximum of a non-negative per-node quantity over its in-neighbours.
 
-    .. math::
-        m_i = \max_{j \,:\, (j, i) \in \mathcal{E}} \; \text{values}_j
+    $$
+    m_i = \max_{j \,:\, (j, i) \in \mathcal{E}} \; \text{values}_j
+    $$
 
     The maximum is gathered from ``values`` at the maximising neighbour, so its gradient flows
     to that neighbour only (among ties, the one with the largest index): a subgradient of the
@@ -277,7 +279,7 @@ def neighbourhood_max(
     Args:
         values (Tensor): per-source-node values ``[N_src, *]``, non-negative (norms).
         edge_index (Tensor): ``[2, E]`` edges ``(source j, target i)``; self-loops included
-            make :math:`\mathcal{N}(i)` contain :math:`i`.
+            make $\mathcal{N}(i)$ contain $i$.
         num_nodes (int): number of target nodes (``N_src`` unless the graph is bipartite).
 
     Returns:
@@ -354,7 +356,7 @@ def _view_as(values: Tensor, dtype: torch.dtype) -> Tensor:
     """``values.view(dtype)``, or a copy where ``torch.func.vmap`` cannot batch the view.
 
     torch 2.13 batches ``Tensor.view(dtype)``; earlier versions raise under vmap (seeds trained
-    together, :mod:`lipnorm_exp.training.copies`) and batch ``torch.view_copy`` instead.
+    together, `lipnorm_exp.training.copies`) and batch ``torch.view_copy`` instead.
     """
     try:
         return values.view(dtype)

@@ -20,51 +20,53 @@ class LipschitzMultiheadAttention(nn.Module):
     A drop-in for ``torch.nn.MultiheadAttention``: the same arguments, inputs, outputs and
     parameters (``in_proj_weight`` or ``q_proj_weight``/``k_proj_weight``/``v_proj_weight``,
     ``in_proj_bias``, ``out_proj``, ``bias_k``, ``bias_v``), so its state dict loads, and with
-    ``norm=None`` both compute the same function. Per head, with :math:`q_i = W_q x_i`,
-    :math:`k_j = W_k y_j`, :math:`v_j = W_v z_j`,
+    ``norm=None`` both compute the same function. Per head, with $q_i = W_q x_i$,
+    $k_j = W_k y_j$, $v_j = W_v z_j$,
 
-    .. math::
-        \mathrm{head}_i = \sum_j \operatorname{softmax}_j(s_{ij}) \, v_j, \qquad
-        s_{ij} = \frac{q_i^\top k_j}{\sqrt{d}} \;\; (\texttt{norm=None}), \qquad
-        s_{ij} = \frac{\alpha \, q_i^\top k_j}{\max\{uv, uw, vw\} + \epsilon}
-        \;\; (\texttt{norm="lip"}),
+    $$
+    \mathrm{head}_i = \sum_j \operatorname{softmax}_j(s_{ij}) \, v_j, \qquad
+    s_{ij} = \frac{q_i^\top k_j}{\sqrt{d}} \;\; (\texttt{norm=None}), \qquad
+    s_{ij} = \frac{\alpha \, q_i^\top k_j}{\max\{uv, uw, vw\} + \epsilon}
+    \;\; (\texttt{norm="lip"}),
+    $$
 
-    with :math:`u = \|q_i\|_2`, :math:`v = \max_j \|k_j\|_2`, :math:`w = \max_j \|v_j\|_2` over
-    the keys that query :math:`i` may attend to (see :class:`DenseLipschitzNorm`). Masks are
-    additive as in ``torch.nn.MultiheadAttention`` (``True`` or :math:`-\infty`: not attended;
-    finite float entries are added to the scores). By Theorem 1 the heads' bounds combine into
-    one for the layer; each head obeys Corollary 2, :math:`e^{\sqrt{3}} \sqrt{m/n} + 2\sqrt{6}`
-    for :math:`\alpha = 1`. Without biases the attention weights do not change when the
-    inputs are scaled.
+    with $u = \|q_i\|_2$, $v = \max_j \|k_j\|_2$, $w = \max_j \|v_j\|_2$ over
+    the keys that query $i$ may attend to (see
+    [`DenseLipschitzNorm`][lipnorm_exp.nn.dense_lipschitz_norm.DenseLipschitzNorm]). Masks are
+    additive as in ``torch.nn.MultiheadAttention`` (``True`` or $-\infty$: not attended; finite
+    float entries are added to the scores). By Theorem 1 the heads' bounds combine into one for the
+    layer; each head obeys Corollary 2, $e^{\sqrt{3}} \sqrt{m/n} + 2\sqrt{6}$ for $\alpha = 1$.
+    Without biases the attention weights do not change when the inputs are scaled.
 
     Args:
-        embed_dim (int): model width :math:`E` (queries and output).
-        num_heads (int): number of heads :math:`H`; :math:`E` must be a multiple of it.
+        embed_dim (int): model width $E$ (queries and output).
+        num_heads (int): number of heads $H$; $E$ must be a multiple of it.
         dropout (float, optional): dropout probability of the attention weights.
-            (default: :obj:`0.0`)
+            (default: `0.0`)
         bias (bool, optional): biases in the input and output projections.
-            (default: :obj:`True`)
+            (default: `True`)
         add_bias_kv (bool, optional): append a learned key and value to every sequence.
-            (default: :obj:`False`)
+            (default: `False`)
         add_zero_attn (bool, optional): append a zero key and value to every head.
-            (default: :obj:`False`)
+            (default: `False`)
         kdim (int, optional): width of the keys' inputs. (default: ``embed_dim``)
         vdim (int, optional): width of the values' inputs. (default: ``embed_dim``)
-        batch_first (bool, optional): inputs and outputs are :math:`(N, L, E)` rather than
-            :math:`(L, N, E)`. (default: :obj:`False`)
+        batch_first (bool, optional): inputs and outputs are $(N, L, E)$ rather than
+            $(L, N, E)$. (default: `False`)
         device (torch.device or str, optional): where the parameters are created.
         dtype (torch.dtype, optional): the parameters' dtype.
         norm (str, DenseScoreNorm or None, optional): ``None`` or ``"none"``, ``"lip"``
-            (:class:`DenseLipschitzNorm` with defaults), or any object that keeps
-            :class:`~lipnorm_exp.nn.score_norm.DenseScoreNorm`. (default: :obj:`None`)
+            ([`DenseLipschitzNorm`][lipnorm_exp.nn.dense_lipschitz_norm.DenseLipschitzNorm] with
+            defaults), or any object that keeps
+            [`DenseScoreNorm`][lipnorm_exp.nn.score_norm.DenseScoreNorm]. (default: `None`)
 
     Shapes:
-        - **query** :math:`(L, N, E)`, **key** :math:`(S, N, E_k)`, **value**
-          :math:`(S, N, E_v)` (batch first with ``batch_first``, or without :math:`N`)
-        - **key_padding_mask** :math:`(N, S)` or :math:`(S,)`, boolean or float *(optional)*
-        - **attn_mask** :math:`(L, S)` or :math:`(N H, L, S)`, boolean or float *(optional)*
-        - **output** ``(attn_output, attn_weights)``: :math:`(L, N, E)` and, with
-          ``need_weights``, :math:`(N, L, S)` averaged over heads or :math:`(N, H, L, S)`
+        - **query** $(L, N, E)$, **key** $(S, N, E_k)$, **value**
+          $(S, N, E_v)$ (batch first with ``batch_first``, or without $N$)
+        - **key_padding_mask** $(N, S)$ or $(S,)$, boolean or float *(optional)*
+        - **attn_mask** $(L, S)$ or $(N H, L, S)$, boolean or float *(optional)*
+        - **output** ``(attn_output, attn_weights)``: $(L, N, E)$ and, with
+          ``need_weights``, $(N, L, S)$ averaged over heads or $(N, H, L, S)$
           (after dropout, as ``torch.nn.MultiheadAttention`` returns them), else ``None``
 
     **In PyTorch's Transformer modules.** As ``self_attn`` or ``multihead_attn`` of
@@ -83,7 +85,8 @@ class LipschitzMultiheadAttention(nn.Module):
             multiple of the heads, a dropout outside ``[0, 1)`` or an unknown ``norm`` string;
             in ``forward``, for nested-tensor inputs, an ``attn_mask`` that is not 2-D or 3-D,
             or ``is_causal`` without ``attn_mask``.
-        TypeError: for a ``norm`` object that does not keep :class:`DenseScoreNorm`.
+        TypeError: for a ``norm`` object that does not keep
+            [`DenseScoreNorm`][lipnorm_exp.nn.score_norm.DenseScoreNorm].
     """
 
     #: read by ``nn.TransformerEncoderLayer`` and ``nn.TransformerEncoder``: ``False`` keeps
@@ -267,7 +270,7 @@ class LipschitzMultiheadAttention(nn.Module):
 
 
 def _additive(mask: Tensor, dtype: torch.dtype) -> Tensor:
-    r"""A boolean mask (``True``: not attended) as :math:`-\infty`/0; a float mask as is."""
+    r"""A boolean mask (``True``: not attended) as $-\infty$/0; a float mask as is."""
     if mask.dtype == torch.bool:
         return torch.zeros_like(mask, dtype=dtype).masked_fill_(mask, float("-inf"))
     return mask.to(dtype)
@@ -276,7 +279,7 @@ def _additive(mask: Tensor, dtype: torch.dtype) -> Tensor:
 def _softmax(logits: Tensor, empty_to_zero: bool) -> Tensor:
     r"""Softmax over the keys, with the rows of queries whose keys are all masked as PyTorch's.
 
-    With ``empty_to_zero`` such a query (:math:`-\infty` scores only) gets zero weights, as from
+    With ``empty_to_zero`` such a query ($-\infty$ scores only) gets zero weights, as from
     PyTorch's fused attention, else ``NaN``, as from ``torch.nn.MultiheadAttention`` with
     ``need_weights=True``. The zero weights come from a finite row, so that no ``NaN`` enters
     the backward pass.

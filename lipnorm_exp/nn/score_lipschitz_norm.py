@@ -17,51 +17,53 @@ __all__ = ["ScoreLipschitzNorm"]
 class ScoreLipschitzNorm(LipschitzNormBase):
     r"""LipschitzNorm for any Lipschitz score function (paper Eq. 15), per head and target node.
 
-    The inputs of node :math:`i`'s attention are the rows :math:`[x_i \,\|\, x_j]`,
-    :math:`j \in \mathcal{N}(i)`, and :math:`\tilde g_{ij}` is their raw score. Eq. (15),
+    The inputs of node $i$'s attention are the rows $[x_i \,\|\, x_j]$,
+    $j \in \mathcal{N}(i)$, and $\tilde g_{ij}$ is their raw score. Eq. (15),
 
-    .. math::
-        g(X) = \frac{\alpha \, \tilde g(X)}{\max\left\{\|\tilde g(X)\|_{(2,\infty)},
-            \|X^\top\|_{(\infty,2)} \, L_{F,(2,\infty)}(\tilde g)\right\}},
+    $$
+    g(X) = \frac{\alpha \, \tilde g(X)}{\max\left\{\|\tilde g(X)\|_{(2,\infty)},
+        \|X^\top\|_{(\infty,2)} \, L_{F,(2,\infty)}(\tilde g)\right\}},
+    $$
 
     reads for one query per target node
 
-    .. math::
-        g_{ij} = \frac{\alpha \, \tilde g_{ij}}{\max\left\{\max_{k \in \mathcal{N}(i)}
-            |\tilde g_{ik}|, \; \max_{k \in \mathcal{N}(i)} \|[x_i \,\|\, x_k]\|_2 \, L\right\}
-            + \epsilon}
+    $$
+    g_{ij} = \frac{\alpha \, \tilde g_{ij}}{\max\left\{\max_{k \in \mathcal{N}(i)}
+        |\tilde g_{ik}|, \; \max_{k \in \mathcal{N}(i)} \|[x_i \,\|\, x_k]\|_2 \, L\right\}
+        + \epsilon}
+    $$
 
-    where :math:`L` is any upper bound of the Lipschitz constant of :math:`\tilde g` (one per
+    where $L$ is any upper bound of the Lipschitz constant of $\tilde g$ (one per
     head, given by the caller). Theorem 3 then bounds one head by
-    :math:`L_F(\mathrm{Att}) \le e^{\alpha} \sqrt{m/n} + \alpha \sqrt{8}`. For GATv2,
-    :math:`\tilde g_{ij} = a_h^\top \mathrm{LeakyReLU}(W_h [x_i \,\|\, x_j] + b_h)`, the layer
-    passes :math:`L = \|a_h\|_2 \, \|W_h\|_F \max(1, \beta)` (Frobenius bounds the spectral norm;
-    :math:`\beta` is the negative slope, 0.2). The first term matters only when
-    :math:`\tilde g` is not homogeneous (a bias), as otherwise
-    :math:`|\tilde g_{ij}| \le L \|[x_i \,\|\, x_j]\|_2`.
+    $L_F(\mathrm{Att}) \le e^{\alpha} \sqrt{m/n} + \alpha \sqrt{8}$. For GATv2,
+    $\tilde g_{ij} = a_h^\top \mathrm{LeakyReLU}(W_h [x_i \,\|\, x_j] + b_h)$, the layer
+    passes $L = \|a_h\|_2 \, \|W_h\|_F \max(1, \beta)$ (Frobenius bounds the spectral norm;
+    $\beta$ is the negative slope, 0.2). The first term matters only when
+    $\tilde g$ is not homogeneous (a bias), as otherwise
+    $|\tilde g_{ij}| \le L \|[x_i \,\|\, x_j]\|_2$.
 
-    **Edge features** :math:`e_{ij}` that enter the score (GATv2:
-    :math:`W_{r,h} x_i + W_{l,h} x_j + W_{e,h} e_{ij}`) are part of the row, which becomes
-    :math:`[x_i \,\|\, x_j \,\|\, e_{ij}]`: the maximum runs over
-    :math:`\|x_i\|^2 + \|x_j\|^2 + \|e_{ij}\|^2` and :math:`L` covers :math:`W_{e,h}` too, so the
-    theorem holds with respect to these rows. For a bipartite graph :math:`x_i` is the target's
-    feature and :math:`x_j` the source's.
+    **Edge features** $e_{ij}$ that enter the score (GATv2:
+    $W_{r,h} x_i + W_{l,h} x_j + W_{e,h} e_{ij}$) are part of the row, which becomes
+    $[x_i \,\|\, x_j \,\|\, e_{ij}]$: the maximum runs over
+    $\|x_i\|^2 + \|x_j\|^2 + \|e_{ij}\|^2$ and $L$ covers $W_{e,h}$ too, so the
+    theorem holds with respect to these rows. For a bipartite graph $x_i$ is the target's
+    feature and $x_j$ the source's.
 
     Args:
-        alpha (float, optional): the score bound :math:`\alpha`. (default: :obj:`1.0`)
+        alpha (float, optional): the score bound $\alpha$. (default: `1.0`)
         eps (float, optional): added to every denominator; all-zero features give finite
-            scores and gradients. (default: :obj:`1e-12`)
+            scores and gradients. (default: `1e-12`)
 
     Shapes:
-        - **score** :math:`(|\mathcal{E}|, H)` raw scores :math:`\tilde g_{ij}`
-        - **x** :math:`(|\mathcal{V}|, F)` the node features whose pairs
-          :math:`[x_i \,\|\, x_j]` the score reads (shared by all heads), or a pair
-          :math:`((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))` of source and target features
-        - **lipschitz** :math:`(H,)` the bound :math:`L` per head
-        - **edge_index** :math:`(2, |\mathcal{E}|)` edges (source :math:`j`, target :math:`i`),
+        - **score** $(|\mathcal{E}|, H)$ raw scores $\tilde g_{ij}$
+        - **x** $(|\mathcal{V}|, F)$ the node features whose pairs
+          $[x_i \,\|\, x_j]$ the score reads (shared by all heads), or a pair
+          $((|\mathcal{V}_s|, F_s), (|\mathcal{V}_t|, F_t))$ of source and target features
+        - **lipschitz** $(H,)$ the bound $L$ per head
+        - **edge_index** $(2, |\mathcal{E}|)$ edges (source $j$, target $i$),
           self-loops included
-        - **edge_attr** :math:`(|\mathcal{E}|, D)` edge features :math:`e_{ij}` *(optional)*
-        - **output** :math:`(|\mathcal{E}|, H)` normalised scores
+        - **edge_attr** $(|\mathcal{E}|, D)$ edge features $e_{ij}$ *(optional)*
+        - **output** $(|\mathcal{E}|, H)$ normalised scores
     """
 
     has_variants = False
@@ -89,9 +91,9 @@ class ScoreLipschitzNorm(LipschitzNormBase):
         edge_index: Tensor,
         edge_attr: Tensor | None = None,
     ) -> Tensor:
-        r"""Per target node, the denominator of Eq. (15) plus :math:`\epsilon`, ``[N_t, H]``.
+        r"""Per target node, the denominator of Eq. (15) plus $\epsilon$, ``[N_t, H]``.
 
-        In :func:`compute_dtype` of ``x``. Arguments as for ``forward``.
+        In `compute_dtype` of ``x``. Arguments as for ``forward``.
         """
         dst = edge_index[1]
         x_src, x_dst = source_target(x)

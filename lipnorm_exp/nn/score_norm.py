@@ -1,15 +1,18 @@
 r"""The contract between an attention layer and the normalisation of its scores.
 
-An attention layer divides the raw score of every edge :math:`(j, i)` by a denominator of its
-target :math:`i` and scales it by :math:`\alpha`, so that the normalised scores lie in
-:math:`[-\alpha, \alpha]` (paper Eqs. 15, 17 and 19). A score normalisation is any object that
-gives the layer these two things (:class:`ScoreNorm`): the bound ``alpha`` and the
-``denominator`` per target node. What the layer passes to ``denominator`` depends on its score,
-so each kind of layer has its own protocol naming those inputs (:class:`GATScoreNorm`,
-:class:`GATv2ScoreNorm`, :class:`GTScoreNorm`, :class:`DenseScoreNorm`); a layer declares its
-protocol as ``score_contract`` and takes any object that keeps it (:func:`resolve_norm`). The
-LipschitzNorm of each protocol, which ``norm="lip"`` builds, is written once, in
-:data:`LIPSCHITZ_NORMS`.
+An attention layer divides the raw score of every edge $(j, i)$ by a denominator of its
+target $i$ and scales it by $\alpha$, so that the normalised scores lie in
+$[-\alpha, \alpha]$ (paper Eqs. 15, 17 and 19). A score normalisation is any object that
+gives the layer these two things ([`ScoreNorm`][lipnorm_exp.nn.score_norm.ScoreNorm]): the bound
+``alpha`` and the ``denominator`` per target node. What the layer passes to ``denominator`` depends
+on its score, so each kind of layer has its own protocol naming those inputs
+([`GATScoreNorm`][lipnorm_exp.nn.score_norm.GATScoreNorm],
+[`GATv2ScoreNorm`][lipnorm_exp.nn.score_norm.GATv2ScoreNorm],
+[`GTScoreNorm`][lipnorm_exp.nn.score_norm.GTScoreNorm],
+[`DenseScoreNorm`][lipnorm_exp.nn.score_norm.DenseScoreNorm]); a layer declares its protocol as
+``score_contract`` and takes any object that keeps it
+([`resolve_norm`][lipnorm_exp.nn.score_norm.resolve_norm]). The LipschitzNorm of each protocol,
+which ``norm="lip"`` builds, is written once, in `LIPSCHITZ_NORMS`.
 """
 
 import inspect
@@ -43,24 +46,25 @@ class ScoreNorm(Protocol):
     r"""What every attention layer needs of a score normalisation.
 
     Attributes:
-        alpha (float): the bound of the normalised scores, :math:`|s_{ij}| \le \alpha`; the
-            layers' softmax relies on it (:func:`~lipnorm_exp.nn.bounded_softmax.bounded_softmax`).
+        alpha (float): the bound of the normalised scores, $|s_{ij}| \le \alpha$; the
+            layers' softmax relies on it (`bounded_softmax`).
     """
 
     alpha: float
 
     def denominator(self, *inputs: Any, **options: Any) -> Tensor | None:
-        r"""Per target node :math:`i` and head, the :math:`c_i` the scores are divided by.
+        r"""Per target node $i$ and head, the $c_i$ the scores are divided by.
 
-        The normalised score is :math:`s_{ij} = \alpha \, e_{ij} / c_i`. ``None`` where the
+        The normalised score is $s_{ij} = \alpha \, e_{ij} / c_i$. ``None`` where the
         denominator differs per edge: the layer then calls the normalisation on its scores.
         """
 
 
 class GATScoreNorm(ScoreNorm, Protocol):
-    r"""A normalisation of GAT's linear score :math:`a_h^\top [z_i \,\|\, z_j]` (Eq. 17).
+    r"""A normalisation of GAT's linear score $a_h^\top [z_i \,\|\, z_j]$ (Eq. 17).
 
-    See :class:`~lipnorm_exp.nn.gat_lipschitz_norm.GATLipschitzNorm` for the inputs' shapes.
+    See [`GATLipschitzNorm`][lipnorm_exp.nn.gat_lipschitz_norm.GATLipschitzNorm] for the inputs'
+    shapes.
     """
 
     def denominator(
@@ -86,10 +90,11 @@ class GATScoreNorm(ScoreNorm, Protocol):
 
 
 class GATv2ScoreNorm(ScoreNorm, Protocol):
-    r"""A normalisation of GATv2's score, any Lipschitz function of :math:`[x_i \,\|\, x_j]`.
+    r"""A normalisation of GATv2's score, any Lipschitz function of $[x_i \,\|\, x_j]$.
 
     The paper's general rule, Eq. 15; see
-    :class:`~lipnorm_exp.nn.score_lipschitz_norm.ScoreLipschitzNorm` for the inputs' shapes.
+    [`ScoreLipschitzNorm`][lipnorm_exp.nn.score_lipschitz_norm.ScoreLipschitzNorm] for the inputs'
+    shapes.
     """
 
     def denominator(
@@ -114,9 +119,10 @@ class GATv2ScoreNorm(ScoreNorm, Protocol):
 
 
 class GTScoreNorm(ScoreNorm, Protocol):
-    r"""A normalisation of the graph transformer's dot product :math:`q_i^\top k_j` (Eq. 19).
+    r"""A normalisation of the graph transformer's dot product $q_i^\top k_j$ (Eq. 19).
 
-    See :class:`~lipnorm_exp.nn.gt_lipschitz_norm.GTLipschitzNorm` for the inputs' shapes.
+    See [`GTLipschitzNorm`][lipnorm_exp.nn.gt_lipschitz_norm.GTLipschitzNorm] for the inputs'
+    shapes.
     """
 
     def denominator(
@@ -133,7 +139,8 @@ class GTScoreNorm(ScoreNorm, Protocol):
 class DenseScoreNorm(ScoreNorm, Protocol):
     r"""A normalisation of the dot products of dense multi-head attention (Eq. 19).
 
-    See :class:`~lipnorm_exp.nn.dense_lipschitz_norm.DenseLipschitzNorm` for the inputs' shapes.
+    See [`DenseLipschitzNorm`][lipnorm_exp.nn.dense_lipschitz_norm.DenseLipschitzNorm] for the
+    inputs' shapes.
     """
 
     def denominator(
@@ -159,7 +166,7 @@ LIPSCHITZ_NORMS: dict[type[ScoreNorm], type[LipschitzNormBase]] = {
 def lipschitz_norm(
     contract: type[ScoreNorm], alpha: float = 1.0, eps: float = 1e-12, variant: str = "paper"
 ) -> LipschitzNormBase:
-    """The LipschitzNorm that keeps ``contract`` (:data:`LIPSCHITZ_NORMS`).
+    """The LipschitzNorm that keeps ``contract`` (`LIPSCHITZ_NORMS`).
 
     ``variant`` is passed to the norms that have variants (GAT's and GT's) and ignored by the
     others (the general rule, Eq. 15, and the dense Eq. 19 have one form).

@@ -1,16 +1,17 @@
 r"""A Linear layer applied to sparse input features: one sparse-dense product each way.
 
 Bag-of-words features (Planetoid's: about 1% of the entries non-zero) make the input Linear
-:math:`H^{(0)} = X W^\top + b` most of a shallow model's work when :math:`X` is dense. With
-:math:`X` a CSR matrix, the forward pass and the weight's gradient are both sparse-dense
+$H^{(0)} = X W^\top + b$ most of a shallow model's work when $X$ is dense. With
+$X$ a CSR matrix, the forward pass and the weight's gradient are both sparse-dense
 products:
 
-.. math::
-    H^{(0)} = X W^\top + b, \qquad
-    \frac{\partial L}{\partial W} = \Big(X^\top \frac{\partial L}{\partial H^{(0)}}\Big)^\top,
-    \qquad \frac{\partial L}{\partial b} = \mathbf{1}^\top \frac{\partial L}{\partial H^{(0)}},
+$$
+H^{(0)} = X W^\top + b, \qquad
+\frac{\partial L}{\partial W} = \Big(X^\top \frac{\partial L}{\partial H^{(0)}}\Big)^\top,
+\qquad \frac{\partial L}{\partial b} = \mathbf{1}^\top \frac{\partial L}{\partial H^{(0)}},
+$$
 
-with :math:`X^\top` transposed once per feature matrix and kept while that matrix lives. The
+with $X^\top$ transposed once per feature matrix and kept while that matrix lives. The
 features get no gradient (they are data). The products equal the dense ones up to rounding
 (the terms are added in another order).
 """
@@ -41,7 +42,7 @@ def transposed(x: Tensor) -> Tensor:
 
 
 class SparseLinear(torch.autograd.Function):
-    r""":math:`X W^\top + b` of a CSR ``X``, differentiated in ``W`` and ``b`` only."""
+    r"""$X W^\top + b$ of a CSR ``X``, differentiated in ``W`` and ``b`` only."""
 
     @staticmethod
     def forward(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:

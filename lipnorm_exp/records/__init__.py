@@ -6,16 +6,17 @@ preset the run serves), the status (``completed``, ``diverged``, ``failed`` with
 ``interrupted``), summary metrics, the per-epoch history, timings, versions, the git commit,
 the machine, and the schema and numerics versions.
 
-- :mod:`~lipnorm_exp.records.schema`: the typed record (``Record``, its ``Summary`` and
+- [`schema`][lipnorm_exp.records.schema]: the typed record (``Record``, its ``Summary`` and
   ``EpochRow``s), its keys, statuses and schema version.
-- :mod:`~lipnorm_exp.records.numerics`: the numerics version of the code that makes records.
-- :mod:`~lipnorm_exp.records.identity`: what defines a run, its ``run_id`` and its setting.
-- :mod:`~lipnorm_exp.records.store`: writing, reading, setting aside and re-tagging
+- [`numerics`][lipnorm_exp.records.numerics]: the numerics version of the code that makes records.
+- [`identity`][lipnorm_exp.records.identity]: what defines a run, its ``run_id`` and its setting.
+- [`store`][lipnorm_exp.records.store]: writing, reading, setting aside and re-tagging
   records.
-- :mod:`~lipnorm_exp.records.provenance`: paths, versions, commit and machine of a record.
-- :mod:`~lipnorm_exp.records.merge`: records made elsewhere into a folder of records
+- `provenance`: paths, versions, commit and machine of a record.
+- [`merge`][lipnorm_exp.records.merge]: records made elsewhere into a folder of records
   (``lipnorm-exp-merge``).
-- :mod:`~lipnorm_exp.records.verify`: the rule that judges a run trained again against its record
+- [`verify`][lipnorm_exp.records.verify]: the rule that judges a run trained again against its
+record
   (``lipnorm-exp-verify``), and its verdicts.
 """
 

@@ -15,7 +15,7 @@ __all__ = ["with_added_keys"]
 def with_added_keys(config: DictConfig) -> DictConfig:
     """A record's ``config`` with each key added since it was made, at its value before the key.
 
-    A key of :data:`~lipnorm_exp.records.identity.ADDED_KEYS` is added to a group that lacks it
+    A key of `ADDED_KEYS` is added to a group that lacks it
     where the group's schema has it (``dataset.feature_layout`` to a Planetoid dataset, not to
     TREES), so that the config composes the run the record made, as it made it.
     """

@@ -1,8 +1,8 @@
 """A record checked against itself: its name against its config, its history, its summary.
 
-:func:`~lipnorm_exp.records.store.record_problem` checks each part of a record on its own; the
-checks here compare the parts: a record whose config was edited under the same run id, whose
-history is not a list of finite epochs, or whose summary is not the one its history and status
+[`record_problem`][lipnorm_exp.records.store.record_problem] checks each part of a record on its
+own; the checks here compare the parts: a record whose config was edited under the same run id,
+whose history is not a list of finite epochs, or whose summary is not the one its history and status
 make, is not what the run computed, and is never reused by a skip or read by the report.
 """
 
@@ -20,7 +20,7 @@ ACCURACY_SUFFIX = "_acc"
 
 
 def unknown_keys_problem(record: Mapping[str, Any]) -> str | None:
-    """A top-level key no run writes (:data:`~lipnorm_exp.records.schema.RECORD_FIELDS`)."""
+    """A top-level key no run writes (`RECORD_FIELDS`)."""
     unknown = sorted(key for key in record if key not in schema.RECORD_FIELDS)
     return f"unknown top-level keys {', '.join(unknown)}" if unknown else None
 

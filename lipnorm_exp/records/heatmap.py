@@ -1,7 +1,7 @@
 """One run's gradient norms as a heat map: layers × epochs, log colour scale.
 
-Fig. 2's panel (:mod:`lipnorm_exp.report.figures`) and the W&B images of a run
-(:mod:`lipnorm_exp.cli.tracking`) are both drawn by :func:`draw_gradient_heatmap`: the norms of
+Fig. 2's panel (`lipnorm_exp.report.figures`) and the W&B images of a run
+(`lipnorm_exp.cli.tracking`) are both drawn by `draw_gradient_heatmap`: the norms of
 the attention parameters' gradients (``grad_attn``, Fig. 2) or of the whole layer's
 (``grad_layer``), both in a run's history where ``train.track_gradients`` is on.
 """
@@ -16,7 +16,7 @@ from lipnorm_exp.records.schema import EPOCH, GRAD_ATTN, EpochRow, epoch_value
 
 __all__ = ["BLANK_CELLS", "draw_gradient_heatmap", "gradient_matrix", "log_norm"]
 
-#: what a blank (white) cell of :func:`draw_gradient_heatmap` stands for
+#: what a blank (white) cell of `draw_gradient_heatmap` stands for
 BLANK_CELLS = "white: a norm of exactly 0, or not finite (no colour on a log scale)"
 
 
@@ -50,7 +50,7 @@ def draw_gradient_heatmap(
 
     Returns:
         The image, for a colour bar. Zero and non-finite norms are left blank
-        (:data:`BLANK_CELLS`): they are the masked values of its array.
+        (`BLANK_CELLS`): they are the masked values of its array.
     """
     epochs, grads = gradient_matrix(history, key)
     shown = np.ma.masked_where(~np.isfinite(grads) | (grads <= 0), grads)

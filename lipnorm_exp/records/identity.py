@@ -1,10 +1,12 @@
 """What a run is: the config keys that define it, the hash that names it, and its setting.
 
-The one definition of run identity. A run record (:mod:`lipnorm_exp.records.store`) is named
-by :func:`run_id`; the report groups records equal in :func:`setting_key` (everything that
-defines a run except its seed) as the seeds of one hyper-parameter setting. Both read the same
-:func:`defining_config`, so a run repeated with other defining values (gradient tracking on,
-for instance) is another run and another setting in both.
+The one definition of run identity. A run record
+([`lipnorm_exp.records.store`][lipnorm_exp.records.store]) is named by
+[`run_id`][lipnorm_exp.records.identity.run_id]; the report groups records equal in
+[`setting_key`][lipnorm_exp.records.identity.setting_key] (everything that defines a run except its
+seed) as the seeds of one hyper-parameter setting. Both read the same
+[`defining_config`][lipnorm_exp.records.identity.defining_config], so a run repeated with other
+defining values (gradient tracking on, for instance) is another run and another setting in both.
 """
 
 import copy
@@ -32,7 +34,7 @@ NON_DEFINING_TRAIN_KEYS = ("progress", "checkpoint_every")
 #: device (``model.message_path``: how the attention layers sum their messages;
 #: ``dataset.feature_layout``: whether the input features are multiplied as a sparse matrix);
 #: left out of its hash, and named by the record's numerics version
-#: (:func:`lipnorm_exp.records.numerics.run_numerics`)
+#: ([`lipnorm_exp.records.numerics.run_numerics`][lipnorm_exp.records.numerics.run_numerics])
 COMPUTATION_KEYS = (("model", "message_path"), ("dataset", "feature_layout"))
 #: keys added after runs were recorded without them, each with the value under which a run
 #: computes what it computed before the key existed (``model.message_path``: ``gather``, the
@@ -50,7 +52,7 @@ ADDED_KEYS: dict[tuple[str, str], Any] = {
 #: the key that tells the seeds of one setting apart
 SEED_KEY = "seed"
 #: the first reporting seed: seeds from it on report a setting chosen on the seeds below it and
-#: never choose one (:func:`lipnorm_exp.report.aggregate.select`)
+#: never choose one (`lipnorm_exp.report.aggregate.select`)
 REPORTING_SEEDS_FROM = 100
 
 
@@ -82,12 +84,12 @@ def _canonical(container: Mapping[str, Any]) -> str:
 
 
 def run_id(config: DictConfig | Mapping[str, Any]) -> str:
-    """Stable 16-hex-digit hash of :func:`defining_config` (key order does not matter)."""
+    """Stable 16-hex-digit hash of `defining_config` (key order does not matter)."""
     return hashlib.sha256(_canonical(defining_config(config)).encode()).hexdigest()[:16]
 
 
 def setting_key(config: DictConfig | Mapping[str, Any]) -> str:
-    """Canonical JSON of :func:`defining_config` without the seed.
+    """Canonical JSON of `defining_config` without the seed.
 
     Runs equal in it are the seeds of one hyper-parameter setting.
     """

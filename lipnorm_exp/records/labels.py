@@ -5,10 +5,10 @@ connections: ``GAT``, ``GAT-Lip``, ``GAT-Lip(pub)`` (the published code's varian
 ``GAT-PN``, ``GAT-PN-SI`` (PairNorm scaling each node), ``GAT-LN`` (LayerNorm),
 ``GAT-Lip-res``; a residual inside Alon & Yahav's block (``model.post_layernorm``, every model
 of the TREES protocol has it) is part of the architecture and not marked. Every table row,
-legend entry and summary line uses :func:`model_label`; the layer's name is its model class's
+legend entry and summary line uses `model_label`; the layer's name is its model class's
 ``label``, the normalisation's suffix its class's ``label_suffix``
-(:mod:`lipnorm_exp.models.norms`), and a dataset's spelling the one its loader was registered with
-(:data:`lipnorm_exp.data.DATASETS`).
+(`lipnorm_exp.models.norms`), and a dataset's spelling the one its loader was registered with
+(`lipnorm_exp.data.DATASETS`).
 """
 
 from collections.abc import Mapping
@@ -50,7 +50,7 @@ class ModelConfig:
     Args:
         name (str): ``model.name``, a registered model.
         norm (str, optional): ``norm.name``, a registered normalisation. (default: ``"none"``)
-        residual (bool, optional): ``model.residual``. (default: :obj:`False`)
+        residual (bool, optional): ``model.residual``. (default: `False`)
     """
 
     name: str
@@ -59,7 +59,7 @@ class ModelConfig:
 
     @property
     def label(self) -> str:
-        """Its :func:`model_label`, which the runs of this configuration carry.
+        """Its `model_label`, which the runs of this configuration carry.
 
         Raises:
             ConfigError: ``name`` is no registered model or ``norm`` no registered

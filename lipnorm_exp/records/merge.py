@@ -3,9 +3,10 @@
 ``python -m lipnorm_exp.records.merge`` never loses a finished record and never replaces one
 silently. A sweep on a cluster, on a GPU machine or in a second clone writes its records to its own
 ``paths.results_dir``. This brings them into another folder (``results/runs``, say), run by
-run (:func:`plan_merge`); what the folder holds for the run decides:
+run ([`plan_merge`][lipnorm_exp.records.merge.plan_merge]); what the folder holds for the run
+decides:
 
-- ``unfinished``: the source's record is not finished (:data:`~lipnorm_exp.records.FINISHED`:
+- ``unfinished``: the source's record is not finished (`FINISHED`:
   ``interrupted`` or ``failed``, a run to do again): it is passed over;
 - ``new``: no record of the run (or a broken one, which is set aside): the source's is copied;
 - ``same``: the same result (status, summary and history; per-epoch times aside) and no tag
@@ -20,10 +21,10 @@ run (:func:`plan_merge`); what the folder holds for the run decides:
   of both (``keep``: the folder's record stays as it is).
 
 Sources are merged in the order given: a later source meets what the earlier ones brought.
-Every record is read and checked (:func:`~lipnorm_exp.records.record_problem`) before anything
-is written; a broken source file is passed over with a warning, and no source is ever changed.
-Records are written one by one, each atomically, under the folder's tag lock
-(:data:`~lipnorm_exp.records.store.TAGS_LOCK`), each naming the tags the folder's record holds
+Every record is read and checked ([`record_problem`][lipnorm_exp.records.record_problem]) before
+anything is written; a broken source file is passed over with a warning, and no source is ever
+changed. Records are written one by one, each atomically, under the folder's tag lock
+(`TAGS_LOCK`), each naming the tags the folder's record holds
 by then, so a sweep adding tags meanwhile keeps them. Merge into a folder no sweep is training
 the same runs in: a record a sweep finishes during the merge is not compared.
 Checkpoints (``.checkpoints/``) are not merged: an interrupted run resumes where its
@@ -89,7 +90,7 @@ class Step:
 
     Attributes:
         run_id (str): the run.
-        action (str): one of :data:`ACTIONS`.
+        action (str): one of `ACTIONS`.
         source (Path): the source's record file.
         record (Record or None): the record the folder holds for the run after this step.
         why (str): for a ``conflict`` or a step ``--prefer`` decided, the two records side by
@@ -184,7 +185,7 @@ def plan_merge(sources: Sequence[Path], into: Path, prefer: str | None = None) -
     Args:
         sources: folders of records, searched recursively, merged in this order.
         into: the folder of records merged into.
-        prefer: which record a conflict keeps (:data:`PREFERENCES`); ``None``: none, the
+        prefer: which record a conflict keeps (`PREFERENCES`); ``None``: none, the
             conflict stands.
     """
     held: dict[str, Record | None] = {}
@@ -206,9 +207,10 @@ def apply_merge(steps: Sequence[Step], into: Path) -> int:
     """Write the records ``steps`` bring into ``into`` (the last step of each run decides).
 
     Each record is read again under the folder's tag lock and the one written names the tags
-    it holds by then too (a sweep's, added since :func:`plan_merge`); a broken record there is
-    set aside (``.broken-<time>``) before the new one is written. A record that the folder
-    holds already by then (another merge wrote it since the plan) is not written again.
+    it holds by then too (a sweep's, added since
+    [`plan_merge`][lipnorm_exp.records.merge.plan_merge]); a broken record there is set aside
+    (``.broken-<time>``) before the new one is written. A record that the folder holds already by
+    then (another merge wrote it since the plan) is not written again.
 
     Returns:
         the number of records written.
@@ -298,7 +300,7 @@ def report(steps: Sequence[Step], args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Merge; returns the exit status.
 
-    0; :data:`EXIT_CONFLICTS` when conflicts stand (each named, nothing written); 2 with one
+    0; `EXIT_CONFLICTS` when conflicts stand (each named, nothing written); 2 with one
     line for a refused argument; 130 with one line on Ctrl-C (each record written is whole).
     """
     args = parse_args(argv)
@@ -312,13 +314,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def merge(args: argparse.Namespace) -> int:
-    """The merge ``args`` ask for; returns its exit status (0 or :data:`EXIT_CONFLICTS`).
+    """The merge ``args`` ask for; returns its exit status (0 or `EXIT_CONFLICTS`).
 
     Checks ``args``, plans, says what it finds, and writes unless a conflict stands or it is a
     dry run.
 
     Raises:
-        MergeError: a refused argument (:func:`check_args`).
+        MergeError: a refused argument (`check_args`).
     """
     check_args(args)
     with warnings.catch_warnings():

@@ -1,10 +1,12 @@
 """The numerics version: which computation a run's numbers come from.
 
-Every new record holds the numerics version of its run (:func:`run_numerics`) beside its
-``git_commit`` (:data:`lipnorm_exp.records.schema.NUMERICS`). Two records of one run id and one
-numerics version computed the same thing, whatever commit made them, up to the rounding of the
-device their configs name; a record without it was made before numerics were versioned
-(:func:`lipnorm_exp.records.schema.numerics_version` reads ``None``).
+Every new record holds the numerics version of its run
+([`run_numerics`][lipnorm_exp.records.numerics.run_numerics]) beside its ``git_commit``
+(`lipnorm_exp.records.schema.NUMERICS`). Two records of one run id and one numerics version computed
+the same thing, whatever commit made them, up to the rounding of the device their configs name; a
+record without it was made before numerics were versioned
+([`lipnorm_exp.records.schema.numerics_version`][lipnorm_exp.records.schema.numerics_version] reads
+``None``).
 
 Versions:
 
@@ -14,8 +16,8 @@ Versions:
 - **2**: the fast paths by default: messages summed as sparse-dense products on the CPU
   (``model.message_path=auto``) and sparse input features multiplied as a sparse matrix
   (``dataset.feature_layout=auto``). The same functions, other rounding. A run given the
-  version-1 values of these keys (:data:`~lipnorm_exp.records.identity.COMPUTATION_KEYS`, at
-  their :data:`~lipnorm_exp.records.identity.ADDED_KEYS` values) computes version 1 exactly, and
+  version-1 values of these keys (`COMPUTATION_KEYS`, at
+  their `ADDED_KEYS` values) computes version 1 exactly, and
   its record says so.
 
 ``tests/records/test_numerics.py`` pins the exact history of a few tiny runs made by each version
@@ -35,15 +37,15 @@ from lipnorm_exp.records.schema import numerics_version
 #: regenerate the golden histories (``python tests/records/golden/regenerate.py``).
 NUMERICS_VERSION = 2
 #: the version a run computes where every key of
-#: :data:`~lipnorm_exp.records.identity.COMPUTATION_KEYS` it has is at its value before the key
+#: `COMPUTATION_KEYS` it has is at its value before the key
 VERSION_1 = 1
 
 
 def run_numerics(config: DictConfig | Mapping[str, Any]) -> int:
     """The numerics version the run of ``config`` computes (composed, or a record's config).
 
-    :data:`VERSION_1` where each computation key the config holds is at the value every run had
-    before the key existed (``gather``, ``dense``), else :data:`NUMERICS_VERSION`.
+    `VERSION_1` where each computation key the config holds is at the value every run had
+    before the key existed (``gather``, ``dense``), else `NUMERICS_VERSION`.
     """
     for group, key in COMPUTATION_KEYS:
         values = config.get(group) or {}

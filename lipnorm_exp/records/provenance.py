@@ -57,8 +57,8 @@ def machine(device: Any) -> Machine:
     Returns:
         Machine: ``device`` (``cpu``, or ``cuda:<index> <GPU name>``), ``cpus`` (logical CPU
         cores), ``processor`` (the platform's processor name, or its architecture),
-        ``processor_model`` (:func:`processor_model`), ``threads`` (torch's intra-op threads)
-        and, in a SLURM job only, ``slurm_job`` (:func:`slurm_job`). The processor model and
+        ``processor_model`` (`processor_model`), ``threads`` (torch's intra-op threads)
+        and, in a SLURM job only, ``slurm_job`` (`slurm_job`). The processor model and
         the threads tell a rounding difference between machines from a change of code.
     """
     import torch

@@ -1,16 +1,17 @@
-"""The shape of a run record, declared once: :class:`Record`, :class:`Summary`, :class:`EpochRow`.
+"""The shape of a run record, declared once: `Record`, `Summary`, `EpochRow`.
 
-A record is one JSON object per run (:mod:`lipnorm_exp.records.store`). Its shape is the typed
-declarations here, and the type checker holds every writer (:mod:`lipnorm_exp.training`) and
-reader to them: a misspelt key fails ``mypy``. The key lists the store checks
-(:func:`lipnorm_exp.records.store.record_problem`) and the report's columns show
-(:data:`RECORD_FIELDS`, :data:`RECORD_KEYS`, :data:`SUMMARY_KINDS`, ...) are read from the
-declarations; the names of single keys (:data:`RUN_ID`, :data:`VAL_ACC`, ...) are literal types
+A record is one JSON object per run ([`lipnorm_exp.records.store`][lipnorm_exp.records.store]). Its
+shape is the typed declarations here, and the type checker holds every writer
+(`lipnorm_exp.training`) and reader to them: a misspelt key fails ``mypy``. The key lists the store
+checks ([`lipnorm_exp.records.store.record_problem`][lipnorm_exp.records.store.record_problem]) and
+the report's columns show (`RECORD_FIELDS`, `RECORD_KEYS`, `SUMMARY_KINDS`, ...) are read from the
+declarations; the names of single keys (`RUN_ID`, `VAL_ACC`, ...) are literal types
 of those keys, so a reader that spells a key by its name is checked too.
 
-Schema versions: a record without :data:`SCHEMA_VERSION_KEY` was written before records were
-versioned and reads as version 1 (:data:`FIRST_SCHEMA_VERSION`); version 2 adds the version
-itself and :data:`NUMERICS` (:mod:`lipnorm_exp.records.numerics`). Both versions are read alike.
+Schema versions: a record without `SCHEMA_VERSION_KEY` was written before records were
+versioned and reads as version 1 (`FIRST_SCHEMA_VERSION`); version 2 adds the version
+itself and `NUMERICS` ([`lipnorm_exp.records.numerics`][lipnorm_exp.records.numerics]). Both
+versions are read alike.
 """
 
 from collections.abc import Mapping
@@ -57,7 +58,7 @@ class Kind(Enum):
 
 
 class Scores(TypedDict):
-    """The loss and metric of every split after an epoch (:func:`lipnorm_exp.training.epoch.score`).
+    """The loss and metric of every split after an epoch (`lipnorm_exp.training.epoch.score`).
 
     A loss is NaN (``null`` on disk) where its split holds no node; the metric (``*_acc``: an
     accuracy, a ROC-AUC, ...) is a fraction in [0, 1].
@@ -74,12 +75,13 @@ class Scores(TypedDict):
 class EpochRow(Scores, total=False):
     """One row of a record's ``history``: one epoch of the run.
 
-    Written by :meth:`lipnorm_exp.training.state.RunState.end_epoch`: ``epoch`` and
-    ``train_step_loss``, the :class:`Scores`, then the other keys in their order here. Every row
-    holds its number, its mean training loss, the :class:`Scores` and its seconds; ``lr`` only
-    under a learning-rate schedule, the gradient norms only with ``train.track_gradients``, the
-    Lipschitz estimates only with ``train.estimate_lipschitz`` on the epochs they are due. A
-    value that was not finite is ``null`` on disk.
+    Written by `lipnorm_exp.training.state.RunState.end_epoch`: ``epoch`` and
+    ``train_step_loss``, the [`Scores`][lipnorm_exp.records.schema.Scores], then the other keys in
+    their order here. Every row holds its number, its mean training loss, the
+    [`Scores`][lipnorm_exp.records.schema.Scores] and its seconds; ``lr`` only under a learning-rate
+    schedule, the gradient norms only with ``train.track_gradients``, the Lipschitz estimates only
+    with ``train.estimate_lipschitz`` on the epochs they are due. A value that was not finite is
+    ``null`` on disk.
     """
 
     #: 1-based epoch number
@@ -100,7 +102,7 @@ class EpochRow(Scores, total=False):
 class Summary(TypedDict):
     """A finished record's summary: its best epoch and what it scored (each key of its kind).
 
-    Written by :func:`lipnorm_exp.training.state.summarise`, keys in this order; the report's
+    Written by `lipnorm_exp.training.state.summarise`, keys in this order; the report's
     columns show them in it. A record that did not finish may hold none, or only some keys.
     """
 
@@ -117,7 +119,7 @@ class Summary(TypedDict):
 
 
 class Machine(TypedDict, total=False):
-    """The machine a run ran on (:func:`lipnorm_exp.records.provenance.machine`).
+    """The machine a run ran on (`lipnorm_exp.records.provenance.machine`).
 
     Records of 2024 name the first three keys only; ``slurm_job`` is there in a SLURM job only.
     """
@@ -133,7 +135,7 @@ class Machine(TypedDict, total=False):
 class Versions(TypedDict):
     """Versions of the software that made a record.
 
-    Written by :func:`lipnorm_exp.records.provenance.versions`.
+    Written by `lipnorm_exp.records.provenance.versions`.
     """
 
     python: str
@@ -166,7 +168,8 @@ class Record(TypedDict, total=False):
     """
 
     schema_version: int
-    #: :func:`lipnorm_exp.records.identity.run_id` of the config: the name of the record's file
+    #: [`lipnorm_exp.records.identity.run_id`][lipnorm_exp.records.identity.run_id] of the config:
+    #: the name of the record's file
     run_id: Required[str]
     status: Required[Status]
     #: what ended a run that did not complete (``null`` for a completed one)
@@ -178,7 +181,7 @@ class Record(TypedDict, total=False):
     machine: Machine
     versions: Versions
     git_commit: str | None
-    #: the numerics version of the code that ran (:data:`lipnorm_exp.records.numerics.
+    #: the numerics version of the code that ran (`lipnorm_exp.records.numerics.
     #: NUMERICS_VERSION`); ``null`` or absent: made before numerics were versioned
     numerics: int | None
     started_at: str
@@ -260,13 +263,13 @@ def epoch_value(row: EpochRow, column: str) -> Any:
     """The value of ``row``'s ``column`` named at run time (a config's ``train.patience_metric``).
 
     A key known only at run time is not one the type checker can check: such a lookup goes
-    through here, where its column is any key of :class:`EpochRow`.
+    through here, where its column is any key of [`EpochRow`][lipnorm_exp.records.schema.EpochRow].
     """
     return cast(Mapping[str, Any], row)[column]
 
 
 def schema_version(record: Mapping[str, Any]) -> int:
-    """The schema version ``record`` was written in (:data:`FIRST_SCHEMA_VERSION` if unnamed)."""
+    """The schema version ``record`` was written in (`FIRST_SCHEMA_VERSION` if unnamed)."""
     return record.get(SCHEMA_VERSION_KEY, FIRST_SCHEMA_VERSION)
 
 

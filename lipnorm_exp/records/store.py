@@ -1,13 +1,15 @@
 """Run records on disk: one JSON file per run, named by its hash, written atomically.
 
 A record is written to a temporary file in the same folder and renamed into place
-(:mod:`lipnorm_exp.util.atomic`), so parallel workers never collide and a kill never leaves half a
-record; temporary files of killed writers are removed by :func:`~lipnorm_exp.util.atomic.
-remove_stale_temps`. :func:`save_record` never lets an unfinished run replace a finished
-record, :func:`take_record` sets a broken record aside, :func:`iter_records` is the one reader
-of a folder of records and :func:`add_tags` the one change made to a finished record. Every
-record read is checked by :func:`record_problem`; records are strict JSON, a non-finite number
-being written as ``null`` (:func:`strict_json`).
+(`lipnorm_exp.util.atomic`), so parallel workers never collide and a kill never leaves half a
+record; temporary files of killed writers are removed by `
+remove_stale_temps`. [`save_record`][lipnorm_exp.records.store.save_record] never lets an unfinished
+run replace a finished record, [`take_record`][lipnorm_exp.records.store.take_record] sets a broken
+record aside, [`iter_records`][lipnorm_exp.records.store.iter_records] is the one reader of a folder
+of records and [`add_tags`][lipnorm_exp.records.store.add_tags] the one change made to a finished
+record. Every record read is checked by
+[`record_problem`][lipnorm_exp.records.store.record_problem]; records are strict JSON, a non-finite
+number being written as ``null`` (`strict_json`).
 """
 
 import json
@@ -62,7 +64,7 @@ TAGS_LOCK = "tags"
 RERUN_SUFFIX = ".rerun"
 #: infix of a broken record's name once set aside (``<run_id>.json.broken-<UTC time>``)
 SET_ASIDE = ".broken-"
-#: the name of a record file (:func:`~lipnorm_exp.records.identity.run_id` and ``.json``)
+#: the name of a record file ([`run_id`][lipnorm_exp.records.identity.run_id] and ``.json``)
 RECORD_NAME = re.compile(r"[0-9a-f]{16}\.json")
 
 
@@ -103,8 +105,8 @@ def _entry_problem(key: str, value: Any, status: str) -> str | None:
 def summary_problem(status: str, summary: Any) -> str | None:
     """Why ``summary`` is not the summary of a record of ``status``, or ``None``.
 
-    A finished record's summary holds every key of :data:`~lipnorm_exp.records.schema.
-    SUMMARY_KEYS`, each of its kind (:data:`~lipnorm_exp.records.schema.SUMMARY_KINDS`); a
+    A finished record's summary holds every key of `
+    SUMMARY_KEYS`, each of its kind (`SUMMARY_KINDS`); a
     ``completed`` one's accuracies are numbers in [0, 1], a ``diverged`` one's may be ``null``
     (no epoch was scored). Other records may hold no summary, or one with any of these keys.
     """
@@ -136,9 +138,9 @@ def version_problem(record: Mapping[str, Any]) -> str | None:
 def config_problem(config: Any) -> str | None:
     """Why ``config`` is not the shape of a run's config, or ``None``.
 
-    It is a mapping whose groups :data:`CONFIG_GROUPS` are mappings (those of
-    :data:`NAMED_GROUPS` with a ``name``), whose
-    groups :data:`OPTIONAL_CONFIG_GROUPS` are mappings where present, and whose ``tags`` are
+    It is a mapping whose groups `CONFIG_GROUPS` are mappings (those of
+    `NAMED_GROUPS` with a ``name``), whose
+    groups `OPTIONAL_CONFIG_GROUPS` are mappings where present, and whose ``tags`` are
     a list of names where present.
     """
     if not isinstance(config, Mapping):
@@ -162,11 +164,11 @@ def config_problem(config: Any) -> str | None:
 def record_problem(record: Any, run_id: str | None = None) -> str | None:
     """Why ``record`` (parsed JSON) is not a usable run record, or ``None`` when it is one.
 
-    A record is an object holding :data:`~lipnorm_exp.records.schema.RECORD_KEYS`: a
+    A record is an object holding `RECORD_KEYS`: a
     ``run_id`` (``run_id`` where given: the name of its file), a known status, versions of the
-    right kind where named (:func:`version_problem`), a config of the right shape
-    (:func:`config_problem`) and, when finished, a whole summary (:func:`summary_problem`); and
-    its parts agree (:mod:`~lipnorm_exp.records.consistency`): no unknown top-level key, a
+    right kind where named (`version_problem`), a config of the right shape
+    (`config_problem`) and, when finished, a whole summary (`summary_problem`); and
+    its parts agree (`consistency`): no unknown top-level key, a
     config that names its run, a history of finite epochs, a summary its history makes.
     """
     if not isinstance(record, dict):
@@ -196,7 +198,7 @@ def read_record(results_dir: str | Path, run_id: str, path: Path | None = None) 
 
     Raises:
         BadRecordError: the file is there but unreadable, not JSON, or not a run record of
-            ``run_id`` (:func:`record_problem`).
+            ``run_id`` ([`record_problem`][lipnorm_exp.records.store.record_problem]).
     """
     path = path or record_path(results_dir, run_id)
     if not os.path.lexists(path):
@@ -225,7 +227,7 @@ def set_aside(path: str | Path) -> Path:
 
 
 def take_record(results_dir: str | Path, run_id: str) -> Record | None:
-    """:func:`read_record`, but a bad record is set aside, with a logged warning, and reads as none.
+    """`read_record`, but a bad record is set aside, with a logged warning, and reads as none.
 
     So a run whose record was truncated, overwritten or replaced by something else is run
     again, and what was there is kept under another name.
@@ -259,7 +261,7 @@ def strict_json(value: Any) -> Any:
 def write_record(results_dir: str | Path, record: Record, path: Path | None = None) -> Path:
     """Write ``record`` as ``<results_dir>/<run_id>.json`` (or at ``path``), atomically.
 
-    It is written as strict JSON (:func:`strict_json`).
+    It is written as strict JSON (`strict_json`).
     """
     path = path or record_path(results_dir, record[RUN_ID])
     with replacing(path) as temporary:
@@ -306,7 +308,7 @@ def save_record(results_dir: str | Path, record: Record) -> Path:
 
 
 class FolderRecords:
-    """The records under a folder, read and checked as they are iterated (:func:`iter_records`).
+    """The records under a folder, read and checked as they are iterated (`iter_records`).
 
     Attributes:
         folder (Path): the folder, searched recursively.
@@ -348,13 +350,14 @@ def iter_records(folder: str | Path, set_aside_broken: bool = True) -> FolderRec
     """``(path, record)`` for every ``*.json`` record under ``folder``, searched recursively.
 
     Paths come in sorted order; a missing folder holds no records. Every record is checked
-    (:func:`record_problem`, its file name being its ``run_id``): a file named as a record
-    (:data:`RECORD_NAME`) that fails is set aside (:func:`set_aside`) with a warning naming
-    what failed, so its run is done again, and is listed in the returned object's
-    ``set_aside``; any other failing JSON file is passed over with a warning. Files set aside
-    and the records of unfinished re-runs (:data:`RERUN_SUFFIX`) do not end in ``.json`` and
-    are not read. With ``set_aside_broken=False`` the folder is left as it is: every failing
-    file is passed over with a warning (a folder read only to copy from, say).
+    ([`record_problem`][lipnorm_exp.records.store.record_problem], its file name being its
+    ``run_id``): a file named as a record (`RECORD_NAME`) that fails is set aside
+    ([`set_aside`][lipnorm_exp.records.store.set_aside]) with a warning naming what failed, so its
+    run is done again, and is listed in the returned object's ``set_aside``; any other failing JSON
+    file is passed over with a warning. Files set aside and the records of unfinished re-runs
+    (`RERUN_SUFFIX`) do not end in ``.json`` and are not read. With ``set_aside_broken=False`` the
+    folder is left as it is: every failing file is passed over with a warning (a folder read only to
+    copy from, say).
     """
     return FolderRecords(folder, set_aside_broken)
 
@@ -368,9 +371,9 @@ def add_tags(results_dir: str | Path, record: Record, tags: Iterable[str]) -> Re
     """Add to ``record`` (as stored under ``results_dir``) the ``tags`` its ``config.tags`` lacks.
 
     When some tag is new, the stored record is read again and rewritten (atomically, by
-    :func:`write_record`) under the folder's :data:`TAGS_LOCK`, so workers adding tags to one
-    record at once keep each other's. Tags already there keep their order; new ones follow in
-    the order given.
+    [`write_record`][lipnorm_exp.records.store.write_record]) under the folder's `TAGS_LOCK`, so
+    workers adding tags to one record at once keep each other's. Tags already there keep their
+    order; new ones follow in the order given.
 
     Returns:
         The record as it is now (``record`` itself when no tag is new or it is stored no more).

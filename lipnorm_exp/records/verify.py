@@ -1,40 +1,43 @@
 r"""The verify rule: a run trained again, judged against its record epoch by epoch.
 
-:func:`judge` compares the history of a run trained again (``ours``) with the stored one, row by
-row (the epoch times aside), and gives one of three verdicts:
+[`judge`][lipnorm_exp.records.verify.judge] compares the history of a run trained again (``ours``)
+with the stored one, row by row (the epoch times aside), and gives one of three verdicts:
 
-- :data:`IDENTICAL`: every row equal, number for number, and the same status;
-- :data:`ROUNDING` (``same up to rounding``): at the first epoch where they part, every measured
+- `IDENTICAL`: every row equal, number for number, and the same status;
+- `ROUNDING` (``same up to rounding``): at the first epoch where they part, every measured
   column (the losses, the learning rate, the gradient norms: every column but the accuracies,
   which count nodes and so move by whole nodes or not at all) agrees to a relative difference of
-  at most :data:`RTOL`, a few units in float32's last place, which is what rounding in another
-  order explains; for the :data:`ROUNDING_EPOCHS` epochs from there the difference grows at most
-  :data:`GROWTH`-fold an epoch (:math:`k` epochs on, at most
-  :math:`\mathrm{RTOL} \cdot \mathrm{GROWTH}^k`), as training amplifies a rounding difference;
-  after that, where chaos takes over, the two runs end with the same status and test accuracies
-  (at the best validation epoch) at most the setting's :func:`spread` apart;
-- :data:`DIFFERENT`: otherwise. Another seed or other code part at once beyond rounding; a
+  at most [`RTOL`][lipnorm_exp.records.verify.RTOL], a few units in float32's last place, which is
+  what rounding in another order explains; for the
+  [`ROUNDING_EPOCHS`][lipnorm_exp.records.verify.ROUNDING_EPOCHS] epochs from there the difference
+  grows at most `GROWTH`-fold an epoch ($k$ epochs on, at most $\mathrm{RTOL} \cdot
+  \mathrm{GROWTH}^k$), as training amplifies a rounding difference; after that, where chaos takes
+  over, the two runs end with the same status and test accuracies (at the best validation epoch) at
+  most the setting's [`spread`][lipnorm_exp.records.verify.spread] apart;
+- `DIFFERENT`: otherwise. Another seed or other code part at once beyond rounding; a
   run whose rounding difference chaos carries beyond its setting's spread is different too.
 
-The relative difference of two numbers is :math:`|a - b| / \max(|a|, |b|)`; of two lists the
+The relative difference of two numbers is $|a - b| / \max(|a|, |b|)$; of two lists the
 largest of their elements'; a number beside a missing or non-finite one differs infinitely.
-Each judgement also names the size of the first departure (:class:`Judgement`): the largest
-relative difference of the measured columns at the first epoch that differs, and the column.
+Each judgement also names the size of the first departure
+([`Judgement`][lipnorm_exp.records.verify.Judgement]): the largest relative difference of the
+measured columns at the first epoch that differs, and the column.
 
-:data:`RTOL`, :data:`GROWTH` and :data:`ROUNDING_EPOCHS` are calibrated by
-``scripts/calibrate_verify.py`` (``results/verify_calibration.md``): on Cora runs of 2 and 10
-layers the same records trained again at
-another thread count or numerics version part by 1.9e-7 at most at their first departure, and
-stay within the envelope (its largest ratio to it 0.19, at lr 0.1); a deliberate one-line
-change of the model parts by 3.2e-6 or more at its first epoch; no seed-0 record of a setting
-passes against another seed of it (636 pairs; the nearest parts by 2.7e-4, the old rule passed
-43%). One rounding-only re-run does not pass: a 10-layer GAT of a one-seed setting stays within
-the envelope, but chaos moves its final test accuracy 5.7 points, beyond the 0.5-point spread a
-setting of one seed is given.
+[`RTOL`][lipnorm_exp.records.verify.RTOL], `GROWTH` and
+[`ROUNDING_EPOCHS`][lipnorm_exp.records.verify.ROUNDING_EPOCHS] are calibrated by
+``scripts/calibrate_verify.py`` (``results/verify_calibration.md``): on Cora runs of 2 and 10 layers
+the same records trained again at another thread count or numerics version part by 1.9e-7 at most at
+their first departure, and stay within the envelope (its largest ratio to it 0.19, at lr 0.1); a
+deliberate one-line change of the model parts by 3.2e-6 or more at its first epoch; no seed-0 record
+of a setting passes against another seed of it (636 pairs; the nearest parts by 2.7e-4, the old rule
+passed 43%). One rounding-only re-run does not pass: a 10-layer GAT of a one-seed setting stays
+within the envelope, but chaos moves its final test accuracy 5.7 points, beyond the 0.5-point spread
+a setting of one seed is given.
 
 Findings judged before this rule (``verification.csv`` rows without a ``rule``) were judged by
-:data:`OLD_RULE`, whose :data:`WITHIN_SPREAD` compared the final test accuracy only;
-:func:`rejudged` says again what can be said of them from what they stored.
+[`OLD_RULE`][lipnorm_exp.records.verify.OLD_RULE], whose `WITHIN_SPREAD` compared the final test
+accuracy only; [`rejudged`][lipnorm_exp.records.verify.rejudged] says again what can be said of them
+from what they stored.
 """
 
 import math
@@ -53,47 +56,51 @@ IDENTICAL = "identical"
 ROUNDING = "same up to rounding"
 #: parts beyond rounding, as another seed or other code does
 DIFFERENT = "different"
-#: the verdicts of :data:`RULE`, in order
+#: the verdicts of [`RULE`][lipnorm_exp.records.verify.RULE], in order
 VERDICTS = (IDENTICAL, ROUNDING, DIFFERENT)
 #: the verdicts that verify a record
 PASSING = (IDENTICAL, ROUNDING)
-#: :data:`OLD_RULE`'s verdict between identical and different; it verifies nothing today
+#: [`OLD_RULE`][lipnorm_exp.records.verify.OLD_RULE]'s verdict between identical and different; it
+#: verifies nothing today
 WITHIN_SPREAD = "within spread"
 #: the largest relative difference that float32 rounding explains where two histories part
 RTOL = 1e-6
-#: how much a rounding difference may grow an epoch, over :data:`ROUNDING_EPOCHS` epochs
+#: how much a rounding difference may grow an epoch, over
+#: [`ROUNDING_EPOCHS`][lipnorm_exp.records.verify.ROUNDING_EPOCHS] epochs
 GROWTH = 2.0
 #: over how many epochs from the first departure the difference is held to its envelope
 ROUNDING_EPOCHS = 10
 #: the smallest spread (points of test accuracy) final numbers are judged within
 MIN_SPREAD = 0.5
-#: the rule :func:`judge` applies, as findings name it
+#: the rule [`judge`][lipnorm_exp.records.verify.judge] applies, as findings name it
 RULE = f"epochwise rtol={RTOL:g} growth={GROWTH:g} epochs={ROUNDING_EPOCHS}"
-#: the rule of findings made before :data:`RULE`: identical, else the final test accuracy
-#: within the setting's spread (:data:`WITHIN_SPREAD`), else different
+#: the rule of findings made before [`RULE`][lipnorm_exp.records.verify.RULE]: identical, else the
+#: final test accuracy within the setting's spread (`WITHIN_SPREAD`), else different
 OLD_RULE = "final test within spread"
 #: columns of a history that are not judged: the epoch's number and its time
 UNJUDGED = ("epoch", schema.EPOCH_TIME_KEY)
-#: the suffix of the accuracy columns, which count nodes (reported, not held to :data:`RTOL`)
+#: the suffix of the accuracy columns, which count nodes (reported, not held to
+#: [`RTOL`][lipnorm_exp.records.verify.RTOL])
 ACCURACY_SUFFIX = "_acc"
 
 
 @dataclass(frozen=True)
 class Judgement:
-    """A verdict of :func:`judge`, and what it rests on.
+    """A verdict of [`judge`][lipnorm_exp.records.verify.judge], and what it rests on.
 
     Args:
-        verdict: one of :data:`VERDICTS`.
+        verdict: one of [`VERDICTS`][lipnorm_exp.records.verify.VERDICTS].
         first_different_epoch: the first epoch whose row differs (``None`` where none does).
         departure: the largest relative difference at that epoch, over the measured columns
             (over the accuracies where only they differ there).
         departure_column: the column of ``departure``.
         rounding_window: the largest relative difference of the measured columns over the
-            :data:`ROUNDING_EPOCHS` epochs from the first departure.
+            [`ROUNDING_EPOCHS`][lipnorm_exp.records.verify.ROUNDING_EPOCHS] epochs from the first
+            departure.
         rounding_excess: the largest ratio, over those epochs, of that difference to what
-            rounding explains (:func:`rounding_envelope`); at most 1 for
-            :data:`ROUNDING`.
-        rule: the rule that judged (:data:`RULE`).
+            rounding explains (`rounding_envelope`); at most 1 for
+            `ROUNDING`.
+        rule: the rule that judged ([`RULE`][lipnorm_exp.records.verify.RULE]).
     """
 
     verdict: str
@@ -112,7 +119,7 @@ def _numbers(value: Any) -> list[float | None]:
 
 
 def relative_difference(a: Any, b: Any) -> float:
-    r""":math:`|a - b| / \max(|a|, |b|)`, the largest over elements for lists.
+    r"""$|a - b| / \max(|a|, |b|)$, the largest over elements for lists.
 
     0 for equal values (NaN equal to NaN, a record writes a non-finite number as ``null``);
     ``inf`` where one is missing or non-finite and the other not, or lists differ in length.
@@ -164,7 +171,7 @@ def points_at_best_val(record: Mapping[str, Any]) -> float | None:
 def spread(setting_tests: Iterable[float | None]) -> float:
     """Points of test accuracy final numbers may differ by: the setting's seeds' sample std.
 
-    At least :data:`MIN_SPREAD`; missing and non-finite accuracies are left out.
+    At least `MIN_SPREAD`; missing and non-finite accuracies are left out.
     """
     finite = [value for value in setting_tests if value is not None and math.isfinite(value)]
     std = statistics.stdev(finite) if len(finite) >= 2 else 0.0
@@ -178,9 +185,10 @@ def _within(a: float | None, b: float | None, allowed: float) -> bool:
 
 
 def judge(stored: Mapping[str, Any], ours: Mapping[str, Any], allowed: float) -> Judgement:
-    """The :class:`Judgement` of record ``ours`` against record ``stored``.
+    """The `Judgement` of record ``ours`` against record ``stored``.
 
-    ``allowed``: the spread (points of test accuracy) of the run's setting, :func:`spread`.
+    ``allowed``: the spread (points of test accuracy) of the run's setting,
+    [`spread`][lipnorm_exp.records.verify.spread].
     """
     a: Sequence[Mapping[str, Any]] = stored.get(schema.HISTORY) or []
     b: Sequence[Mapping[str, Any]] = ours.get(schema.HISTORY) or []
@@ -208,14 +216,15 @@ def judge(stored: Mapping[str, Any], ours: Mapping[str, Any], allowed: float) ->
 
 
 def rejudged(findings: pd.DataFrame) -> pd.DataFrame:
-    """Findings with a ``rule``: those judged by :data:`OLD_RULE` judged again where they can be.
+    """Findings with a ``rule``: those judged by `OLD_RULE` judged again where they can be.
 
-    A finding without a rule was judged by :data:`OLD_RULE`. Its ``identical`` is identical
-    under :data:`RULE` too, and its ``different`` (not identical, and the final test accuracies
-    further apart than the setting's spread) is different under it too: both take :data:`RULE`.
-    Its ``within spread`` cannot be judged again without the history it trained, which was not
-    kept: it keeps its verdict and :data:`OLD_RULE`, and verifies nothing (not in
-    :data:`PASSING`).
+    A finding without a rule was judged by [`OLD_RULE`][lipnorm_exp.records.verify.OLD_RULE]. Its
+    ``identical`` is identical under [`RULE`][lipnorm_exp.records.verify.RULE] too, and its
+    ``different`` (not identical, and the final test accuracies further apart than the setting's
+    spread) is different under it too: both take [`RULE`][lipnorm_exp.records.verify.RULE]. Its
+    ``within spread`` cannot be judged again without the history it trained, which was not kept: it
+    keeps its verdict and [`OLD_RULE`][lipnorm_exp.records.verify.OLD_RULE], and verifies nothing
+    (not in [`PASSING`][lipnorm_exp.records.verify.PASSING]).
     """
     out = findings.copy()
     if "rule" not in out:

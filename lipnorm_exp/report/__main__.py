@@ -4,9 +4,9 @@ Reads records only (never trains). ``--runs`` is searched recursively for ``*.js
 records. Scales and protocols are never mixed: the tables of each scale and protocol go to
 ``<out>/<scale>/<protocol>/tables/``, its figures to ``<out>/<scale>/<protocol>/figures/``
 (every pair with records, or those of the one scale ``--scale`` names). Each table or figure
-is its preset's (:data:`~lipnorm_exp.report.paper_presets.PRESETS`) and takes only its runs;
-the selection rule is in :mod:`lipnorm_exp.report.aggregate`.
-The reproduction scorecard (:mod:`lipnorm_exp.report.scorecard`) goes to
+is its preset's (`PRESETS`) and takes only its runs;
+the selection rule is in `lipnorm_exp.report.aggregate`.
+The reproduction scorecard (`lipnorm_exp.report.scorecard`) goes to
 ``<out>/SCORECARD.md`` and ``<out>/scorecard.csv``.
 
 Every file is written whole under a temporary name and renamed, so a kill leaves each file the

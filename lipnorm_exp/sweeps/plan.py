@@ -2,20 +2,20 @@
 
 Before a sweep's first job, the project's sweeper (``hydra_plugins/lipnorm_exp_sweeper``) composes
 the config of every run the sweep makes, as its jobs will, and looks up each run's record
-(:func:`planned_runs`): a run whose finished record is in ``paths.results_dir`` is skipped by its
-job (:func:`lipnorm_exp.training.finished.finished_record`), so a preset whose records are there
-already trains nothing. :func:`plan_line` says how many runs that is, in which folder, and the two
+(`planned_runs`): a run whose finished record is in ``paths.results_dir`` is skipped by its
+job (`lipnorm_exp.training.finished.finished_record`), so a preset whose records are there
+already trains nothing. `plan_line` says how many runs that is, in which folder, and the two
 ways to train them anyway (``force=true``, or another ``paths.results_dir``); with
 ``rerun_stale=true`` those made by other numerics than today's are trained again
-(:func:`stale_line`). At the end of the
+(`stale_line`). At the end of the
 sweep, also when it is stopped, the tally of its runs' outcomes is read from the records the sweep
-wrote (:func:`record_outcomes`), so the tally agrees with the records after any stop.
+wrote (`record_outcomes`), so the tally agrees with the records after any stop.
 
 Composing every job through Hydra takes a fifth of a second each, minutes for a paper-scale
 grid. Jobs that select the same config-group options (``dataset=cora +method=gat``) differ only
 in values (``model.depth=2``, ``seed=0``), which Hydra sets on the composed config as the last
 step of composing it; so each such choice is composed once and the values of each of its jobs
-are set on it as Hydra sets them (:func:`job_configs`).
+are set on it as Hydra sets them (`job_configs`).
 """
 
 from collections import Counter
@@ -69,7 +69,7 @@ def job_configs(config: DictConfig, jobs: list[list[str]] | None = None) -> Iter
     """The config of each job of the sweep ``config`` (Hydra's keys included).
 
     ``jobs`` are the override lists of its jobs, as the sweeper expanded them (default: its
-    :func:`~lipnorm_exp.sweeps.progress.grid_jobs`). Each yielded config is the job's, without
+    `grid_jobs`). Each yielded config is the job's, without
     its ``hydra`` node. The jobs of one choice of config-group options come together (not in
     launch order) and share one config, their values set in turn: a config is only valid until
     the next one is yielded.
@@ -124,7 +124,7 @@ class PlannedRun:
 
     Args:
         results_dir: the folder of its record.
-        run_id: its :func:`~lipnorm_exp.records.run_id`.
+        run_id: its [`run_id`][lipnorm_exp.records.run_id].
         force: it is trained even with a finished record.
         finished: a finished record of it was there when the sweep started.
         stale: that record was made by other numerics than today's.
@@ -150,9 +150,9 @@ class PlannedRun:
 
 
 def planned_runs(config: DictConfig, jobs: list[list[str]] | None = None) -> list[PlannedRun]:
-    """Every run of the sweep ``config``, its record looked up (:class:`PlannedRun`).
+    """Every run of the sweep ``config``, its record looked up (`PlannedRun`).
 
-    ``jobs``: as for :func:`job_configs`.
+    ``jobs``: as for `job_configs`.
     """
     planned = []
     for job in job_configs(config, jobs):
@@ -172,7 +172,7 @@ def planned_runs(config: DictConfig, jobs: list[list[str]] | None = None) -> lis
 def finished_runs(planned: list[PlannedRun]) -> dict[tuple[Path, bool], int]:
     """How many ``planned`` runs have a finished record, by folder and ``force``.
 
-    Those ``rerun_stale=true`` trains again are left out: :func:`stale_line` says them.
+    Those ``rerun_stale=true`` trains again are left out: `stale_line` says them.
     """
     kept = (run for run in planned if run.finished and (run.force or not run.rerun))
     return dict(Counter((run.results_dir, run.force) for run in kept))
@@ -220,11 +220,10 @@ def record_outcomes(
     """The outcome of each run of a sweep started at ``since`` (``time.time()``), from records.
 
     A run the plan skips is ``skipped``; one its job found finished though the plan did not
-    (``noted_skips``: a concurrent launch trained it meanwhile) is :data:`~lipnorm_exp.sweeps.
-    progress.ELSEWHERE`; any other counts with the status of the record the sweep wrote for it
-    (on or after ``since``), and has no outcome without one. A job that failed before writing
-    any record (a value refused) is known only from the ``noted_failures`` its jobs reported:
-    those beyond the ``failed`` records count as failed.
+    (``noted_skips``: a concurrent launch trained it meanwhile) is `ELSEWHERE`; any other counts
+    with the status of the record the sweep wrote for it (on or after ``since``), and has no outcome
+    without one. A job that failed before writing any record (a value refused) is known only from
+    the ``noted_failures`` its jobs reported: those beyond the ``failed`` records count as failed.
     """
     counts: Counter = Counter()
     for run in planned:

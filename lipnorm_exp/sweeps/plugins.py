@@ -1,4 +1,4 @@
-"""The project's Hydra plugins, found wherever a config is composed: :func:`register_plugins`.
+"""The project's Hydra plugins, found wherever a config is composed: `register_plugins`.
 
 Hydra finds plugins by listing the modules of the ``hydra_plugins`` namespace package
 (``pkgutil.walk_packages``). From an editable install (``pip install -e``) the project's part of
@@ -7,7 +7,7 @@ is then on ``sys.path``): ``hydra/sweeper=lipnorm`` would be an unknown option a
 ``hydra/launcher=submitit_slurm`` an unknown plugin class. Importing the plugins stores their
 config nodes, and Hydra's public ``Plugins.register`` adds their classes to those it found.
 
-The plugins sweep with :mod:`lipnorm_exp.sweeps` (its expansion, plan and tally), so they are
+The plugins sweep with `lipnorm_exp.sweeps` (its expansion, plan and tally), so they are
 registered from here, below what runs a sweep (the command line, the report's presets).
 """
 

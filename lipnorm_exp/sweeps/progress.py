@@ -1,12 +1,12 @@
 """Sweep progress: "job k of n" for each job and the words of a sweep's tally.
 
 The project's sweeper (``hydra_plugins/lipnorm_exp_sweeper``) expands a sweep's grid once
-(:func:`grid_jobs`) and tells each job the number of jobs in ``hydra.sweeper.jobs``; with the
-job's own ``hydra.job.num`` that is its position (:func:`sweep_position`). Each job appends its
-outcome to ``<sweep dir>/progress.jsonl`` (:func:`note_outcome`; read for the jobs that fail
+(`grid_jobs`) and tells each job the number of jobs in ``hydra.sweeper.jobs``; with the
+job's own ``hydra.job.num`` that is its position (`sweep_position`). Each job appends its
+outcome to ``<sweep dir>/progress.jsonl`` (`note_outcome`; read for the jobs that fail
 before writing any record). The tally of the runs' outcomes, printed at the end also when the
 sweep is stopped (Ctrl-C, SIGTERM), is read from the records the sweep wrote
-(:func:`~lipnorm_exp.sweeps.plan.record_outcomes`), in the words of :func:`tally_line`.
+(`record_outcomes`), in the words of `tally_line`.
 """
 
 import itertools
@@ -83,9 +83,9 @@ def grid_choices(hydra_cfg: DictConfig) -> dict[str, list[str]]:
 def grid_jobs(hydra_cfg: DictConfig) -> list[list[str]]:
     """The override lists of the jobs Hydra's basic sweeper makes, in launch order.
 
-    The cartesian product of :func:`grid_choices` (the first key varies slowest). Hydra has no
+    The cartesian product of `grid_choices` (the first key varies slowest). Hydra has no
     public API for this expansion (``BasicSweeper.split_arguments`` is in its private
-    ``_internal`` package, which only :mod:`lipnorm_exp.cli.hydra_refusals` may use), so it is
+    ``_internal`` package, which only `lipnorm_exp.cli.hydra_refusals` may use), so it is
     written here, and ``tests/config/test_presets.py`` checks it against Hydra's own.
     """
     return [list(job) for job in itertools.product(*grid_choices(hydra_cfg).values())]
@@ -141,12 +141,12 @@ def runs_of_job(job: list[str]) -> int:
 
 
 def jobs_runs(jobs: list[list[str]]) -> int:
-    """Number of runs the ``jobs`` (override lists) train, each counted by :func:`runs_of_job`."""
+    """Number of runs the ``jobs`` (override lists) train, each counted by `runs_of_job`."""
     return sum(runs_of_job(job) for job in jobs)
 
 
 def grid_runs(hydra_cfg: DictConfig) -> int:
-    """Number of runs a sweep trains: :func:`jobs_runs` of its :func:`grid_jobs`."""
+    """Number of runs a sweep trains: `jobs_runs` of its `grid_jobs`."""
     return jobs_runs(grid_jobs(hydra_cfg))
 
 
@@ -169,7 +169,7 @@ def sweep_position() -> str:
 def outcome_of(record: Record, reused: bool) -> str:
     """The outcome of a run whose job gave ``record``: its status, or ``skipped`` where ``reused``.
 
-    A reused record is a finished one the job found (:class:`~lipnorm_exp.training.finished.
+    A reused record is a finished one the job found (`
     LaunchedRecord`): the job trained nothing.
     """
     return SKIPPED if reused else record[STATUS]
@@ -178,7 +178,7 @@ def outcome_of(record: Record, reused: bool) -> str:
 def note_outcome(
     outcome: str, error: str | None = None, runs: int = 1, run_id: str | None = None
 ) -> None:
-    """Append the outcome (one of :data:`OUTCOMES`) of ``runs`` runs of this job to the log.
+    """Append the outcome (one of `OUTCOMES`) of ``runs`` runs of this job to the log.
 
     The log is the sweep's progress file; a job training several seeds together notes each
     run's outcome.
@@ -204,7 +204,7 @@ def noted_skips(sweep_dir: str | Path) -> set[str]:
 
 
 def tally(sweep_dir: str | Path) -> Counter:
-    """Outcomes (:data:`OUTCOMES`) of the runs of one sweep that have one."""
+    """Outcomes (`OUTCOMES`) of the runs of one sweep that have one."""
     path = Path(sweep_dir) / PROGRESS_FILE
     counts: Counter = Counter()
     if path.exists():

@@ -1,4 +1,4 @@
-"""The epoch engine that trains one run by itself (:class:`Alone`)."""
+"""The epoch engine that trains one run by itself (`Alone`)."""
 
 from collections.abc import Sequence
 
@@ -16,11 +16,11 @@ from lipnorm_exp.training.member import Member
 
 
 class Alone:
-    """The epochs of one run trained by itself: :func:`train_epoch`, then :func:`evaluate`.
+    """The epochs of one run trained by itself: `train_epoch`, then `evaluate`.
 
-    One of the two epoch engines of :func:`lipnorm_exp.training.launch.fit` (the other trains
-    several runs together: :class:`lipnorm_exp.training.together.Together`); the members it is given
-    are runs (:class:`~lipnorm_exp.training.member.Member`): their ``model``, ``task`` and
+    One of the two epoch engines of `lipnorm_exp.training.launch.fit` (the other trains
+    several runs together: `lipnorm_exp.training.together.Together`); the members it is given
+    are runs (`Member`): their ``model``, ``task`` and
     ``state``.
 
     Args:

@@ -2,20 +2,20 @@
 
 A checkpoint holds everything that decides what a run does next: the model's parameters and
 buffers, the optimiser's moments and step counts, the learning-rate schedule, the early stop,
-the history and best epoch so far (:meth:`~lipnorm_exp.training.state.RunState.state_dict`), and
-every random state the run draws from (:func:`random_state`: Python's, NumPy's, torch's CPU and
+the history and best epoch so far (`state_dict`), and
+every random state the run draws from (`random_state`: Python's, NumPy's, torch's CPU and
 CUDA generators, the generators a task shuffles its batches with, and the dropout stream of a
 copy trained among others). Restored, a run goes on as if it had never stopped: on a CPU the
 record it writes equals that of an uninterrupted run bit for bit, timings aside.
 
 One file per run, ``<results_dir>/.checkpoints/<run_id>.pt``, written whole or not at all
-(:func:`~lipnorm_exp.util.atomic.replacing`) every ``train.checkpoint_every`` epochs, and when the
+(`replacing`) every ``train.checkpoint_every`` epochs, and when the
 run stops on a signal (SIGTERM, SIGHUP, Ctrl-C) or an error: then from the state at the end of its
-last whole epoch, which :class:`Checkpoint` keeps in memory, since the epoch under way is half
+last whole epoch, which `Checkpoint` keeps in memory, since the epoch under way is half
 done. The next launch of the same run resumes from it; ``force=true`` starts over. The file is
 removed once the run's final record (``completed`` or ``diverged``) is written. A file that
 cannot be read, or that another run wrote, is set aside (``<name>.broken-<UTC time>``) with a
-warning and never loaded. The file carries the SHA-256 of its contents (:func:`encode`), so a
+warning and never loaded. The file carries the SHA-256 of its contents (`encode`), so a
 file changed after it was written (one flipped byte) is set aside too, never resumed from.
 ``checkpoint_every=0`` keeps no checkpoint at all.
 """
@@ -55,12 +55,12 @@ log = logging.getLogger(__name__)
 
 #: the layout of a checkpoint's dictionary; a checkpoint of another layout is set aside
 FORMAT = 2
-#: what a checkpoint file starts with, before the SHA-256 of the rest (:func:`encode`)
+#: what a checkpoint file starts with, before the SHA-256 of the rest (`encode`)
 MAGIC = b"lipnorm_exp checkpoint\n"
 
 
 def encode(state: dict[str, Any]) -> bytes:
-    """A checkpoint file's bytes: :data:`MAGIC`, the SHA-256 of the saved state, the state."""
+    """A checkpoint file's bytes: `MAGIC`, the SHA-256 of the saved state, the state."""
     buffer = io.BytesIO()
     torch.save(state, buffer)
     payload = buffer.getvalue()
@@ -68,7 +68,7 @@ def encode(state: dict[str, Any]) -> bytes:
 
 
 def decode(data: bytes) -> Any:
-    """What :func:`encode` encoded.
+    """What `encode` encoded.
 
     Raises:
         ValueError: ``data`` lacks the header, or its contents do not match their checksum.
@@ -119,7 +119,7 @@ def random_state(generators: Sequence[torch.Generator] = ()) -> dict[str, Any]:
 
 
 def set_random_state(state: dict[str, Any], generators: Sequence[torch.Generator] = ()) -> None:
-    """Restore what :func:`random_state` returned, ``generators`` included."""
+    """Restore what `random_state` returned, ``generators`` included."""
     random.setstate(state["python"])
     name, keys, position, has_gauss, gauss = state["numpy"]
     np.random.set_state((name, keys.numpy().astype(np.uint32), position, has_gauss, gauss))
@@ -135,7 +135,7 @@ def snapshot(
 ) -> dict[str, Any]:
     """A copy of one run's state now: ``model``, ``run``, the random states, ``extra``.
 
-    ``run`` is the run's :class:`~lipnorm_exp.training.state.RunState`.
+    ``run`` is the run's `RunState`.
     """
     return {
         "model": model_state(model),
@@ -151,7 +151,7 @@ def restore(
     run,
     generators: Sequence[torch.Generator] = (),
 ) -> None:
-    """Put what :func:`snapshot` copied back into ``model``, ``run`` and the random states."""
+    """Put what `snapshot` copied back into ``model``, ``run`` and the random states."""
     model.load_state_dict(saved["model"])
     run.load_state_dict(saved["run"])
     set_random_state(saved["random"], generators)
@@ -220,7 +220,7 @@ class Checkpoint:
         Args:
             epoch: the epoch just finished.
             state: returns the run's state now, as copies that training on leaves unchanged
-                (:func:`model_state`, :meth:`~lipnorm_exp.training.state.RunState.state_dict`).
+                (`model_state`, `state_dict`).
         """
         if not self.every:
             return

@@ -1,13 +1,13 @@
 """Copies of one model architecture evaluated as one batch: ``vmap`` over stacked parameters.
 
 Each copy is a whole module with its own leaf parameters (and its own optimiser, schedule and
-early stop, see :mod:`lipnorm_exp.training.together`). A forward pass stacks the parameters and
+early stop, see `lipnorm_exp.training.together`). A forward pass stacks the parameters and
 buffers of the copies asked for along a new first dimension and calls the architecture once under
 ``torch.func.vmap`` with ``torch.func.functional_call``: every kernel runs on all copies at
 once, and the gradient of a sum of per-copy losses reaches each copy's own parameters as if it
 had been trained alone. Buffers a forward pass updates in place (BatchNorm's running
 statistics) are written back to their copies. Dropout draws each copy's masks from that copy's
-own random stream (:mod:`lipnorm_exp.nn.copy_dropout`).
+own random stream (`lipnorm_exp.nn.copy_dropout`).
 """
 
 from collections.abc import Sequence
@@ -28,7 +28,7 @@ def _stacked(models: Sequence[nn.Module], named: str) -> dict[str, Tensor]:
     Returns ``{name: [len(models), ...]}``, each stacked along a new first dimension. Not
     ``torch.func.stack_module_state``: that one returns new leaves, detached from the models,
     while here each copy's gradient must reach its own model's parameters, which its own
-    optimiser steps (:mod:`lipnorm_exp.training.together`).
+    optimiser steps (`lipnorm_exp.training.together`).
     """
     tensors = [dict(getattr(model, named)()) for model in models]
     return {name: torch.stack([each[name] for each in tensors]) for name in tensors[0]}

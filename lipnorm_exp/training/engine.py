@@ -1,8 +1,8 @@
-"""The contract between the training loop and an epoch engine: :class:`Engine`.
+"""The contract between the training loop and an epoch engine: `Engine`.
 
-The loop is :func:`lipnorm_exp.training.launch.fit`.
-Two engines keep it: :class:`~lipnorm_exp.training.alone.Alone` trains one run by itself,
-:class:`~lipnorm_exp.training.together.Together` the seeds of one configuration as stacked copies.
+The loop is `lipnorm_exp.training.launch.fit`.
+Two engines keep it: `Alone` trains one run by itself,
+`Together` the seeds of one configuration as stacked copies.
 The loop owns the epochs, the early stop and the records; an engine owns how an epoch's
 arithmetic is done.
 """
@@ -17,13 +17,13 @@ __all__ = ["Engine"]
 
 
 class Engine(Protocol):
-    """What :func:`~lipnorm_exp.training.launch.fit` asks of an epoch engine."""
+    """What `fit` asks of an epoch engine."""
 
     def epoch(self, members: Sequence[Member]) -> list[EpochOutcome]:
         """Train ``members`` (the runs whose previous epoch is done) for one epoch and score them.
 
         Returns:
-            one :class:`~lipnorm_exp.training.epoch.EpochOutcome` per member, in their order.
+            one `EpochOutcome` per member, in their order.
         """
         ...
 

@@ -1,6 +1,6 @@
-"""One training epoch and one evaluation pass over a :class:`~lipnorm_exp.data.Task`.
+"""One training epoch and one evaluation pass over a `Task`.
 
-An evaluation whose model outputs are not all finite raises :class:`NonFiniteError`
+An evaluation whose model outputs are not all finite raises `NonFiniteError`
 instead of scoring them: the arg-max of NaN logits is class 0, an accuracy of nothing. An
 optimiser step that overflows (an update too large for the parameters' dtype, as Adam's with
 ``train.lr=1e300``) ends the epoch with a NaN loss, so the run ends as diverged.
@@ -32,7 +32,7 @@ class NonFiniteError(ArithmeticError):
 
 
 class StepOverflowError(NonFiniteError):
-    """An optimiser step whose update does not fit the parameters' dtype (:func:`step`)."""
+    """An optimiser step whose update does not fit the parameters' dtype (`step`)."""
 
 
 @dataclass
@@ -41,8 +41,8 @@ class EpochOutcome:
 
     Attributes:
         loss: mean training loss.
-        grads: mean ``[depth, 2]`` gradient norms (:func:`gradient_norms`), when tracked.
-        metrics: loss and metric of every split (:func:`score`), or ``None`` where the epoch
+        grads: mean ``[depth, 2]`` gradient norms (`gradient_norms`), when tracked.
+        metrics: loss and metric of every split (`score`), or ``None`` where the epoch
             diverged.
         diverged: what was not finite (the training loss, the outputs), or ``None``.
     """
@@ -62,7 +62,7 @@ def outcome(loss: float, grads: torch.Tensor | None, scores: Callable[[], Scores
     """The epoch's outcome from its training ``loss``: diverged, or scored by ``scores()``.
 
     A non-finite loss, or outputs that ``scores`` finds not finite, make a divergence, named by
-    what was not finite (an overflowed step: :meth:`EpochOutcome.overflowed`).
+    what was not finite (an overflowed step: `EpochOutcome.overflowed`).
     """
     try:
         if not math.isfinite(loss):
@@ -111,11 +111,11 @@ def train_epoch(
 ) -> tuple[float, torch.Tensor | None]:
     """One pass over ``task.train_batches``.
 
-    Returns the mean training loss and, if asked, the mean :func:`gradient_norms` over the
+    Returns the mean training loss and, if asked, the mean `gradient_norms` over the
     optimiser steps of the epoch.
 
     Raises:
-        StepOverflowError: a step overflowed the parameters' dtype (:func:`step`).
+        StepOverflowError: a step overflowed the parameters' dtype (`step`).
     """
     model.train()
     losses, norms = [], []
@@ -166,7 +166,7 @@ def score(task: Task, outputs: Iterable[tuple[torch.Tensor, Data]]) -> Scores:
     """The loss and metric of every split from ``(outputs, batch)`` pairs.
 
     Returns:
-        :class:`~lipnorm_exp.records.schema.Scores`.
+        [`Scores`][lipnorm_exp.records.schema.Scores].
 
     Raises:
         NonFiniteError: some output is NaN or infinite.

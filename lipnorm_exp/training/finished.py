@@ -1,13 +1,13 @@
 """Finished runs: a run's finished record reused instead of training the run again.
 
-A launch looks up each of its runs' records under the run's lock (:func:`run_locks`) and reuses
-the finished ones (:func:`finished_record`); it gives each run's record as a
-:class:`LaunchedRecord`, which says beside the record whether it was reused. None of this needs
+A launch looks up each of its runs' records under the run's lock (`run_locks`) and reuses
+the finished ones (`finished_record`); it gives each run's record as a
+`LaunchedRecord`, which says beside the record whether it was reused. None of this needs
 torch: a job whose runs are all finished (a re-launched sweep's jobs, say) ends through
-:func:`reused_records` without importing it, and the trainer
-(:func:`lipnorm_exp.training.launch.run`) takes the same two steps before it trains what is left.
-Where a run's checkpoint lives (:func:`checkpoint_path`) is said here too, since a finished
-record makes its checkpoint stale.
+`reused_records` without importing it, and the trainer
+([`lipnorm_exp.training.launch.run`][lipnorm_exp.training.launch.run]) takes the same two steps
+before it trains what is left. Where a run's checkpoint lives (`checkpoint_path`) is said here too,
+since a finished record makes its checkpoint stale.
 """
 
 import logging
@@ -51,7 +51,7 @@ class LaunchedRecord(NamedTuple):
     Attributes:
         record: the run's record, as stored.
         reused: ``True`` where the run's finished record was found and the run not trained
-            (:func:`finished_record`; a sweep counts it ``skipped``), ``False`` where it trained
+            (`finished_record`; a sweep counts it ``skipped``), ``False`` where it trained
             now.
     """
 
@@ -89,7 +89,7 @@ def reusable(cfg: DictConfig, record: Record | None) -> bool:
 
     It does when it is finished, unless ``force=true`` asks to run it again, or
     ``rerun_stale=true`` does and the record was made by other numerics than the run computes today
-    (:func:`rerun_reason`).
+    (`rerun_reason`).
     """
     if not record or record[STATUS] not in FINISHED:
         return False
@@ -108,8 +108,8 @@ def rerun_reason(cfg: DictConfig, record: Record) -> str | None:
 def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> Record | None:
     """The finished record of run ``rid``, re-tagged with ``cfg.tags``, to be reused.
 
-    ``None`` when the run is to be trained: it has no finished record, or :func:`rerun_reason`
-    gives one (what :func:`reusable` decides, with the reason logged).
+    ``None`` when the run is to be trained: it has no finished record, or `rerun_reason`
+    gives one (what `reusable` decides, with the reason logged).
     """
     existing = take_record(results_dir, rid)
     if not existing or existing[STATUS] not in FINISHED:
@@ -126,12 +126,13 @@ def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> 
 def reused_records(cfg: DictConfig, desc: str = "") -> list[LaunchedRecord] | None:
     """Every run of ``cfg`` with its finished record, reused, when each one has one.
 
-    Each is reused as :func:`finished_record` reuses it.
+    Each is reused as `finished_record` reuses it.
 
     ``None`` when a run is to be trained, or the results folder does not exist: then the
-    trainer takes over (:func:`lipnorm_exp.training.launch.run`). Validates ``cfg`` first, as
-    the trainer does, so a bad value is refused whether or not its runs are finished; but for
-    what this machine can run, which a finished record has shown and which needs torch.
+    trainer takes over ([`lipnorm_exp.training.launch.run`][lipnorm_exp.training.launch.run]).
+    Validates ``cfg`` first, as the trainer does, so a bad value is refused whether or not its runs
+    are finished; but for what this machine can run, which a finished record has shown and which
+    needs torch.
     """
     validate(cfg, machine=False)
     if not Path(cfg.paths.results_dir).is_dir():

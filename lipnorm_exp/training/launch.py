@@ -1,21 +1,21 @@
 """``run(cfg)``: a configuration's runs, from config to records.
 
 A configuration names one seed or a list of seeds (``seed=[0,1,2]``); each seed is a run, a
-member of the launch (:class:`~lipnorm_exp.training.member.Member`). The launch is validated, its
+member of the launch (`Member`). The launch is validated, its
 folders checked, the runs' locks taken (a second process given the same run waits for it), the runs
 with a finished record skipped (this config's tags added to it); the others are built, resumed from
-their checkpoints where saved (:mod:`lipnorm_exp.training.checkpoint`) and trained by one loop,
-:func:`fit`, over one of two epoch engines: one run alone
-(:class:`~lipnorm_exp.training.alone.Alone`), or the seeds of a list together as stacked copies
-(:class:`~lipnorm_exp.training.together.Together`).
+their checkpoints where saved (`lipnorm_exp.training.checkpoint`) and trained by one loop,
+`fit`, over one of two epoch engines: one run alone
+(`Alone`), or the seeds of a list together as stacked copies
+(`Together`).
 
 Each run keeps its best-validation epoch and ends after ``train.epochs``, on its early stop, or
 as ``diverged`` at a non-finite loss or output (a result: deep unnormalised GATs explode),
 keeping the epochs before it. An exception during training writes a ``failed`` record with the
-error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see :mod:`lipnorm_exp.util.stopping`) an
+error, a ``KeyboardInterrupt`` (Ctrl-C, or a stop signal, see `lipnorm_exp.util.stopping`) an
 ``interrupted`` one, and either is raised again; both keep the epochs so far, in the record and
 in the checkpoint the next launch resumes from. Neither replaces a finished record of the run
-(:func:`~lipnorm_exp.records.save_record`).
+([`save_record`][lipnorm_exp.records.save_record]).
 """
 
 import time
@@ -42,12 +42,12 @@ __all__ = ["fit", "launch_records", "no_tracker", "run"]
 
 
 def no_tracker(cfg: DictConfig, rid: str) -> NullTracker:
-    """The tracker of ``logger=none``, and what :func:`run` is given by default."""
+    """The tracker of ``logger=none``, and what `run` is given by default."""
     return NullTracker()
 
 
 def check_tracker(cfg: DictConfig, tracker: TrackerFactory) -> None:
-    """Refuse, before anything is loaded, a ``logger`` that :func:`no_tracker` cannot serve.
+    """Refuse, before anything is loaded, a ``logger`` that `no_tracker` cannot serve.
 
     Raises:
         ConfigError: ``cfg`` names another logger and no tracker factory was given.
@@ -63,17 +63,17 @@ def check_tracker(cfg: DictConfig, tracker: TrackerFactory) -> None:
 def run(cfg: DictConfig, desc: str = "", tracker: TrackerFactory = no_tracker) -> list[Record]:
     """Run the configuration ``cfg``: the records of its runs, one per seed, in seed order.
 
-    A finished record of a run (same :func:`~lipnorm_exp.records.run_id`, made by this preset
+    A finished record of a run (same [`run_id`][lipnorm_exp.records.run_id], made by this preset
     or another) is reused rather than run again; the tags of ``cfg`` it lacks are added to it,
     so the record names every preset it serves. Which records were reused:
-    :func:`launch_records`.
+    `launch_records`.
 
     Args:
         cfg: the whole resolved config (see ``configs/config.yaml``); a list of seeds
             (``seed=[0,1,2]``) trains those runs together.
         desc: label of the progress bar and log lines (the sweep position, for instance).
         tracker: makes each run's tracker (the CLI passes
-            :func:`lipnorm_exp.cli.tracking.make_tracker`, which reads ``logger``).
+            `lipnorm_exp.cli.tracking.make_tracker`, which reads ``logger``).
     """
     return [launched.record for launched in launch_records(cfg, desc, tracker)]
 
@@ -81,7 +81,7 @@ def run(cfg: DictConfig, desc: str = "", tracker: TrackerFactory = no_tracker) -
 def launch_records(
     cfg: DictConfig, desc: str = "", tracker: TrackerFactory = no_tracker
 ) -> list[LaunchedRecord]:
-    """:func:`run`'s records, each saying whether it was reused or trained now."""
+    """`run`'s records, each saying whether it was reused or trained now."""
     check_tracker(cfg, tracker)
     results_dir, device = prepare(cfg)
     together = isinstance(cfg.seed, ListConfig)
@@ -133,9 +133,9 @@ def fit(members: list[Member], engine: Engine, setup_s: float = 0.0, desc: str =
 
     Args:
         members: the runs.
-        engine: the epoch engine (:class:`~lipnorm_exp.training.engine.Engine`):
-            :class:`~lipnorm_exp.training.alone.Alone` (one run) or
-            :class:`~lipnorm_exp.training.together.Together`.
+        engine: the epoch engine (`Engine`):
+            `Alone` (one run) or
+            `Together`.
         setup_s: seconds spent before training (data, model, resuming), for the records.
         desc: label of the progress bar and log lines.
     """

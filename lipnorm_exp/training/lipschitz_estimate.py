@@ -1,16 +1,17 @@
 r"""Empirical Lipschitz constants of graph layers: spectral norms of their Jacobians.
 
-For a graph layer :math:`f_l` and the node features :math:`H^{(l-1)}` it receives on a
+For a graph layer $f_l$ and the node features $H^{(l-1)}$ it receives on a
 batch, the local Lipschitz constant is the largest singular value of the Jacobian,
 
-.. math::
-    \hat L_l = \big\|J_{f_l}(H^{(l-1)})\big\|_2
-    = \max_{\|V\|_F = 1} \big\|J_{f_l}(H^{(l-1)})\,V\big\|_F
-    \;\le\; L(f_l),
+$$
+\hat L_l = \left\|J_{f_l}(H^{(l-1)})\right\|_2
+= \max_{\|V\|_F = 1} \left\|J_{f_l}(H^{(l-1)})\,V\right\|_F
+\;\le\; L(f_l),
+$$
 
 a lower bound of the layer's Lipschitz constant (the paper's Eq. 2 takes the supremum over
 all inputs; LipschitzNorm bounds it by Corollaries 1 and 2). It is found by power iteration
-on :math:`J^\top J`, one Jacobian-vector product (``torch.func.jvp``) and one
+on $J^\top J$, one Jacobian-vector product (``torch.func.jvp``) and one
 vector-Jacobian product (``torch.func.vjp``) per step, so the Jacobian is never formed.
 The start vector comes from its own generator: the estimate leaves the global random
 state, hence training, unchanged.
@@ -26,7 +27,7 @@ from torch_geometric.data import Data
 
 from lipnorm_exp.models.base import DepthwiseGNN
 
-#: power-iteration steps of :func:`layer_lipschitz` (each one a JVP and a VJP)
+#: power-iteration steps of `layer_lipschitz` (each one a JVP and a VJP)
 ITERATIONS = 10
 
 
@@ -38,18 +39,19 @@ def spectral_norm(
 ) -> float:
     r"""Largest singular value of the Jacobian of ``fn`` at ``x``, by power iteration.
 
-    .. math::
-        v_{t+1} = \frac{J^\top J v_t}{\|J^\top J v_t\|}, \qquad
-        \hat\sigma = \|J v_T\| \le \sigma_{\max}(J)
+    $$
+    v_{t+1} = \frac{J^\top J v_t}{\|J^\top J v_t\|}, \qquad
+    \hat\sigma = \|J v_T\| \le \sigma_{\max}(J)
+    $$
 
     Args:
         fn: a function of one tensor (the other inputs fixed).
         x: the point where the Jacobian is taken.
-        iterations: power-iteration steps :math:`T`. (default: :obj:`10`)
-        seed: seed of the random start vector :math:`v_0`. (default: :obj:`0`)
+        iterations: power-iteration steps $T$. (default: `10`)
+        seed: seed of the random start vector $v_0$. (default: `0`)
 
     Returns:
-        :math:`\hat\sigma`; the error shrinks like :math:`(\sigma_2 / \sigma_1)^{2T}`.
+        $\hat\sigma$; the error shrinks like $(\sigma_2 / \sigma_1)^{2T}$.
     """
     x = x.detach()
     generator = torch.Generator(device=x.device).manual_seed(seed)
@@ -70,16 +72,16 @@ def _of_first(
 
 
 def layer_lipschitz(model: DepthwiseGNN, batch: Data, iterations: int = ITERATIONS) -> list[float]:
-    """:func:`spectral_norm` of each graph layer of ``model`` at the input it receives on ``batch``.
+    """`spectral_norm` of each graph layer of ``model`` at the input it receives on ``batch``.
 
     The model runs in evaluation mode (no dropout) and is put back in its former mode. Each
     layer's other inputs (edges, GCNII's initial features) are held fixed.
 
     Args:
-        model: a :class:`~lipnorm_exp.models.base.DepthwiseGNN` (its ``convs`` are the layers).
+        model: a `DepthwiseGNN` (its ``convs`` are the layers).
         batch: a graph with ``x`` and ``edge_index`` (and ``batch`` for PairNorm), on the
             model's device.
-        iterations: power-iteration steps per layer. (default: :obj:`10`)
+        iterations: power-iteration steps per layer. (default: `10`)
 
     Returns:
         One estimate per graph layer, first layer first.

@@ -1,11 +1,11 @@
-"""One run of a launch, from its config to its record: :class:`Member`.
+"""One run of a launch, from its config to its record: `Member`.
 
-A launch (:func:`lipnorm_exp.training.launch.run`) trains the runs of its seeds, one alone or
-several together; each is a member. A member is made exactly as the run would be made alone (seed
-everything, load the task, build the model), then resumed from the run's checkpoint where one
-is saved (:mod:`lipnorm_exp.training.checkpoint`). The training loop hands it each epoch's outcome
-(:meth:`Member.take`), asks it to keep its state between epochs (:meth:`Member.keep`) and closes
-it when its run ends (:meth:`Member.close`): the record, also of a run stopped or failed, then
+A launch ([`lipnorm_exp.training.launch.run`][lipnorm_exp.training.launch.run]) trains the runs of
+its seeds, one alone or several together; each is a member. A member is made exactly as the run
+would be made alone (seed everything, load the task, build the model), then resumed from the run's
+checkpoint where one is saved (`lipnorm_exp.training.checkpoint`). The training loop hands it each
+epoch's outcome (`Member.take`), asks it to keep its state between epochs (`Member.keep`) and closes
+it when its run ends (`Member.close`): the record, also of a run stopped or failed, then
 holds every epoch so far, and a final record removes the checkpoint.
 """
 
@@ -55,7 +55,7 @@ class Member:
 
     Args:
         cfg: the run's config (one seed).
-        rid: its :func:`~lipnorm_exp.records.run_id`.
+        rid: its [`run_id`][lipnorm_exp.records.run_id].
         results_dir: the folder of its record.
         device: where it trains.
         started: when the launch started (UTC), the record's ``started_at``.
@@ -63,7 +63,7 @@ class Member:
         tracker: makes what receives its epochs and its record (called once its model is
             built, so a run whose data or model cannot be made starts no tracker).
         together: the seeds it trains with, where it trains among others: it then draws its
-            dropout masks from a stream of its own (:class:`~lipnorm_exp.nn.copy_dropout.
+            dropout masks from a stream of its own (`
             RandomStream`), which its checkpoint keeps, and its record says ``batched``.
     """
 
@@ -152,7 +152,7 @@ class Member:
         ``failed``, saying after which epoch it stopped and from which one its next launch
         resumes. A final record removes the checkpoint. A stop request (Ctrl-C, SIGTERM) while
         the record is written takes effect once it is whole
-        (:func:`~lipnorm_exp.util.stopping.held_stops`).
+        (`held_stops`).
         """
         self._end(error)
         self._add_timing(setup_s)

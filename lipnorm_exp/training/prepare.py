@@ -1,7 +1,7 @@
-"""What a launch does before it trains (:func:`lipnorm_exp.training.launch.run`).
+"""What a launch does before it trains (`lipnorm_exp.training.launch.run`).
 
 Check the config and the folders, pick the device; the runs' locks and the runs already finished
-are :mod:`lipnorm_exp.training.finished`'s.
+are `lipnorm_exp.training.finished`'s.
 """
 
 from pathlib import Path

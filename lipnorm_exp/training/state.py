@@ -1,6 +1,6 @@
 """One run's state between epochs: its schedule, early stop, history, best epoch and outcome.
 
-:class:`RunState` is what the training loop (:func:`lipnorm_exp.training.launch.fit`) hands each
+`RunState` is what the training loop (`lipnorm_exp.training.launch.fit`) hands each
 epoch's numbers to, whether its engine trains one run or several together: every run keeps the same
 rows, selects its best epoch and stops on the same rule.
 """
@@ -54,7 +54,7 @@ class NullTracker:
 
 
 #: makes a run's tracker from its config and run id (the CLI's:
-#: :func:`lipnorm_exp.cli.tracking.make_tracker`, which reads ``logger``)
+#: `lipnorm_exp.cli.tracking.make_tracker`, which reads ``logger``)
 TrackerFactory = Callable[[DictConfig, str], Tracker]
 
 
@@ -118,7 +118,7 @@ MIN_IMPROVEMENT = 1e-4
 class EarlyStopping:
     """Stop after ``train.patience`` epochs without a better ``train.patience_metric``.
 
-    An accuracy counts as better when it rises by more than :data:`MIN_IMPROVEMENT` (Alon &
+    An accuracy counts as better when it rises by more than `MIN_IMPROVEMENT` (Alon &
     Yahav's rule); a run whose monitored accuracy reaches 1 stops at once, having nothing left
     to improve. ``patience=0`` never stops.
     """
@@ -170,8 +170,8 @@ class RunState:
     """The epochs of one run so far, and whether it goes on.
 
     The best epoch is the one with the highest validation accuracy (the first one on ties).
-    A run ends after ``train.epochs`` epochs, on :class:`EarlyStopping`, or at a divergence
-    (:meth:`diverge`), which leaves no row: the history holds the epochs before it.
+    A run ends after ``train.epochs`` epochs, on `EarlyStopping`, or at a divergence
+    (`diverge`), which leaves no row: the history holds the epochs before it.
 
     Args:
         optimizer: the run's optimiser (its lr is logged and scheduled).
@@ -197,7 +197,7 @@ class RunState:
     def state_dict(self) -> dict[str, Any]:
         """A copy of what decides the run's next epochs: optimiser, schedule, early stop, rows.
 
-        Only a run that goes on has one worth keeping (:mod:`lipnorm_exp.training.checkpoint`): its
+        Only a run that goes on has one worth keeping (`lipnorm_exp.training.checkpoint`): its
         status is ``completed`` so far. Rows are never changed once added, so the history is
         copied as a list of the same rows.
         """
@@ -211,7 +211,7 @@ class RunState:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Go on from ``state`` (:meth:`state_dict`) as if the epochs before it had run here."""
+        """Go on from ``state`` (`state_dict`) as if the epochs before it had run here."""
         self.epoch = state["epoch"]
         self.optimizer.load_state_dict(state["optimizer"])
         if self.scheduler is not None:
@@ -244,7 +244,7 @@ class RunState:
         Args:
             epoch: 1-based epoch number.
             loss: mean training loss of the epoch.
-            metrics: loss and metric of every split (:func:`~lipnorm_exp.training.epoch.evaluate`).
+            metrics: loss and metric of every split (`evaluate`).
             grads: mean ``[depth, 2]`` gradient norms of the epoch, when tracked.
             lipschitz: called for the per-layer Lipschitz estimates when they are due.
         """
@@ -280,7 +280,7 @@ class RunState:
 
 
 class RunResult(TypedDict):
-    """What a run's training gives its record (:meth:`RunState.result`), in the record's order."""
+    """What a run's training gives its record (`RunState.result`), in the record's order."""
 
     status: Status
     error: str | None

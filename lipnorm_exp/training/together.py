@@ -1,17 +1,17 @@
 """``seed=[0,1,2]``: the epoch engine that trains several seeds of one configuration together.
 
 Each seed is the run it would be alone, with the same identity and record
-(:class:`~lipnorm_exp.training.member.Member`: its data and model made as alone, its own Adam
+(`Member`: its data and model made as alone, its own Adam
 optimiser, learning-rate schedule, early stop and best epoch). What is shared is the
 computation: every epoch runs the forward and backward pass of all copies still training as
-one batch (:class:`~lipnorm_exp.training.copies.StackedCopies`), so a GPU runs a few large kernels
+one batch (`StackedCopies`), so a GPU runs a few large kernels
 instead of many small ones. The loss minimised is the sum of the copies' losses, whose gradient
 with respect to each copy's parameters is that copy's own; dropout draws each copy's masks from
 its own stream. A run's losses therefore equal those of the same run trained alone, within float
 tolerance (the batched kernels add in another order).
 
 A copy leaves the batch when it ends (early stop, divergence, last epoch) and its record is
-written then (:func:`lipnorm_exp.training.launch.fit`); each keeps its own checkpoint, its dropout
+written then (`lipnorm_exp.training.launch.fit`); each keeps its own checkpoint, its dropout
 stream included, and resumes from it. Each record says it was trained in a batch (``batched``: the
 seeds trained together). Only
 full-graph tasks can be batched: every copy trains and evaluates on one graph, the same for all
@@ -55,7 +55,7 @@ def check_together(cfg: DictConfig) -> None:
 
 
 def _single_graph(member: Member) -> Data:
-    """The one graph ``member``'s task trains and evaluates on, or a :class:`ConfigError`."""
+    """The one graph ``member``'s task trains and evaluates on, or a `ConfigError`."""
     task = member.task
     train, evaluation = list(task.train_batches), list(task.eval_batches)
     if len(train) != 1 or len(evaluation) != 1 or train[0] is not evaluation[0]:
@@ -69,8 +69,8 @@ def _single_graph(member: Member) -> Data:
 class Together:
     """The epochs of several runs trained as one batch of stacked copies.
 
-    One of the two epoch engines of :func:`lipnorm_exp.training.launch.fit` (the other:
-    :class:`lipnorm_exp.training.alone.Alone`).
+    One of the two epoch engines of `lipnorm_exp.training.launch.fit` (the other:
+    `lipnorm_exp.training.alone.Alone`).
 
     Args:
         members: every run trained together, each with its dropout stream.

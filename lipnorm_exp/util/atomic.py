@@ -1,7 +1,7 @@
 """Files written whole or not at all: a temporary name in the same folder, then a rename.
 
 A temporary file is named ``.<target name>.<pid>.<random>.tmp``, so a writer killed before its
-rename leaves a file that :func:`remove_stale_temps` recognises as left behind (its process
+rename leaves a file that `remove_stale_temps` recognises as left behind (its process
 has ended) and removes, while files being written by live processes are left alone.
 """
 
@@ -45,7 +45,7 @@ def replacing(target: str | Path) -> Iterator[Path]:
 
 
 def write_whole(target: str | Path, text: str) -> Path:
-    """Write ``text`` to ``target`` whole or not at all (:func:`replacing`); returns ``target``."""
+    """Write ``text`` to ``target`` whole or not at all (`replacing`); returns ``target``."""
     with replacing(target) as temporary:
         temporary.write_text(text)
     return Path(target)
@@ -66,7 +66,7 @@ def remove_stale_temps(folder: str | Path, recursive: bool = False) -> list[Path
     """Remove the temporary files (``.*.tmp``) of ``folder`` whose writers are gone.
 
     A name carrying a process id is stale once that process has ended; any other is stale once
-    untouched for :data:`STALE_AFTER_S` seconds. ``recursive``: also in the folders below.
+    untouched for `STALE_AFTER_S` seconds. ``recursive``: also in the folders below.
     Returns the files removed.
     """
     now, removed = time.time(), []

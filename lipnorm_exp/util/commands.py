@@ -27,11 +27,11 @@ def folder_path(text: str) -> Path:
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """An :class:`argparse.ArgumentParser` that refuses a bad argument in one line (no usage block).
+    """An `argparse.ArgumentParser` that refuses a bad argument in one line (no usage block).
 
     Args:
         error_prefix (str): the start of that line (``lipnorm_exp.report: error: ``).
-        *args, **kwargs: :class:`argparse.ArgumentParser`'s.
+        *args, **kwargs: `argparse.ArgumentParser`'s.
     """
 
     def __init__(self, *args, error_prefix: str, **kwargs):
@@ -39,7 +39,7 @@ class OneLineParser(argparse.ArgumentParser):
         self.error_prefix = error_prefix
 
     def error(self, message: str):
-        """Print ``<error_prefix><message>; see --help`` and exit with :data:`EXIT_REFUSED`."""
+        """Print ``<error_prefix><message>; see --help`` and exit with `EXIT_REFUSED`."""
         self.exit(EXIT_REFUSED, f"{self.error_prefix}{message}; see --help\n")
 
 
@@ -51,10 +51,10 @@ def run_command(
     Args:
         body: the command's work; returns its exit status.
         refused: the error type of an argument the command cannot work with: printed after
-            ``error_prefix``, exit :data:`EXIT_REFUSED`.
+            ``error_prefix``, exit `EXIT_REFUSED`.
         error_prefix: the start of that line (``lipnorm_exp.report: error: ``).
         interrupted: the line printed on Ctrl-C (what is whole, what to do), exit
-            :data:`EXIT_INTERRUPTED`.
+            `EXIT_INTERRUPTED`.
     """
     try:
         return body()

@@ -1,9 +1,9 @@
 """What a config value may be: a type and its limits, checked without converting the value.
 
-A schema field (:mod:`lipnorm_exp.config.schema`) is annotated with a Python type (``int``,
+A schema field (`lipnorm_exp.config.schema`) is annotated with a Python type (``int``,
 ``float``, ``bool``, ``str``, ``list[...]``, ``dict[...]``, ``X | None``) and, through
-``typing.Annotated``, with limits (:class:`AtLeast`, :class:`Between`, :class:`OneOf`,
-:class:`Matches`, :class:`Folder`) and the markers :data:`MAY_BE_ABSENT` and :class:`ByName`.
+``typing.Annotated``, with limits (`AtLeast`, `Between`, `OneOf`,
+`Matches`, `Folder`) and the markers `MAY_BE_ABSENT` and `ByName`.
 
 Values are checked as they are and never converted: the command line and the YAML files give
 ``1`` and ``1.0`` as different values, and a run's identity hashes them as they are. A ``float``

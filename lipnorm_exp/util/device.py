@@ -20,7 +20,7 @@ def cuda_index(device: torch.device) -> int:
 
 
 def pick_device(name: str) -> torch.device:
-    """:func:`parse_device`, refusing a CUDA device this machine does not have.
+    """`parse_device`, refusing a CUDA device this machine does not have.
 
     Raises:
         ConfigError: a CUDA device this machine does not have.

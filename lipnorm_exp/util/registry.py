@@ -13,7 +13,7 @@ class Registry(Generic[T]):
     """A mapping from short config names to objects, filled by a decorator or by a table.
 
     A table names each object by where it is defined (``"lipnorm_exp.models.gcn.GCN"``) and its
-    module is imported when the object is first asked for (:meth:`get`): the registry knows its
+    module is imported when the object is first asked for (`get`): the registry knows its
     names, and a config can be checked against them, without importing what they name (torch,
     for a model or a dataset loader).
 
@@ -54,7 +54,7 @@ class Registry(Generic[T]):
         return add
 
     def get(self, name: str) -> T:
-        """The object filed under ``name``, or a :class:`ConfigError` listing the names."""
+        """The object filed under ``name``, or a `ConfigError` listing the names."""
         if name not in self:
             raise ConfigError(f"{self.key}: unknown value '{name}'; allowed: {', '.join(self)}")
         if name not in self._entries:

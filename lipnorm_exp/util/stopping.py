@@ -1,12 +1,13 @@
 """Stopping cleanly: SIGTERM and SIGHUP as Ctrl-C, and sweep workers that stop with their sweep.
 
-Inside :func:`stop_requests`, SIGTERM and SIGHUP raise :class:`Stopped` (a
+Inside `stop_requests`, SIGTERM and SIGHUP raise `Stopped` (a
 ``KeyboardInterrupt``) in the main thread as Ctrl-C raises ``KeyboardInterrupt``, so that a run
-ends as ``interrupted`` (:func:`lipnorm_exp.training.launch.run`) instead of vanishing. A run in a
-worker process of a sweep on the sweep's machine (joblib or submitit-local launchers) also watches
-the sweep's own process, named by :data:`SWEEP_PID_ENV` (set while :func:`running_sweep`): once
-that process has ended, however it ended (``kill -9`` included), the worker stops itself the same
-way, within :data:`WATCH_INTERVAL_S` seconds. Jobs on other machines (a SLURM cluster) run on.
+ends as ``interrupted`` ([`lipnorm_exp.training.launch.run`][lipnorm_exp.training.launch.run])
+instead of vanishing. A run in a worker process of a sweep on the sweep's machine (joblib or
+submitit-local launchers) also watches the sweep's own process, named by `SWEEP_PID_ENV` (set while
+`running_sweep`): once that process has ended, however it ended (``kill -9`` included), the worker
+stops itself the same way, within `WATCH_INTERVAL_S` seconds. Jobs on other machines (a SLURM
+cluster) run on.
 """
 
 import os
@@ -51,7 +52,7 @@ def _raise_stopped(signum: int, frame: Any) -> None:
 
 
 def install_stop_handlers() -> dict[int, Any]:
-    """Make the :data:`STOP_SIGNALS` raise :class:`Stopped`, and Ctrl-C ``KeyboardInterrupt``.
+    """Make the `STOP_SIGNALS` raise `Stopped`, and Ctrl-C ``KeyboardInterrupt``.
 
     Call from the main thread. Returns the handlers replaced, by signal.
     """
@@ -65,7 +66,7 @@ def install_stop_handlers() -> dict[int, Any]:
 
 
 def sweep_process() -> str:
-    """The value of :data:`SWEEP_PID_ENV` that names this process."""
+    """The value of `SWEEP_PID_ENV` that names this process."""
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -90,7 +91,7 @@ class _SweepWatch(threading.Thread):
         self.done = threading.Event()
 
     def run(self) -> None:
-        """Look every :data:`WATCH_INTERVAL_S` seconds until the block ends or the sweep has."""
+        """Look every `WATCH_INTERVAL_S` seconds until the block ends or the sweep has."""
         while not self.done.wait(WATCH_INTERVAL_S):
             if not process_alive(self.pid):
                 _reasons[signal.SIGTERM] = f"stopped: its sweep (process {self.pid}) has ended"
@@ -100,7 +101,7 @@ class _SweepWatch(threading.Thread):
 
 @contextmanager
 def held_stops() -> Iterator[None]:
-    """Within the block, Ctrl-C and the :data:`STOP_SIGNALS` are held until it ends.
+    """Within the block, Ctrl-C and the `STOP_SIGNALS` are held until it ends.
 
     The first one received takes effect as the block ends, so that a finished run's record is
     written whole before the run stops. Outside the main thread (where no signal handler can be
@@ -150,8 +151,8 @@ def stop_requests() -> Iterator[None]:
 def running_sweep() -> Iterator[None]:
     """Within the block, this process runs a sweep.
 
-    Its workers know it by :data:`SWEEP_PID_ENV` (:func:`sweep_process`), inherited by joblib
-    and submitit workers, and stop requests raise (:func:`install_stop_handlers`) so that the
+    Its workers know it by `SWEEP_PID_ENV` (`sweep_process`), inherited by joblib
+    and submitit workers, and stop requests raise (`install_stop_handlers`) so that the
     sweep ends as Ctrl-C ends it. Both are restored as the block ends. Call from the main thread.
     """
     previous = install_stop_handlers()

@@ -9,6 +9,6 @@ __all__ = ["MESSAGE_PATHS", "VARIANTS"]
 VARIANTS = ("paper", "published")
 """``paper``: the paper's equations (default); ``published``: the authors' public code."""
 
-#: how an attention layer sums its weighted messages (:meth:`lipnorm_exp.nn.attention.
+#: how an attention layer sums its weighted messages (`lipnorm_exp.nn.attention.
 #: AttentionLayer.sum_messages`)
 MESSAGE_PATHS = ("auto", "gather", "csr")

@@ -91,20 +91,81 @@ def test_run_with_goes_before_a_trailing_comment():
     )
 
 
-@pytest.mark.slow
-@pytest.mark.docs
-def test_the_site_builds_with_warnings_as_errors(tmp_path):
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site, built once for the module's tests with every warning an error."""
     pytest.importorskip("mkdocstrings", reason="the docs extra (in all)")
-    site = tmp_path / "site"
+    site = tmp_path_factory.mktemp("site")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
         cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    return site
+
+
+@pytest.mark.slow
+@pytest.mark.docs
+def test_the_site_builds_with_warnings_as_errors(site):
     assert "lipschitz_normalize" in (site / "api" / "nn" / "index.html").read_text()
-    assert "Findings" in (site / "results" / "index.html").read_text()
+    assert "Findings" in (site / "results" / "findings" / "index.html").read_text()
+    assert "Results and findings" in (site / "results" / "index.html").read_text()
     assert (site / "results" / "SCORECARD" / "index.html").is_file()
     assert (site / "results" / "bench" / "layers" / "index.html").is_file()
+
+
+#: a reST role as Markdown leaves it: the role's name, then its target as code
+RAW_ROLE = re.compile(r":(?:math|class|func|meth|attr|mod|obj|data|exc|ref):<code>")
+#: code, where a page may quote reST (docs/contributing.md does)
+CODE = re.compile(r"<code>.*?</code>|<pre>.*?</pre>", re.S)
+#: the text of MathML's tokens
+MATH_TOKEN = re.compile(r"<(mi|mo|mn|mtext)\b[^>]*>([^<]*)</\1>")
+
+
+@pytest.mark.slow
+@pytest.mark.docs
+def test_the_site_shows_math_and_links_not_restructuredtext(site):
+    pages = {path.relative_to(site).as_posix(): path.read_text() for path in site.rglob("*.html")}
+    for name, html in pages.items():
+        assert not RAW_ROLE.search(html), (name, RAW_ROLE.search(html))
+        assert ".. math::" not in CODE.sub("", html), name
+        assert 'class="arithmatex"' not in html, f"{name}: TeX left untypeset"
+        tokens = [text for _, text in MATH_TOKEN.findall(html) if "\\" in text]
+        assert not tokens, f"{name}: TeX commands the converter did not know: {tokens[:5]}"
+    layers = pages["api/nn/index.html"]
+    assert layers.count('<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">') >= 10
+    assert layers.count("<math ") >= 200
+    # the docstrings' references are links into the reference
+    assert 'href="#lipnorm_exp.nn.GATLipschitzNorm"><code>GATLipschitzNorm</code></a>' in layers
+
+
+@pytest.mark.slow
+@pytest.mark.docs
+def test_every_page_builds_to_a_file_of_its_own(site):
+    """The site's search index holds one entry per page, at the page's address."""
+    from mkdocs.config import load_config
+    from mkdocs.structure.files import get_files
+
+    config = load_config(str(REPO / "mkdocs.yml"))
+    pages = config.plugins.on_files(get_files(config), config=config).documentation_pages()
+    entries = json.loads((site / "search" / "search_index.json").read_text())["docs"]
+    addresses = [entry["location"] for entry in entries if "#" not in entry["location"]]
+    assert len(addresses) == len(set(addresses)) == len(pages)
+
+
+@pytest.mark.docs
+def test_two_pages_on_one_file_fail_the_build():
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import PluginError
+    from mkdocs.structure.files import File, get_files
+
+    config = load_config(str(REPO / "mkdocs.yml"))
+    files = get_files(config)
+    config.plugins.on_files(files, config=config)  # as the site is: one file each
+    files = get_files(config)
+    files.append(File("results/index.md", str(REPO / "docs"), config.site_dir, True))
+    with pytest.raises(PluginError, match="results.md, results/index.md -> results/index.html"):
+        config.plugins.on_files(files, config=config)
 
 
 @pytest.mark.slow
