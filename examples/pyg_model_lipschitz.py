@@ -99,7 +99,7 @@ def main(argv=None):
         if val_acc > best_val:
             best_val, test_at_best = val_acc, test_acc
         print(
-            f"Epoch: {epoch:03d}, Loss: {float(loss):.4f}, Train: {train_acc:.4f}, "
+            f"Epoch: {epoch:03d}, Loss: {loss.item():.4f}, Train: {train_acc:.4f}, "
             f"Val: {val_acc:.4f}, Test: {test_acc:.4f}, Time: {time.perf_counter() - start:.3f}s"
         )
     print(f"Best Val: {best_val:.4f}, Test at best Val: {test_at_best:.4f}")

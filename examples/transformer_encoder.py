@@ -91,7 +91,7 @@ def main(argv=None):
             loss = F.cross_entropy(model(tokens, padding), labels)
             loss.backward()
             optimizer.step()
-            total += float(loss) * len(batch)
+            total += loss.item() * len(batch)
         model.eval()
         with torch.no_grad():
             tokens, padding, labels = test_set

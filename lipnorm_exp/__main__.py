@@ -7,6 +7,7 @@ import hydra
 from omegaconf import DictConfig, ListConfig
 
 from lipnorm_exp.cli.closing import closing_line
+from lipnorm_exp.cli.console import print_version
 from lipnorm_exp.cli.errors import (
     ERROR_PREFIX,
     EXIT_INTERRUPTED,
@@ -110,8 +111,10 @@ def train(cfg: DictConfig, position: str) -> list[LaunchedRecord]:
 def console() -> None:
     """``lipnorm-exp`` and ``python -m lipnorm_exp``: `main`, its refusals in one line.
 
-    Hydra's refusals of the command line, like the project's, and a stop request end in one line.
+    Hydra's refusals of the command line, like the project's, and a stop request end in one line;
+    ``--version`` prints the package's version (Hydra's would print its own).
     """
+    print_version(sys.argv[1:])
     try:
         with REFUSALS.installed():
             main()

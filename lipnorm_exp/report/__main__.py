@@ -10,8 +10,10 @@ The reproduction scorecard (`lipnorm_exp.report.scorecard`) goes to
 ``<out>/SCORECARD.md`` and ``<out>/scorecard.csv``.
 
 Every file is written whole under a temporary name and renamed, so a kill leaves each file the
-old one or the new one. A refused argument ends the report in one line with exit status 2,
-Ctrl-C in one line with 130.
+old one or the new one. An ``--out`` folder that the report creates, other than ``results`` (the
+repository's report, its default), gets a ``.gitignore`` of ``*``, as pytest's and mypy's caches
+do, so that a report of one's own runs is not committed by accident. A refused argument ends
+the report in one line with exit status 2, Ctrl-C in one line with 130.
 """
 
 import argparse
@@ -22,18 +24,23 @@ import pandas as pd
 
 from lipnorm_exp.records import FAILED, INTERRUPTED, RUNS_FOLDER, schema
 from lipnorm_exp.report.aggregate import report_groups, usable_runs
+from lipnorm_exp.report.coverage import coverage
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.frame import load_records
 from lipnorm_exp.report.paper_presets import owned_figures, owned_tables
 from lipnorm_exp.report.scorecard import write_scorecard
 from lipnorm_exp.report.tables import write_tables
-from lipnorm_exp.util.atomic import remove_stale_temps
+from lipnorm_exp.util.atomic import remove_stale_temps, write_whole
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import ConfigError
 from lipnorm_exp.util.folders import writable_folder
 
 #: the start of the one line a refused command prints
 ERROR_PREFIX = "lipnorm_exp.report: error: "
+#: the default ``--out``: the repository's report of its records (``make report``), committed
+REPOSITORY_OUT = Path("results")
+#: what a folder the report creates elsewhere holds, so that git ignores it and all it holds
+IGNORE_ALL = "# made by lipnorm-exp-report: a report of one's own runs, never committed\n*\n"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -52,9 +59,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--out",
         type=folder_path,
-        default=Path("results"),
+        default=REPOSITORY_OUT,
         help="output folder; each scale and protocol gets <out>/<scale>/<protocol>/tables "
-        "and figures (default: %(default)s)",
+        "and figures; one the report creates, other than %(default)s, is git-ignored "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--only",
@@ -105,7 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def body() -> int:
         frame = load_records(args.runs)
+        created = not args.out.exists()
         check_args(args, frame)
+        if created and args.out.resolve() != REPOSITORY_OUT.resolve():
+            write_whole(args.out / ".gitignore", IGNORE_ALL)
         write_report(args, frame)
         return 0
 
@@ -119,7 +130,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def write_report(args: argparse.Namespace, frame: pd.DataFrame) -> None:
-    """Print what ``frame`` holds and write the tables, figures and scorecard ``args`` ask for."""
+    """Print what ``frame`` holds and write the tables, figures and scorecard ``args`` ask for.
+
+    The first line printed says which presets, scales and protocols the records cover and which
+    of the scorecard's presets they can score (:func:`~lipnorm_exp.report.coverage.coverage`).
+    """
+    print(coverage(frame))
     failed = int((frame[schema.STATUS] == FAILED).sum())
     interrupted = int((frame[schema.STATUS] == INTERRUPTED).sum())
     set_aside = frame.attrs["set_aside"]

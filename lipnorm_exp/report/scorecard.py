@@ -26,15 +26,8 @@ from lipnorm_exp.records.identity import REPORTING_SEEDS_FROM
 from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.records.numerics import NUMERICS_VERSION
 from lipnorm_exp.records.verify import OLD_RULE, PASSING, rejudged
-from lipnorm_exp.report.aggregate import (
-    CSV_DECIMALS,
-    HELD_OUT_SEEDS,
-    hyper_settings,
-    preset_runs,
-    select,
-    usable_runs,
-)
-from lipnorm_exp.report.grids import PresetGrid, paper_protocol
+from lipnorm_exp.report.aggregate import CSV_DECIMALS, HELD_OUT_SEEDS, hyper_settings, select
+from lipnorm_exp.report.coverage import SCALE, coverage, paper_preset_runs
 from lipnorm_exp.report.paper_presets import PRESETS, Preset
 from lipnorm_exp.report.tables import Column, TableSpec
 from lipnorm_exp.report.verdicts import (
@@ -53,22 +46,9 @@ from lipnorm_exp.report.verdicts import (
 )
 from lipnorm_exp.util.atomic import write_whole
 
-SCALE = "paper"
 MARKDOWN, CSV = "SCORECARD.md", "scorecard.csv"
 #: the columns of the CSV file, in order
 FIELDS = ("item", "subject", "paper", "ours", "verdict", "why", "protocol", "epochs", "seeds")
-
-
-def _preset_runs(
-    frame: pd.DataFrame, preset: str
-) -> tuple[pd.DataFrame | None, PresetGrid | None, str]:
-    """The usable paper-scale runs of ``preset``, its grid and its paper protocol.
-
-    The runs are those under that protocol; runs and grid are ``None`` where there are none.
-    """
-    protocol = paper_protocol(preset)
-    found = preset_runs(usable_runs(frame, SCALE, protocol), preset, SCALE, protocol)
-    return (*(found or (None, None)), protocol)
 
 
 def _column(spec: TableSpec, key: tuple) -> Column:
@@ -88,7 +68,7 @@ def _title(item: str, label: str, column: Column) -> str:
 
 def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[ScoreLine]:
     """One line per published number of ``spec``, a table of ``preset``."""
-    runs, grid, protocol = _preset_runs(frame, preset.name)
+    runs, grid, protocol = paper_preset_runs(frame, preset.name)
     item = spec.item
     lines = []
     for label, values in spec.paper.items():
@@ -126,7 +106,7 @@ def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[Sc
 
 def claim_lines(frame: pd.DataFrame, preset: Preset) -> list[ScoreLine]:
     """The lines of every claim ``preset`` checks."""
-    runs, grid, protocol = _preset_runs(frame, preset.name)
+    runs, grid, protocol = paper_preset_runs(frame, preset.name)
     lines = []
     for claim in preset.claims:
         lines += claim(runs, grid, protocol, lambda dataset: not_run_reason(frame, dataset))
@@ -277,8 +257,11 @@ def summary_rows(lines: list[ScoreLine], marks: list[Provenance]) -> list[str]:
     return rows
 
 
-def markdown(lines: list[ScoreLine], marks: list[Provenance]) -> str:
-    """``SCORECARD.md``: the summary, one short row per line, then each line's details."""
+def markdown(lines: list[ScoreLine], marks: list[Provenance], covered: str) -> str:
+    """``SCORECARD.md``: what the records cover, the summary, one row per line, its details.
+
+    ``covered`` is :func:`~lipnorm_exp.report.coverage.coverage` of the records.
+    """
     tally = ", ".join(f"{n} {verdict}" for verdict, n in counts(lines).items())
     intro = (
         "Every number of the paper's Tables 1–3 and every claim its text makes about Figs. 2, "
@@ -316,7 +299,8 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance]) -> str:
         "summary counts a line verified where a record of it is identical or the same up to "
         "rounding."
     )
-    out = ["# Reproduction scorecard", "", f"**{len(lines)} lines: {tally}.**", ""]
+    out = ["# Reproduction scorecard", "", *_wrapped(covered, ""), ""]
+    out += [f"**{len(lines)} lines: {tally}.**", ""]
     for paragraph in (intro, rule, columns):
         out += [*_wrapped(paragraph, ""), ""]
     out += ["## Summary", "", *summary_rows(lines, marks), "", "## Lines", ""]
@@ -412,7 +396,10 @@ def write_scorecard(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
     lines = scorecard(frame)
     findings = read_findings(out_dir)
     marks = [provenance(line, frame, findings) for line in lines]
-    texts = {MARKDOWN: markdown(lines, marks), CSV: table(lines, marks).to_csv(index=False)}
+    texts = {
+        MARKDOWN: markdown(lines, marks, coverage(frame)),
+        CSV: table(lines, marks).to_csv(index=False),
+    }
     return [write_whole(out_dir / name, text) for name, text in texts.items()]
 
 

@@ -131,6 +131,18 @@ def test_a_missing_package_is_named_with_its_install_not_blamed_on_a_file(paths,
     assert load_task(dataset_cfg("cora"), paths, seed=0).num_outputs == SIZES["cora"][1]
 
 
+@pytest.mark.parametrize("kept", [0, 3])
+def test_an_empty_or_partial_raw_folder_is_completed_from_the_mirror(kept, paths):
+    """What a run cut short leaves (a download without a network, a kill) heals on the next."""
+    raw = Path(paths.data_dir) / "Planetoid" / "Cora" / "raw"
+    raw.mkdir(parents=True)
+    files = raw_file_names("Cora")
+    for name in files[:kept]:
+        shutil.copyfile(Path(SHARED_DATASETS) / "Planetoid" / "Cora" / "raw" / name, raw / name)
+    assert load_task(dataset_cfg("cora"), paths, seed=0).num_outputs == SIZES["cora"][1]
+    assert sorted(path.name for path in raw.iterdir()) == sorted(files)
+
+
 def test_partial_mirror_is_skipped(tmp_path):
     partial, full = tmp_path / "partial" / "set", tmp_path / "full" / "set"
     for folder, files in ((partial, ["a"]), (full, ["a", "sub/b"])):

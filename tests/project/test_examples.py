@@ -1,9 +1,14 @@
 """The standalone scripts of ``examples/``: each trains for a few epochs with ``--smoke`` and
-prints PyG's epoch lines, its model built as it says (which layers carry LipschitzNorm)."""
+prints PyG's epoch lines, its model built as it says (which layers carry LipschitzNorm), and no
+warning; Planetoid's raw files come from ``$LIPNORM_RAW_DIRS`` into an absent, empty or partial
+``raw`` folder, and where they cannot come at all the script says so in one line."""
 
+import os
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from cli_helpers import environment
@@ -16,12 +21,13 @@ EPOCH = re.compile(r"^Epoch: (\d{3}), Loss: (\d+\.\d{4}), .*Test: (\d\.\d{4}), T
 
 
 def example(name: str, *arguments: str, tmp_path) -> str:
-    """The output of ``examples/<name>`` run with ``arguments``; it must exit 0."""
+    """The output of ``examples/<name>`` run with ``arguments``: it exits 0 and warns of nothing."""
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / name), *arguments],
         cwd=tmp_path, env=environment(), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert "Warning" not in done.stderr, done.stderr
     return done.stdout
 
 
@@ -48,6 +54,50 @@ def test_gat_lip_cora_trains_on_planetoid_from_the_raw_mirror(norm, depth, tmp_p
     assert best and 0 <= float(best.group(2)) <= 1
     assert (root / "Cora" / "raw" / "ind.cora.x").is_file()
     assert (root / "Cora" / "processed").is_dir()
+
+
+def raw_mirror() -> Path:
+    """Cora's raw folder under the first folder of ``$LIPNORM_RAW_DIRS`` that holds it."""
+    folders = os.environ["LIPNORM_RAW_DIRS"].split(os.pathsep)
+    mirrors = [Path(folder) / "Planetoid" / "Cora" / "raw" for folder in folders if folder]
+    return next(mirror for mirror in mirrors if mirror.is_dir())
+
+
+@pytest.mark.parametrize("kept", [0, 3])
+def test_an_empty_or_partial_raw_folder_is_completed_from_the_raw_mirror(kept, tmp_path):
+    """A first run cut short (no network, or a download stopped) leaves ``raw`` empty or partial."""
+    raw = tmp_path / "Planetoid" / "Cora" / "raw"
+    raw.mkdir(parents=True)
+    files = sorted(path.name for path in raw_mirror().iterdir())
+    for name in files[:kept]:
+        shutil.copyfile(raw_mirror() / name, raw / name)
+    output = example(
+        "gat_lip_cora.py", "--smoke", "--root", str(tmp_path / "Planetoid"), tmp_path=tmp_path
+    )
+    check_epochs(output, 3)
+    assert sorted(path.name for path in raw.iterdir()) == files
+
+
+def test_gat_lip_cora_without_raw_files_or_a_download_ends_in_one_line(tmp_path):
+    """No mirror, and a download host that refuses: one line naming the folder, exit 2."""
+    root = tmp_path / "Planetoid"
+    script = (
+        "import runpy, sys; from torch_geometric.datasets import Planetoid; "
+        "Planetoid.url = 'http://127.0.0.1:9/planetoid'; "
+        f"sys.path.insert(0, {str(EXAMPLES)!r}); "
+        f"sys.argv = ['gat_lip_cora.py', '--smoke', '--root', {str(root)!r}]; "
+        f"runpy.run_path({str(EXAMPLES / 'gat_lip_cora.py')!r}, run_name='__main__')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=environment(LIPNORM_RAW_DIRS=""),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(
+        f"gat_lip_cora.py: error: Cora's raw files are not all in {root}/Cora/raw"
+    )
+    assert "set LIPNORM_RAW_DIRS to a folder holding Planetoid/Cora/raw" in line
 
 
 def test_gat_lip_cora_refuses_a_depth_below_one(tmp_path):

@@ -82,10 +82,11 @@ def build_wheel(root: Path) -> Path:
     return wheel
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """The ``bin`` folder of a fresh virtual environment with the wheel installed with ``[app]``."""
-    root = tmp_path_factory.mktemp("wheel")
+def install(root: Path, extras: str) -> Path:
+    """The ``bin`` folder of a fresh virtual environment with the wheel installed with ``extras``.
+
+    ``extras`` is what follows the wheel's path in the requirement (``[app]``, or ``""``).
+    """
     wheel = build_wheel(root)
     env = root / "venv"
     venv.create(env, with_pip=False)
@@ -94,10 +95,22 @@ def installed(tmp_path_factory) -> Path:
     (Path(site) / "lent.pth").write_text(f"{root / 'lent'}\n")
     pinned = root / "constraints.txt"
     pinned.write_text(f"{LENT}=={metadata.version(LENT)}\n")
-    install = [sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install"]
+    pip = [sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install"]
     options = ["-q", "--no-compile", "--constraint", str(pinned)]
-    subprocess.run([*install, *options, f"{wheel}[app]"], check=True)
+    subprocess.run([*pip, *options, f"{wheel}{extras}"], check=True)
     return env / "bin"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """The ``bin`` folder of a fresh virtual environment with the wheel installed with ``[app]``."""
+    return install(tmp_path_factory.mktemp("wheel"), "[app]")
+
+
+@pytest.fixture(scope="module")
+def library_installed(tmp_path_factory) -> Path:
+    """The same with the wheel alone: the layers' library, no extra."""
+    return install(tmp_path_factory.mktemp("library"), "")
 
 
 def test_the_wheel_ships_the_license_and_the_version(tmp_path):
@@ -185,3 +198,28 @@ def test_hydra_finds_the_slurm_launcher_of_the_installed_wheel_without_the_proje
     launchers, imported = done.stdout.strip().splitlines()
     assert "hydra_plugins.lipnorm_exp_launcher.slurm_launcher.SlurmLauncher" in launchers
     assert imported == "False False"  # another Hydra app's start imports neither
+
+
+def test_the_library_alone_trains_a_layer_and_its_commands_name_the_app_extra(
+    library_installed, tmp_path
+):
+    python = str(library_installed / "python")
+    layer = (
+        "import torch; from lipnorm_exp.nn import GATLayer, GATLipschitzNorm; "
+        "edges = torch.tensor([[0, 1, 2], [1, 2, 0]]); "
+        "out = GATLayer(4, 2, heads=2, norm=GATLipschitzNorm())(torch.randn(3, 4), edges); "
+        "out.sum().backward(); print(tuple(out.shape))"
+    )
+    trained = run([python, "-c", layer], tmp_path)
+    assert trained.returncode == 0 and trained.stdout == "(3, 4)\n", trained.stderr
+    absent = run([python, "-c", "import hydra"], tmp_path)
+    assert absent.returncode == 1  # the app extra's packages are not there
+    for command in ("lipnorm-exp", "lipnorm-exp-report", "lipnorm-exp-merge", "lipnorm-exp-verify"):
+        done = run([str(library_installed / command), "--help"], tmp_path)
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line.startswith(f"{command}: error: needs the Python module "), line
+        assert line.endswith(", of the 'app' extra: pip install 'lipnorm_exp[app]'"), line
+    version = run([str(library_installed / "lipnorm-exp"), "--version"], tmp_path)
+    assert version.returncode == 0, version.stderr
+    assert version.stdout == f"lipnorm_exp {lipnorm_exp.__version__}\n"

@@ -18,6 +18,7 @@ from lipnorm_exp.records.numerics import NUMERICS_VERSION
 from lipnorm_exp.records.verify import DIFFERENT, ROUNDING, RULE, rejudged
 from lipnorm_exp.report import claims, published_numbers
 from lipnorm_exp.report.__main__ import main
+from lipnorm_exp.report.coverage import coverage
 from lipnorm_exp.report.frame import load_records, record_row, records_frame
 from lipnorm_exp.report.paper_presets import PRESETS
 from lipnorm_exp.report.scorecard import (
@@ -112,11 +113,12 @@ def _marks(lines, frame):
 
 
 def test_the_committed_scorecard_is_the_one_the_committed_records_make(lines, committed):
-    assert (REPO / "results" / MARKDOWN).read_text() == markdown(lines, _marks(lines, committed))
+    made = markdown(lines, _marks(lines, committed), coverage(committed))
+    assert (REPO / "results" / MARKDOWN).read_text() == made
 
 
 def test_the_scorecard_opens_with_its_summary_and_no_line_is_long(lines, committed):
-    text = markdown(lines, _marks(lines, committed))
+    text = markdown(lines, _marks(lines, committed), coverage(committed))
     assert text.index("## Summary") < text.index("## Lines") < text.index("## Details")
     assert max(len(line) for line in text.splitlines()) <= MAX_LINE
     summary = text.split("## Summary", 1)[1].split("## Lines", 1)[0]

@@ -1,0 +1,126 @@
+"""The console commands of ``[project.scripts]`` without the ``app`` extra: each ends in one line
+naming the extra to install, exit 2, and ``lipnorm-exp --version`` prints the package's version.
+
+Each command runs in a subprocess as its console script calls it (the entry point that
+``pyproject.toml`` names), with every module that the ``app`` extra's distributions provide made
+unimportable by a finder at the front of ``sys.meta_path``, as after ``pip install lipnorm_exp``.
+``tests/test_wheel.py`` installs the wheel without extras and runs the installed scripts.
+"""
+
+import re
+import subprocess
+import sys
+from importlib import metadata
+
+import pytest
+from cli_helpers import environment
+from conftest import REPO
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+import lipnorm_exp
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, a package before Python 3.11 (the dev extra's tomli)
+    import tomli as tomllib
+
+PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+#: console command → its entry point (``module:function``)
+SCRIPTS: dict[str, str] = PROJECT["scripts"]
+#: namespace packages that this project shares with the extra's distributions
+SHARED = {"hydra_plugins"}
+
+
+def app_modules() -> set[str]:
+    """The top-level modules that the ``app`` extra's distributions provide here."""
+    wanted = {
+        canonicalize_name(Requirement(line).name)
+        for line in PROJECT["optional-dependencies"]["app"]
+    }
+    provided = metadata.packages_distributions()
+    return {
+        module
+        for module, distributions in provided.items()
+        if module not in SHARED and {canonicalize_name(d) for d in distributions} & wanted
+    }
+
+
+def console(command: str, *arguments: str, blocked: set[str]) -> subprocess.CompletedProcess:
+    """``command`` called as its console script calls its entry point.
+
+    A module named in ``blocked``, or inside one, cannot be imported.
+    """
+    module, function = SCRIPTS[command].split(":")
+    script = (
+        "import importlib.abc, sys\n"
+        "class Absent(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if any(name == b or name.startswith(b + '.') for b in {sorted(blocked)!r}):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Absent())\n"
+        f"sys.argv = [{command!r}, *{list(arguments)!r}]\n"
+        f"from {module} import {function}\n"
+        f"sys.exit({function}())\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO, env=environment(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_the_blocked_modules_are_the_app_extras():
+    assert {"hydra", "omegaconf", "pandas", "matplotlib"} <= app_modules()
+    assert app_modules().isdisjoint({"torch", "torch_geometric", "numpy", "lipnorm_exp"})
+
+
+def test_every_console_command_has_a_guarded_entry_point():
+    assert sorted(SCRIPTS) == [
+        "lipnorm-exp", "lipnorm-exp-merge", "lipnorm-exp-report", "lipnorm-exp-verify"
+    ]  # fmt: skip
+    assert {target.split(":")[0] for target in SCRIPTS.values()} == {"lipnorm_exp.cli.console"}
+
+
+@pytest.mark.parametrize("command", sorted(SCRIPTS))
+@pytest.mark.parametrize("arguments", [[], ["--help"]])
+def test_without_the_app_extra_each_command_names_the_extra_in_one_line(command, arguments):
+    done = console(command, *arguments, blocked=app_modules())
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    named = re.fullmatch(
+        rf"{command}: error: needs the Python module (\S+), of the 'app' extra: "
+        r"pip install 'lipnorm_exp\[app\]'",
+        line,
+    )
+    assert named and named.group(1).split(".")[0] in app_modules(), line
+
+
+@pytest.mark.parametrize("command", sorted(SCRIPTS))
+def test_with_the_app_extra_each_command_runs(command):
+    done = console(command, "--help", blocked=set())
+    assert done.returncode == 0, done.stderr
+    assert "usage" in done.stdout.lower() or "Config groups" in done.stdout
+
+
+@pytest.mark.parametrize("blocked", [set(), "app"])
+def test_version_prints_the_package_version_with_or_without_the_extra(blocked):
+    done = console("lipnorm-exp", "--version", blocked=app_modules() if blocked else set())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"lipnorm_exp {lipnorm_exp.__version__}\n"
+    assert tuple(map(int, lipnorm_exp.__version__.split("."))) >= (0, 3, 0)
+
+
+def test_python_m_lipnorm_exp_prints_the_package_version_not_hydras():
+    done = subprocess.run(
+        [sys.executable, "-m", "lipnorm_exp", "--version"],
+        cwd=REPO, env=environment(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"lipnorm_exp {lipnorm_exp.__version__}\n"
+
+
+def test_a_missing_module_of_the_package_itself_is_a_fault_not_an_extra():
+    done = console("lipnorm-exp", blocked={"lipnorm_exp.sweeps"})
+    assert done.returncode == 1
+    assert "Traceback" in done.stderr and "pip install" not in done.stderr
