@@ -54,10 +54,13 @@ def start(args: list[str], env: dict[str, str] | None = None, **kwargs) -> subpr
     return subprocess.Popen(args, cwd=REPO, env=env or environment(), **{**pipes, **kwargs})
 
 
-def cli(args: list[str], timeout: float = 120, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    """``args`` run to the end in ``cwd`` (the checkout by default), output captured."""
+def cli(
+    args: list[str], timeout: float = 120, cwd: Path = REPO, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``args`` run to the end in ``cwd`` (the checkout by default), output captured; ``env``:
+    the environment (:func:`environment` by default)."""
     return subprocess.run(
-        args, cwd=cwd, env=environment(), capture_output=True, text=True, timeout=timeout
+        args, cwd=cwd, env=env or environment(), capture_output=True, text=True, timeout=timeout
     )
 
 

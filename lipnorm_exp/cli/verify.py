@@ -25,8 +25,10 @@ its first epoch and does not pass (0 of 11).
 Where the processor or the thread count differ from the record's, a difference may be rounding
 (floating-point sums in another order), not a change of code: each finding names both machines.
 Findings go to a CSV file (``results/verification.csv`` by default), one row per run, replacing
-an earlier finding of the same run; each names the rule that judged it and the size of the first
-departure (the largest relative difference at the first epoch that differs, and its column);
+an earlier finding of the same run, the file written whole after each run (a temporary file
+renamed over it), so that a kill at any moment leaves it as it was or with whole rows; each
+names the rule that judged it and the size of the first departure (the largest relative
+difference at the first epoch that differs, and its column);
 findings of the earlier rule are judged again where what they stored allows
 ([`lipnorm_exp.records.verify.rejudged`][lipnorm_exp.records.verify.rejudged]). The scorecard reads
 the file. ``--keep FOLDER`` keeps the records trained again there, made by today's numerics:
@@ -53,6 +55,7 @@ from typing import Any, cast
 import pandas as pd
 from omegaconf import OmegaConf
 
+from lipnorm_exp.cli.file_arguments import file_path, read_table, writable_path
 from lipnorm_exp.config import config_dir
 from lipnorm_exp.records import (
     FINISHED,
@@ -77,6 +80,7 @@ from lipnorm_exp.records.verify import (
     spread,
 )
 from lipnorm_exp.report.grids import compose_config
+from lipnorm_exp.util.atomic import remove_stale_temps, replacing
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import UserError
 
@@ -85,6 +89,10 @@ __all__ = ["Finding", "main", "retrain", "verify_record", "write_findings"]
 ERROR_PREFIX = "lipnorm_exp.verify: error: "
 #: where findings go by default, beside the scorecard
 FINDINGS = Path("results", "verification.csv")
+#: the columns a findings file must hold to be added to (those of the first findings written)
+FINDINGS_COLUMNS = ("run_id", "verdict", "verified_at")
+#: the columns of a table's ``.runs.csv`` that ``--cells`` reads
+CELLS_COLUMNS = ("row", "column", "seed", "run_id")
 
 
 class VerifyError(UserError):
@@ -232,11 +240,15 @@ def _cells(finished: list[Record], args: argparse.Namespace) -> list[Record]:
     by_id = {record[schema.RUN_ID]: record for record in finished}
     chosen = []
     for table in args.cells:
-        if not table.is_file():
-            raise VerifyError(f"--cells {table} is not a file; give a table's .runs.csv")
-        runs = pd.read_csv(table, dtype={"run_id": str}).sort_values(["seed", "run_id"])
-        for _, cell in runs.groupby(["row", "column"], sort=False):
-            chosen += [by_id[rid] for rid in cell["run_id"] if rid in by_id][: args.per_setting]
+        runs = read_table(table, "--cells", CELLS_COLUMNS, "a table's .runs.csv (the report's)")
+        known = runs[runs["run_id"].isin(by_id)]
+        if known.empty:
+            raise VerifyError(
+                f"--cells {table}: none of its {len(runs)} runs has a finished record in "
+                f"{args.runs}; give the --runs folder its records are in"
+            )
+        for _, cell in known.sort_values(["seed", "run_id"]).groupby(["row", "column"], sort=False):
+            chosen += [by_id[rid] for rid in cell["run_id"]][: args.per_setting]
     return chosen
 
 
@@ -254,12 +266,24 @@ def setting_spreads(records: list[Record]) -> dict[str, float]:
 _COLUMNS = [field.name for field in fields(Finding)]
 
 
+def read_findings(path: Path) -> pd.DataFrame | None:
+    """The findings at ``path`` (``--out``), ``None`` where there are none yet.
+
+    Raises:
+        UserError: ``path`` holds something other than findings (one line naming the fix).
+    """
+    if not path.exists():
+        return None
+    found = read_table(path, "--out", FINDINGS_COLUMNS, "a findings file or a new path")
+    return found.astype({"verified_at": str})
+
+
 def verified_here(path: Path) -> set[str]:
     """The runs the findings at ``path`` verified with the code running now (its commit)."""
     commit = git_commit()
-    if commit is None or not path.exists():
+    found = read_findings(path)
+    if commit is None or found is None:
         return set()
-    found = pd.read_csv(path, dtype={"run_id": str, "verified_at": str})
     return set(found.loc[found["verified_at"] == commit, "run_id"])
 
 
@@ -270,14 +294,15 @@ def write_findings(findings: list[Finding], path: Path) -> pd.DataFrame:
     be ([`rejudged`][lipnorm_exp.records.verify.rejudged]); none is dropped.
     """
     new = pd.DataFrame([asdict(finding) for finding in findings], columns=_COLUMNS)
-    if path.exists():
-        old = rejudged(pd.read_csv(path, dtype={"run_id": str}))
-        old = old.reindex(columns=_COLUMNS)
+    found = read_findings(path)
+    if found is not None:
+        old = rejudged(found).reindex(columns=_COLUMNS)
         new = pd.concat([old[~old["run_id"].isin(new["run_id"])], new], ignore_index=True)
     new = new.sort_values("run_id")[_COLUMNS]
     new["first_different_epoch"] = new["first_different_epoch"].astype("Int64")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    new.to_csv(path, index=False)
+    with replacing(path) as temporary:
+        new.to_csv(temporary, index=False)
+    remove_stale_temps(path.parent)
     return new
 
 
@@ -305,9 +330,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "(default: %(default)s)",
     )
     parser.add_argument("--runs", type=folder_path, default=RUNS_FOLDER, help="folder of records")
-    parser.add_argument("--out", type=Path, default=FINDINGS, help="the findings' CSV file")
+    parser.add_argument("--out", type=file_path, default=FINDINGS, help="the findings' CSV file")
     parser.add_argument(
-        "--keep", type=Path, help="a folder to keep the records trained again in (default: none)"
+        "--keep",
+        type=folder_path,
+        help="a folder to keep the records trained again in (default: none)",
     )
     parser.add_argument("--device", default="cpu", help="where to train (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
@@ -330,6 +357,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
 
     def body() -> int:
+        writable_path(args.out, "--out", folder=False)
+        read_findings(args.out)
+        if args.keep is not None:
+            writable_path(args.keep, "--keep", folder=True)
         records = [record for _, record in iter_records(args.runs, set_aside_broken=False)]
         chosen = select(records, args)
         done = set() if args.again else verified_here(args.out)

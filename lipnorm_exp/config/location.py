@@ -13,7 +13,14 @@ lists them (``--help``, ``make reproduce``, the report and the tests read them h
 from importlib.resources import files
 from pathlib import Path
 
-__all__ = ["CONFIG_PACKAGE", "config_dir", "preset_names", "preset_path", "search_path"]
+__all__ = [
+    "CONFIG_PACKAGE",
+    "config_dir",
+    "option_names",
+    "preset_names",
+    "preset_path",
+    "search_path",
+]
 
 #: the package a wheel ships the configs as
 CONFIG_PACKAGE = "lipnorm_exp.configs"
@@ -44,6 +51,14 @@ def preset_path(name: str) -> Path:
     return config_dir() / "experiment" / f"{name}.yaml"
 
 
+def option_names(group: str) -> tuple[str, ...]:
+    """The options of config group ``group``, by name, sorted.
+
+    Every ``<group>/<name>.yaml`` of :func:`config_dir`.
+    """
+    return tuple(sorted(path.stem for path in (config_dir() / group).glob("*.yaml")))
+
+
 def preset_names() -> tuple[str, ...]:
     """The presets: every ``experiment/<name>.yaml`` of `config_dir`, by name, sorted."""
-    return tuple(sorted(path.stem for path in (config_dir() / "experiment").glob("*.yaml")))
+    return option_names("experiment")

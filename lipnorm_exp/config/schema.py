@@ -23,6 +23,7 @@ instead; they stay the one description of the keys.
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+from lipnorm_exp.config.location import option_names
 from lipnorm_exp.data import DATASETS as DATASET_LOADERS
 from lipnorm_exp.data import FEATURE_LAYOUTS, MONITORED, TREES_MAX_DEPTH
 from lipnorm_exp.models import ACTIVATIONS
@@ -258,7 +259,9 @@ class Train:
 class Protocol:
     """``configs/protocol/*.yaml``: a protocol's name and the tables other groups read."""
 
-    name: str
+    #: the option that set the group (its file's name), as every named group's ``name``: the
+    #: report files its tables under it, so another value would misname them or leave the folder
+    name: Annotated[str, OneOf(option_names("protocol"))]
     #: the epoch whose test accuracy a table reports: the best validation one, or the last
     reported_epoch: Annotated[str, OneOf(REPORTED_EPOCHS), Absent]
     #: the std over seeds a table reports: 1, the sample std; 0, the population std (np.std)

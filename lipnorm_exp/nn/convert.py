@@ -91,7 +91,8 @@ def lipschitz_normalize(
             function without ``transformers`` installed (``pip install 'lipnorm_exp[hf]'``).
     """
     if not isinstance(model, nn.Module):
-        what = f"the class {model.__name__}" if isinstance(model, type) else repr(model)[:80]
+        shown = " ".join(repr(model).split())  # one line, whatever a repr spans (a config's)
+        what = f"the class {model.__name__}" if isinstance(model, type) else shown[:80]
         hint = ": build the model first (an instance)" if isinstance(model, type) else ""
         raise TypeError(
             f"lipschitz_normalize takes a torch.nn.Module (a model or one attention layer), got "

@@ -17,8 +17,9 @@ decides:
   both;
 - ``conflict``: both are finished, with different results (the run ran on two machines, say).
   Nothing at all is written then, unless ``--prefer`` says which to keep: ``target`` (the
-  folder's), ``source``, or ``newer`` (the later ``finished_at``); the kept one gets the tags
-  of both (``keep``: the folder's record stays as it is).
+  folder's), ``source``, or ``newer`` (the record of the later numerics version, a record made
+  before numerics were versioned counting as the oldest, then the later ``finished_at``); the
+  kept one gets the tags of both (``keep``: the folder's record stays as it is).
 
 Sources are merged in the order given: a later source meets what the earlier ones brought.
 Every record is read and checked ([`record_problem`][lipnorm_exp.records.record_problem]) before
@@ -53,6 +54,7 @@ from lipnorm_exp.records.schema import (
     SUMMARY,
     TEST_ACC_AT_BEST_VAL,
     Record,
+    numerics_version,
 )
 from lipnorm_exp.records.store import (
     RUNS_FOLDER,
@@ -131,7 +133,17 @@ def describe(record: Record) -> str:
     score = f", test {100 * test:.1f}%" if isinstance(test, float | int) else ""
     machine = record.get(MACHINE)
     device = (machine.get("device") if machine else None) or record.get(DEVICE) or "?"
-    return f"{record[STATUS]}{score} on {device}, finished {record.get(FINISHED_AT) or '?'}"
+    numerics = numerics_version(record)
+    made = f"numerics {numerics}" if numerics is not None else "unversioned numerics"
+    return f"{record[STATUS]}{score} on {device}, {made}, finished {record.get(FINISHED_AT) or '?'}"
+
+
+def newness(record: Record) -> tuple[int, datetime]:
+    """What ``--prefer newer`` compares: the numerics version, then :func:`finished_time`.
+
+    A record made before numerics were versioned counts as version ``0``.
+    """
+    return numerics_version(record) or 0, finished_time(record)
 
 
 def finished_time(record: Record) -> datetime:
@@ -159,9 +171,7 @@ def compare(
     why = f"folder: {describe(held)}; source: {describe(source)}"
     if prefer is None:
         return Step(run_id, CONFLICT, path, held, why)
-    take_source = prefer == "source" or (
-        prefer == "newer" and finished_time(source) > finished_time(held)
-    )
+    take_source = prefer == "source" or (prefer == "newer" and newness(source) > newness(held))
     if take_source:
         return Step(run_id, REPLACE, path, with_tags(source, held), f"{why} (--prefer {prefer})")
     merged = with_tags(held, source)

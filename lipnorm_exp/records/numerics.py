@@ -30,7 +30,8 @@ from typing import Any
 from omegaconf import DictConfig
 
 from lipnorm_exp.records.identity import ADDED_KEYS, COMPUTATION_KEYS
-from lipnorm_exp.records.schema import numerics_version
+from lipnorm_exp.records.schema import SCHEMA_VERSION, numerics_version, schema_version
+from lipnorm_exp.util.errors import UserError
 
 #: Bump it whenever a change alters what a run computes (a layer's arithmetic, an initialisation,
 #: the order of random draws, the data a split holds, ...), add a CHANGELOG line saying why, and
@@ -62,4 +63,45 @@ def made_by_current_numerics(record: Mapping[str, Any], config: DictConfig) -> b
     return numerics_version(record) == run_numerics(config)
 
 
-__all__ = ["NUMERICS_VERSION", "VERSION_1", "made_by_current_numerics", "run_numerics"]
+class NewerRecordError(UserError):
+    """A record that newer code wrote: neither reused nor replaced; the message names the fix."""
+
+
+def newer_version(record: Mapping[str, Any]) -> str | None:
+    """Which version of ``record`` this code does not have, or ``None`` where it has both.
+
+    A record of a schema version above :data:`~lipnorm_exp.records.schema.SCHEMA_VERSION`, or of
+    a numerics version above :data:`NUMERICS_VERSION`, was made by newer code: this code can
+    neither tell what it holds nor compute what it computed.
+    """
+    if schema_version(record) > SCHEMA_VERSION:
+        return f"schema_version {schema_version(record)} (this code reads 1 to {SCHEMA_VERSION})"
+    numerics = numerics_version(record)
+    if numerics is not None and numerics > NUMERICS_VERSION:
+        return f"numerics {numerics} (this code computes {VERSION_1} to {NUMERICS_VERSION})"
+    return None
+
+
+def check_known_versions(record: Mapping[str, Any], where: str) -> None:
+    """Refuse ``record`` (stored at ``where``) where newer code made it (:func:`newer_version`).
+
+    Raises:
+        NewerRecordError: one line naming the file, the version and the fix.
+    """
+    newer = newer_version(record)
+    if newer is not None:
+        raise NewerRecordError(
+            f"{where} was made by newer code ({newer}): neither reused nor replaced; install "
+            "the newer lipnorm_exp, or give another paths.results_dir"
+        )
+
+
+__all__ = [
+    "NUMERICS_VERSION",
+    "VERSION_1",
+    "NewerRecordError",
+    "check_known_versions",
+    "made_by_current_numerics",
+    "newer_version",
+    "run_numerics",
+]

@@ -135,6 +135,19 @@ def version_problem(record: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: the parts of a record that are objects where present (their readers take their keys)
+OBJECT_PARTS = (schema.MACHINE, schema.VERSIONS, schema.TIMING, schema.BATCHED)
+
+
+def parts_problem(record: Mapping[str, Any]) -> str | None:
+    """Why a part of ``record`` that is an object (:data:`OBJECT_PARTS`) is not one, or ``None``."""
+    for key in OBJECT_PARTS:
+        value = record.get(key)
+        if key in record and not isinstance(value, Mapping):
+            return f"{key} is {value!r}, not an object"
+    return None
+
+
 def config_problem(config: Any) -> str | None:
     """Why ``config`` is not the shape of a run's config, or ``None``.
 
@@ -166,7 +179,8 @@ def record_problem(record: Any, run_id: str | None = None) -> str | None:
 
     A record is an object holding `RECORD_KEYS`: a
     ``run_id`` (``run_id`` where given: the name of its file), a known status, versions of the
-    right kind where named (`version_problem`), a config of the right shape
+    right kind where named (`version_problem`), objects where objects belong
+    (`parts_problem`), a config of the right shape
     (`config_problem`) and, when finished, a whole summary (`summary_problem`); and
     its parts agree (`consistency`): no unknown top-level key, a
     config that names its run, a history of finite epochs, a summary its history makes.
@@ -185,6 +199,7 @@ def record_problem(record: Any, run_id: str | None = None) -> str | None:
     return (
         unknown_keys_problem(record)
         or version_problem(record)
+        or parts_problem(record)
         or config_problem(record[CONFIG])
         or summary_problem(record[STATUS], record.get(SUMMARY))
         or identity_problem(record)

@@ -157,6 +157,17 @@ def restore(
     set_random_state(saved["random"], generators)
 
 
+#: what a checkpoint holds beside its layout and run id, and of which type (what resuming reads)
+STATE_PARTS: dict[str, type | tuple[type, ...]] = {
+    "epoch": int,
+    "resumed_at": list,
+    "elapsed_s": (int, float),
+    "model": dict,
+    "run": dict,
+    "random": dict,
+}
+
+
 class Checkpoint:
     """Run ``rid``'s checkpoint: found and loaded at its start, kept and written as it trains.
 
@@ -212,6 +223,9 @@ class Checkpoint:
             return f"not a checkpoint of layout {FORMAT}"
         if state.get("run_id") != self.rid:
             return f"the checkpoint of run {state.get('run_id')}, not of {self.rid}"
+        missing = [key for key, kind in STATE_PARTS.items() if not isinstance(state.get(key), kind)]
+        if missing:
+            return f"a checkpoint without its {', '.join(missing)}"
         return None
 
     def keep(self, epoch: int, state: Callable[[], dict[str, Any]]) -> None:

@@ -23,9 +23,11 @@ from lipnorm_exp.records import (
     FINISHED,
     add_tags,
     made_by_current_numerics,
+    record_path,
     run_id,
     take_record,
 )
+from lipnorm_exp.records.numerics import check_known_versions
 from lipnorm_exp.records.schema import STATUS, Record
 from lipnorm_exp.util.folders import writable_folder
 from lipnorm_exp.util.lock import folder_lock
@@ -84,6 +86,21 @@ def run_locks(results_dir: Path, rids: list[str], desc: str = "") -> Iterator[No
         yield
 
 
+def stored_record(results_dir: Path, rid: str) -> Record | None:
+    """Run ``rid``'s record (:func:`~lipnorm_exp.records.take_record`), unless newer code made it.
+
+    A launch neither reuses nor replaces a record of newer code.
+
+    Raises:
+        NewerRecordError: the record names a schema or numerics version this code does not have
+            (:func:`~lipnorm_exp.records.numerics.check_known_versions`).
+    """
+    record = take_record(results_dir, rid)
+    if record is not None:
+        check_known_versions(record, str(record_path(results_dir, rid)))
+    return record
+
+
 def reusable(cfg: DictConfig, record: Record | None) -> bool:
     """Whether ``record`` (``None``: there is none) stands for run ``cfg``, so it is not trained.
 
@@ -109,9 +126,10 @@ def finished_record(cfg: DictConfig, results_dir: Path, rid: str, desc: str) -> 
     """The finished record of run ``rid``, re-tagged with ``cfg.tags``, to be reused.
 
     ``None`` when the run is to be trained: it has no finished record, or `rerun_reason`
-    gives one (what `reusable` decides, with the reason logged).
+    gives one (what `reusable` decides, with the reason logged). A record made by newer
+    code is refused (`stored_record`).
     """
-    existing = take_record(results_dir, rid)
+    existing = stored_record(results_dir, rid)
     if not existing or existing[STATUS] not in FINISHED:
         return None
     reason = rerun_reason(cfg, existing)
@@ -141,7 +159,7 @@ def reused_records(cfg: DictConfig, desc: str = "") -> list[LaunchedRecord] | No
     configs = member_configs(cfg)
     rids = [run_id(member) for member in configs]
     if not all(
-        reusable(member, take_record(results_dir, rid))
+        reusable(member, stored_record(results_dir, rid))
         for member, rid in zip(configs, rids, strict=True)
     ):
         return None

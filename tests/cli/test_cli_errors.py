@@ -5,10 +5,21 @@ cases start at once in one fixture; the message of each kind of Hydra refusal is
 in-process.
 """
 
+import json
 import subprocess
 
 import pytest
-from cli_helpers import ERROR_PREFIX, REPO, cli, command, environment, records, start, tally_line
+from cli_helpers import (
+    ERROR_PREFIX,
+    REPO,
+    TINY,
+    cli,
+    command,
+    environment,
+    records,
+    start,
+    tally_line,
+)
 from conftest import CONFIGS
 from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
@@ -304,3 +315,31 @@ def test_the_slurm_launcher_without_slurm_is_refused_in_one_line_from_any_folder
         "or use hydra/launcher=basic or joblib here"
     )
     assert "Traceback" not in done.stderr and not (tmp_path / "runs").exists()
+
+
+def test_a_record_of_newer_code_is_neither_reused_nor_replaced(tmp_path, data_dir):
+    """A record naming a schema or numerics version this code does not have (a newer checkout's)
+    is refused in one line on relaunch, with ``rerun_stale`` and ``force`` too; it stays as it is.
+    A record whose ``machine`` is not an object fails the store's checks: set aside, run again."""
+    args = command(tmp_path, data_dir, *TINY)
+    assert cli(args).returncode == 0
+    ((rid, made),) = records(tmp_path).items()
+    path = tmp_path / "runs" / f"{rid}.json"
+    for key, value, named in (
+        ("schema_version", 99, "schema_version 99 (this code reads 1 to "),
+        ("numerics", 99, "numerics 99 (this code computes 1 to "),
+    ):
+        path.write_text(json.dumps({**made, key: value}, indent=1))
+        before = path.read_bytes()
+        for extra in ((), ("rerun_stale=true",), ("force=true",)):
+            out = cli([*args, *extra])
+            assert out.returncode == EXIT_USER_ERROR and "Traceback" not in out.stderr, extra
+            (line,) = out.stderr.strip().splitlines()
+            assert line.startswith(f"{ERROR_PREFIX}{path} was made by newer code ({named}")
+            assert line.endswith("install the newer lipnorm_exp, or give another paths.results_dir")
+            assert path.read_bytes() == before
+    path.write_text(json.dumps({**made, "machine": "a laptop"}, indent=1))
+    again = cli(args)
+    assert again.returncode == 0, again.stderr
+    assert f"{path.name}: machine is 'a laptop', not an object" in again.stdout + again.stderr
+    assert isinstance(records(tmp_path)[rid]["machine"], dict)

@@ -4,7 +4,7 @@ naming the extra to install, exit 2, and ``lipnorm-exp --version`` prints the pa
 Each command runs in a subprocess as its console script calls it (the entry point that
 ``pyproject.toml`` names), with every module that the ``app`` extra's distributions provide made
 unimportable by a finder at the front of ``sys.meta_path``, as after ``pip install lipnorm_exp``.
-``tests/test_wheel.py`` installs the wheel without extras and runs the installed scripts.
+``tests/project/test_wheel.py`` installs the wheel without extras and runs the installed scripts.
 """
 
 import re

@@ -169,6 +169,10 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
         (["dataset.name=imagenet"], r"dataset.name must be one of .*cora.*, got imagenet$"),
         (["model.name=mlp"], r"model.name must be one of .*gat.*, got mlp$"),
         (["norm.name=batchnorm"], r"norm.name must be one of .*lip.*, got batchnorm$"),
+        # a protocol's name is the option that set it, never a folder of its own
+        (["protocol.name=bogus"], r"protocol.name must be one of alon_yahav, .*, got bogus$"),
+        (["protocol.name="], r"protocol.name must be one of .*standard, got ''$"),
+        (["protocol.name=../../escape"], r"protocol.name must be one of .*, got \.\./\.\./escape$"),
         (
             ["dataset.missing_rate=1.5"],
             r"dataset.missing_rate must be a finite number in \[0, 1\], got 1.5",

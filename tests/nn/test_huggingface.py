@@ -293,3 +293,15 @@ def test_the_registered_name_alone_gives_lipschitz_norm_with_alpha_1():
     by_call = lipschitz_normalize(built("bert"), alpha=1.0)
     torch.testing.assert_close(output(by_name, "bert"), output(by_call, "bert"))
     assert not torch.allclose(output(by_name, "bert"), output(built("bert"), "bert"), atol=1e-4)
+
+
+@pytest.mark.parametrize("given", ["config", "class"])
+def test_a_bert_config_or_the_bert_class_is_refused_in_one_line(given):
+    """What a Hugging Face user may pass instead of a built model: its config, or its class."""
+    config = transformers.BertConfig(hidden_size=8, num_attention_heads=2, num_hidden_layers=1)
+    value = config if given == "config" else transformers.BertModel
+    with pytest.raises(TypeError, match=r"^lipschitz_normalize takes a torch.nn.Module") as error:
+        lipschitz_normalize(value)
+    assert "\n" not in str(error.value)
+    named = "BertConfig" if given == "config" else "the class BertModel"
+    assert named in str(error.value)

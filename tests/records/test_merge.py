@@ -163,6 +163,18 @@ def test_prefer_newer_keeps_the_folders_record_when_it_finished_later(folders, m
     assert read(into, made["x"])["summary"] == kept
 
 
+def test_prefer_newer_never_puts_an_unversioned_record_over_a_versioned_one(folders, made, capsys):
+    into, source = folders
+    # finished later, but made before numerics were versioned: the folder's record is newer
+    edit(source, made["x"], test=0.123, numerics=None, finished_at="2099-01-01T00:00:00+00:00")
+    kept = read(into, made["x"])
+    assert kept["numerics"] is not None
+    assert main([str(source), "--into", str(into), "--prefer", "newer"]) == 0
+    assert read(into, made["x"])["summary"] == kept["summary"]
+    line = next(line for line in capsys.readouterr().out.splitlines() if made["x"] in line)
+    assert f"numerics {kept['numerics']}" in line and "unversioned numerics" in line
+
+
 def test_an_unfinished_record_is_never_merged_and_a_finished_one_replaces_one(
     folders, made, tmp_path, capsys
 ):

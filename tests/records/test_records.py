@@ -472,6 +472,8 @@ def change(record: dict, dotted: str, value) -> dict:
         (COMPLETED, schema.NUMERICS, 0, "numerics is 0, not an integer >= 1 or null"),
         (COMPLETED, schema.NUMERICS, True, "numerics is True, not an integer >= 1 or null"),
         (COMPLETED, "status", "running", "unknown status 'running' (allowed: completed, "),
+        (COMPLETED, schema.MACHINE, "a laptop", "machine is 'a laptop', not an object"),
+        (COMPLETED, schema.TIMING, [1.0], "timing is [1.0], not an object"),
     ],
 )
 def test_a_well_formed_but_wrong_record_is_refused_naming_what_failed(

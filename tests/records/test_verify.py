@@ -312,3 +312,74 @@ def test_a_dry_run_trains_nothing_and_an_unknown_run_is_refused_in_one_line(
     assert _verify(runs, out, "--run-id", "0123456789abcdef") == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("lipnorm_exp.verify: error: --run-id 0123456789abcdef: no finished")
+
+
+# the command's file arguments: one line naming the argument, exit 2, nothing written
+
+
+def _bad_files(folder: Path) -> dict[str, Path]:
+    """Files a user may hand the command by mistake, in ``folder``, by name."""
+    made = {
+        "a_file": b"x",
+        "empty": b"",
+        "binary": b"\xff\xfe\x00\x81binary",
+        "columnless": b"a,b\n1,2\n",
+        "semicolons": b"row;column;seed;run_id;verdict;verified_at\nr;c;0;x;identical;y\n",
+        "unknown": b"row,column,seed,run_id\nr,c,0,0123456789abcdef\n",
+    }
+    paths = {name: folder / (name if name == "a_file" else f"{name}.csv") for name in made}
+    for name, data in made.items():
+        paths[name].write_bytes(data)
+    (folder / "a_folder").mkdir()
+    return {**paths, "a_folder": folder / "a_folder"}
+
+
+BAD_ARGUMENTS = {
+    # --out: a folder, an empty path, a path under a file, /proc, existing files not findings
+    "out a folder": (("--out", "{a_folder}"), "--out {a_folder} is a folder; give a file path"),
+    "out empty": (("--out", ""), "argument --out: '' is not a file path"),
+    "out ends in /": (("--out", "{a_folder}/"), "is not a file path"),
+    "out under a file": (("--out", "{a_file}/v.csv"), "lies under the file {a_file}"),
+    "out in /proc": (("--out", "/proc/verification.csv"), "--out /proc/verification.csv: /proc"),
+    "out empty file": (("--out", "{empty}"), "--out {empty} is empty; give a findings"),
+    "out binary": (("--out", "{binary}"), "--out {binary} is not UTF-8 CSV text"),
+    "out no columns": (("--out", "{columnless}"), "has no column run_id, verdict, verified_at"),
+    "out semicolons": (("--out", "{semicolons}"), "has no column run_id, verdict, verified_at"),
+    # --cells: empty, binary, ;-separated, without its columns, a folder, no known run
+    "cells empty": (("--cells", "{empty}"), "--cells {empty} is empty; give a table's"),
+    "cells binary": (("--cells", "{binary}"), "--cells {binary} is not UTF-8 CSV text"),
+    "cells semicolons": (("--cells", "{semicolons}"), "has no column row, column, seed"),
+    "cells no columns": (("--cells", "{columnless}"), "has no column row, column, seed"),
+    "cells a folder": (("--cells", "{a_folder}"), "--cells {a_folder} is not a file"),
+    "cells unknown runs": (("--cells", "{unknown}"), "none of its 1 runs has a finished"),
+    # --keep: a file, a path under a file, an empty path
+    "keep a file": (("--keep", "{a_file}"), "--keep {a_file} is a file; give a folder path"),
+    "keep under a file": (("--keep", "{a_file}/kept"), "lies under the file {a_file}"),
+    "keep empty": (("--keep", ""), "argument --keep: '' is not a folder"),
+}
+
+
+def _status(argv: list[str]) -> int | str | None:
+    """The exit status of the command: what ``main`` returns, or argparse's exit."""
+    try:
+        return main(argv)
+    except SystemExit as exit:
+        return exit.code
+
+
+@pytest.mark.parametrize("case", BAD_ARGUMENTS)
+def test_a_bad_file_argument_is_refused_in_one_line_before_anything_runs(case, tmp_path, capsys):
+    arguments, expected = BAD_ARGUMENTS[case]
+    files = {name: str(path) for name, path in _bad_files(tmp_path).items()}
+    before = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
+    which = () if "--cells" in arguments else ("--run-id", "0123456789abcdef")
+    argv = ["--runs", str(tmp_path / "runs"), *which, *(a.format(**files) for a in arguments)]
+    if "--out" not in arguments:
+        argv += ["--out", str(tmp_path / "new.csv")]
+    assert _status(argv) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.strip().splitlines()
+    assert line.startswith("lipnorm_exp.verify: error: ") and captured.out == ""
+    assert expected.format(**files) in line
+    after = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
+    assert after == before  # nothing written, nothing made

@@ -1,6 +1,7 @@
 """``python -m lipnorm_exp`` that sends itself a signal at a chosen point of its work.
 
     python tests/training/kill_points.py <point> <SIGNAL> [overrides...]
+    python tests/training/kill_points.py <point> <SIGNAL> verify [lipnorm-exp-verify's arguments...]
 
 Points where a file is being written first write half of it, as a process killed in the middle
 of the write would leave it:
@@ -11,7 +12,10 @@ of the write would leave it:
 - ``record_write``: the run record;
 - ``record_write_whole``: the run record, the signal sent just before it is written whole;
 - ``epoch_<n>``: the start of training epoch ``n`` of a run, or of seeds trained together
-  (nothing half-written).
+  (nothing half-written);
+- ``retrain``: ``lipnorm-exp-verify`` about to train a record's run again;
+- ``findings_write``: ``lipnorm-exp-verify``'s findings CSV;
+- ``findings_written``: ``lipnorm-exp-verify`` just after its findings are written.
 """
 
 import json
@@ -22,8 +26,10 @@ import signal
 import sys
 from pathlib import Path
 
+import pandas as pd
 import torch_geometric.io.fs as pyg_fs
 
+import lipnorm_exp.cli.verify as verify
 import lipnorm_exp.records.store as store
 import lipnorm_exp.training.alone as alone
 import lipnorm_exp.training.together as together
@@ -72,6 +78,24 @@ def signalling_before(real):
     return signal_then_call
 
 
+def signalling_after(real):
+    def call_then_signal(*args, **kwargs):
+        result = real(*args, **kwargs)
+        send()
+        return result
+
+    return call_then_signal
+
+
+real_to_csv = pd.DataFrame.to_csv
+
+
+def to_csv_half(frame, path, **kwargs):
+    real_to_csv(frame, path, **kwargs)
+    write_half(path, Path(path).read_bytes())
+    send()
+
+
 epochs = []
 
 
@@ -97,8 +121,16 @@ elif point == "record_write_whole":
 elif point.startswith("epoch_"):
     alone.train_epoch = signalling_at_epoch(alone.train_epoch)
     together.Together._train_step = signalling_at_epoch(together.Together._train_step)
+elif point == "retrain":
+    verify.retrain = signalling_before(verify.retrain)
+elif point == "findings_write":
+    pd.DataFrame.to_csv = to_csv_half
+elif point == "findings_written":
+    verify.write_findings = signalling_after(verify.write_findings)
 else:
     raise SystemExit(f"unknown point {point}")
 
+if overrides[:1] == ["verify"]:
+    sys.exit(verify.main(overrides[1:]))
 sys.argv = ["lipnorm_exp", *overrides]
 runpy.run_module("lipnorm_exp", run_name="__main__", alter_sys=True)

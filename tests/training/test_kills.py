@@ -1,5 +1,5 @@
 """Kills and stops at chosen moments: nothing finished is lost, nothing half-written breaks the
-next run, and a stopped sweep stops its workers.
+next run (or the next ``lipnorm-exp-verify``), and a stopped sweep stops its workers.
 
 A run is killed at a chosen point by ``tests/training/kill_points.py``, which patches the writer at
 that point to write half of its file and then sends the process a signal; sweeps are stopped by
@@ -10,13 +10,15 @@ import json
 import os
 import signal
 import socket
+import sys
 import time
 from contextlib import suppress
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
-from cli_helpers import ERROR_PREFIX, TINY, cli, command, records, start
+from cli_helpers import ERROR_PREFIX, TINY, cli, command, environment, records, start
 
 from lipnorm_exp.records import COMPLETED, INTERRUPTED, RERUN_SUFFIX
 from lipnorm_exp.util.stopping import SWEEP_PID_ENV
@@ -124,6 +126,50 @@ def test_a_record_overwritten_with_random_bytes_is_redone_with_a_warning(tmp_pat
     assert f"{path.name}: not readable as JSON" in again.stdout + again.stderr
     assert json.loads(path.read_text())["status"] == COMPLETED
     assert len(list(path.parent.glob(f"{path.name}.broken-*"))) == 1
+
+
+#: a finding of another run that a findings file held before verify ran
+EARLIER_FINDING = "run_id,verdict,verified_at\naaaaaaaaaaaaaaaa,identical,f60c9eb\n"
+
+
+@pytest.mark.parametrize(
+    ("point", "name"),
+    [
+        ("retrain", "SIGKILL"),  # before the re-training
+        ("epoch_2", "SIGINT"),  # during it
+        ("epoch_2", "SIGKILL"),
+        ("findings_write", "SIGKILL"),  # after it, half of the findings written
+        ("findings_written", "SIGKILL"),  # after the findings are written
+    ],
+)
+def test_a_verify_killed_at_any_moment_leaves_the_findings_as_they_were_or_whole(
+    tmp_path, data_dir, point, name
+):
+    assert cli(command(tmp_path, data_dir, *TINY)).returncode == 0
+    ((rid, _),) = records(tmp_path).items()
+    out = tmp_path / "results" / "verification.csv"
+    out.parent.mkdir()
+    out.write_text(EARLIER_FINDING)
+    verify = ["verify", "--runs", str(tmp_path / "runs"), "--out", str(out), "--run-id", rid]
+    env = environment(LIPNORM_DATA_DIR=str(data_dir))
+    killed = cli([sys.executable, *KILL_POINTS, point, name, *verify], env=env)
+    if name == "SIGKILL":
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+    else:
+        assert killed.returncode == 130 and "Traceback" not in killed.stderr
+        assert killed.stderr.strip().splitlines()[-1].startswith("lipnorm_exp.verify: interrupted")
+    found = pd.read_csv(out, dtype={"run_id": str})
+    if point == "findings_written":  # the new finding whole, beside the earlier one
+        assert found["run_id"].tolist() == sorted(["aaaaaaaaaaaaaaaa", rid])
+        assert found.set_index("run_id").loc[rid, "verdict"] == "identical"
+    else:
+        assert out.read_text() == EARLIER_FINDING
+    # the next verify carries on from what the killed one left, and removes its temporary file
+    again = cli([sys.executable, "-m", "lipnorm_exp.cli.verify", *verify[1:], "--again"], env=env)
+    assert again.returncode == 0, again.stderr
+    found = pd.read_csv(out, dtype={"run_id": str})
+    assert found["run_id"].tolist() == sorted(["aaaaaaaaaaaaaaaa", rid])
+    assert temporary_files(out.parent) == []
 
 
 def sweep_processes(sweep_pid: int) -> list[int]:

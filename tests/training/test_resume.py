@@ -159,7 +159,8 @@ def interrupted_checkpoint(make_cfg, monkeypatch, *overrides) -> tuple[str, obje
 
 
 @pytest.mark.parametrize(
-    "damage", ["another_run", "random_bytes", "half_written", "old_layout", "flipped_byte"]
+    "damage",
+    ["another_run", "random_bytes", "half_written", "old_layout", "flipped_byte", "no_resumed_at"],
 )
 def test_a_checkpoint_of_another_run_or_unreadable_is_set_aside_and_never_loaded(
     make_cfg, tmp_path, monkeypatch, caplog, damage
@@ -177,6 +178,9 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_set_aside_and_never_loaded
         data = bytearray(path.read_bytes())
         data[len(data) // 2] ^= 0x01
         path.write_bytes(bytes(data))
+    elif damage == "no_resumed_at":  # a whole file, its checksum right, a part of it missing
+        saved = decode(path.read_bytes())
+        path.write_bytes(encode({k: v for k, v in saved.items() if k != "resumed_at"}))
     else:
         path.write_bytes(encode({**decode(path.read_bytes()), "format": 0}))
 
@@ -190,6 +194,8 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_set_aside_and_never_loaded
         assert f"the checkpoint of run {other}, not of {rid}" in warning
     if damage == "flipped_byte":
         assert "do not match their SHA-256 checksum" in warning
+    if damage == "no_resumed_at":
+        assert "a checkpoint without its resumed_at" in warning
     (aside,) = path.parent.glob(f"{path.name}{SET_ASIDE}*")
     assert aside.stat().st_size > 0 and not path.exists()
 
