@@ -35,6 +35,11 @@ the file. ``--keep FOLDER`` keeps the records trained again there, made by today
 ``lipnorm-exp-merge FOLDER --into results/runs --prefer newer`` puts them in place of the stored
 ones (those found ``different``, say).
 
+Before it trains, the command says what the chosen records took when made, by machine and
+numerics version (`--dry-run` stops there); while it trains, each finding's line gives the time
+spent and the time to go, the hours left scaled by this machine's pace so far
+(`lipnorm_exp.cli.verify_cost`).
+
     lipnorm-exp-verify --run-id 7a221658c0ffee00                # one run
     lipnorm-exp-verify --preset residual --per-setting 1 --dry-run   # what it would cost
     python -m lipnorm_exp.cli.verify --preset missing_vector --per-setting 1
@@ -56,6 +61,7 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from lipnorm_exp.cli.file_arguments import file_path, read_table, writable_path
+from lipnorm_exp.cli.verify_cost import Pace, cost_lines, made_seconds
 from lipnorm_exp.config import config_dir
 from lipnorm_exp.records import (
     FINISHED,
@@ -367,18 +373,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if done & {record[schema.RUN_ID] for record in chosen}:
             print(f"{len(done)} runs verified at this commit already in {args.out}: skipped")
             chosen = [record for record in chosen if record[schema.RUN_ID] not in done]
-        hours = sum(timing["total_s"] for r in chosen if (timing := r.get(schema.TIMING))) / 3600
-        print(f"{len(chosen)} runs to verify; they took {hours:.1f} h of training when made")
+        hours = sum(made_seconds(record) for record in chosen) / 3600
+        print(f"{len(chosen)} runs to verify; they took {hours:.1f} h of training when made:")
+        print("\n".join(cost_lines(chosen)), flush=True)
         if args.dry_run:
             return 0
         spreads = setting_spreads(records)
         findings = []
+        pace = Pace(chosen)
         for k, record in enumerate(chosen, 1):
             finding = verify_record(
                 record, spreads[record[schema.RUN_ID]], args.device, args.threads, args.keep
             )
             findings.append(finding)
-            print(f"[{k}/{len(chosen)}] {describe(finding)}", flush=True)
+            print(f"[{k}/{len(chosen)}] {describe(finding)} ({pace.done(record)})", flush=True)
             write_findings([finding], args.out)
         different = sum(finding.verdict == DIFFERENT for finding in findings)
         print(f"wrote {args.out}: {len(findings)} runs, {different} different")

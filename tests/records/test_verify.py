@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from lipnorm_exp.cli import verify_cost
 from lipnorm_exp.cli.verify import Finding, main, write_findings
 from lipnorm_exp.records import COMPLETED, DIVERGED, NUMERICS_VERSION, record_path, schema
 from lipnorm_exp.records.verify import (
@@ -308,7 +309,13 @@ def test_a_dry_run_trains_nothing_and_an_unknown_run_is_refused_in_one_line(
     runs, record = stored
     out = tmp_path / "verification.csv"
     assert _verify(runs, out, "--run-id", record["run_id"], "--dry-run") == 0
-    assert "1 runs to verify" in capsys.readouterr().out and not out.exists()
+    printed = capsys.readouterr().out
+    assert "1 runs to verify" in printed and not out.exists()
+    machine = record["machine"]
+    assert (
+        f"  1 made on cpu ({machine['processor_model']}), numerics {record['numerics']}: "
+        in printed
+    )
     assert _verify(runs, out, "--run-id", "0123456789abcdef") == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("lipnorm_exp.verify: error: --run-id 0123456789abcdef: no finished")
@@ -383,3 +390,40 @@ def test_a_bad_file_argument_is_refused_in_one_line_before_anything_runs(case, t
     assert expected.format(**files) in line
     after = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
     assert after == before  # nothing written, nothing made
+
+
+def test_the_time_to_go_scales_what_the_runs_left_took_by_this_machines_pace(monkeypatch):
+    made = [{"timing": {"total_s": seconds}} for seconds in (100.0, 300.0, 600.0)]
+    now = iter([0.0, 50.0, 200.0, 500.0])
+    monkeypatch.setattr(verify_cost.time, "monotonic", lambda: next(now))
+    pace = verify_cost.Pace(made)
+    # half the time it took when made: the 900 s left take 450 s here
+    assert pace.done(made[0]) == "0m50s spent, about 7m30s to go"
+    assert pace.done(made[1]) == "3m20s spent, about 5m00s to go"
+    assert pace.done(made[2]) == "8m20s spent, about 0m00s to go"
+
+
+def test_the_cost_is_told_by_machine_and_numerics_most_first():
+    records = [
+        {
+            "machine": {"device": "cpu", "processor_model": "AMD EPYC"},
+            "numerics": 2,
+            "timing": {"total_s": 1800.0},
+        },
+        {
+            "machine": {"device": "cuda:0 NVIDIA H200", "processor_model": "AMD EPYC"},
+            "numerics": 2,
+            "timing": {"total_s": 7200.0},
+        },
+        {"device": "cpu", "timing": {"total_s": 360.0}},
+        {
+            "machine": {"device": "cpu", "processor_model": "AMD EPYC"},
+            "numerics": 2,
+            "timing": {"total_s": 1800.0},
+        },
+    ]
+    assert verify_cost.cost_lines(records) == [
+        "  1 made on cuda:0 NVIDIA H200, numerics 2: 2.00 h",
+        "  2 made on cpu (AMD EPYC), numerics 2: 1.00 h",
+        "  1 made on cpu, unversioned: 0.10 h",
+    ]
