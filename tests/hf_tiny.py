@@ -33,7 +33,6 @@ def architectures() -> list[str]:
 
 def tiny(model_type: str):
     """``(model, inputs)`` of a tiny random ``model_type`` in eval mode, or ``None``."""
-    import transformers
     from transformers import AutoConfig, AutoModel
 
     torch.manual_seed(0)
@@ -50,25 +49,17 @@ def tiny(model_type: str):
                 model(**inputs)
     except Exception:  # noqa: BLE001 (an architecture that needs more than defaults)
         return None
-    del transformers
     return model, inputs
 
 
 def _shrink(config) -> None:
-    if getattr(config, "hidden_size", None) is not None and "embed_dim" in SMALL:
-        pass
+    """Set the :data:`SMALL` sizes a config (and its text, vision or coder parts) has."""
     for name, value in SMALL.items():
-        if hasattr(config, name) and not isinstance(getattr(config, name), dict):
-            old = getattr(config, name)
-            if isinstance(old, list) and not isinstance(value, list):
-                continue
-            if isinstance(old, list) and isinstance(value, list):
-                value = value[: len(old)] if len(old) >= len(value) else value
-                if name == "depths":
-                    for other in ("num_heads", "embed_dim"):
-                        pass
-            with contextlib.suppress(Exception):
-                setattr(config, name, value)
+        old = getattr(config, name, None)
+        if old is None or isinstance(old, dict) or isinstance(old, list) != isinstance(value, list):
+            continue
+        with contextlib.suppress(Exception):  # a size its config validates otherwise
+            setattr(config, name, value[: len(old)] if isinstance(value, list) else value)
     for sub in ("text_config", "vision_config", "encoder", "decoder"):
         inner = getattr(config, sub, None)
         if inner is not None and hasattr(inner, "to_dict"):

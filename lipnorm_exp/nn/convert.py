@@ -114,7 +114,7 @@ def lipschitz_normalize(
             return replaced[id(module)]
         build = _BUILDERS.get(type(module))
         if _made_here(module):  # swapped by an earlier call: its norm follows this one
-            module.norm = _norm_for(norm, alpha, variant)(type(module))
+            setattr(module, "norm", _norm_for(norm, alpha, variant)(type(module)))  # noqa: B010
             return module
         if build is None:
             # every name a child is bound to (named_children() yields a shared child once)
@@ -125,7 +125,7 @@ def lipschitz_normalize(
                 module.use_nested_tensor = False
             return module
         layer = build(module, _norm_for(norm, alpha, variant))
-        layer.swapped_in = True  # a later call sets its norm (norm=None undoes this one's)
+        setattr(layer, "swapped_in", True)  # noqa: B010 (a later call resets its norm)
         parameter = next(module.parameters())
         layer.to(parameter.device, parameter.dtype)
         layer.load_state_dict(module.state_dict())

@@ -92,7 +92,8 @@ def lipschitz_attention_forward(
     1 where it has none), or
     with ``alpha`` ``None`` the model's own :math:`s_{ij} = \text{scaling} \cdot q_i^\top k_j`
     plus the mask. With the norm, an additive mask entry at or below :data:`NEGLIGIBLE_MASK`
-    counts as masked (Swin's -100 between sub-windows). Grouped key and value heads are repeated to the query heads. With no mask
+    counts as masked (Swin's -100 between sub-windows). Grouped key and value heads are
+    repeated to the query heads. With no mask
     and a causal module (``is_causal``, else ``module.is_causal``), query :math:`i` attends to
     keys :math:`j \le i`, as SDPA's ``is_causal``. A query whose keys are all masked gets a zero
     output.
@@ -147,8 +148,11 @@ def lipschitz_attention_forward(
 
 
 def _model_terms(logits: Tensor, kwargs: dict[str, Any]) -> Tensor:
-    r"""The model's own functions of the scores: ``position_bias`` :math:`b_{ij}` added (T5),
-    then the soft-cap :math:`c \tanh(s_{ij} / c)` (Gemma-2), before the mask."""
+    r"""The model's own functions of the scores, applied before the mask.
+
+    ``position_bias`` :math:`b_{ij}` is added (T5), then the soft-cap :math:`c \tanh(s/c)`
+    (Gemma-2).
+    """
     bias = kwargs.get("position_bias")
     logits = logits if bias is None else logits + bias
     cap = kwargs.get("softcap")
