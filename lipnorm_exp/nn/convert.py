@@ -105,7 +105,9 @@ def lipschitz_normalize(
         )
     if norm not in ("lip", None):
         raise ValueError(f"lipschitz_normalize: norm must be 'lip' or None, got {norm!r}")
-    found = Counter(type(m).__name__ for m in model.modules() if type(m) in _BUILDERS)
+    found = Counter(
+        type(m).__name__ for m in model.modules() if type(m) in _BUILDERS or _made_here(m)
+    )
     found.update(use_lipschitz_attention(model, None if norm is None else alpha))
     _report(found, model, norm, strict)
 
@@ -115,6 +117,9 @@ def lipschitz_normalize(
         if id(module) in replaced:
             return replaced[id(module)]
         build = _BUILDERS.get(type(module))
+        if _made_here(module):  # swapped by an earlier call: its norm follows this one
+            setattr(module, "norm", _norm_for(norm, alpha, variant)(type(module)))  # noqa: B010
+            return module
         if build is None:
             # every name a child is bound to (named_children() yields a shared child once)
             for name, child in list(module._modules.items()):
@@ -123,15 +128,8 @@ def lipschitz_normalize(
             if isinstance(module, nn.TransformerEncoder) and _holds_ours(module):
                 module.use_nested_tensor = False
             return module
-        layer = build(
-            module,
-            lambda cls: (
-                None
-                if norm is None
-                # each LipschitzNorm keeps the contract it is built for
-                else cast(ScoreNorm, lipschitz_norm(cls.score_contract, alpha, variant=variant))
-            ),
-        )
+        layer = build(module, _norm_for(norm, alpha, variant))
+        setattr(layer, "swapped_in", True)  # noqa: B010 (a later call resets its norm)
         parameter = next(module.parameters())
         layer.to(parameter.device, parameter.dtype)
         layer.load_state_dict(module.state_dict())
@@ -143,6 +141,21 @@ def lipschitz_normalize(
 
 #: ``norm_for(cls)`` gives the norm of a layer of class ``cls`` (or ``None``)
 NormFor = Callable[[Any], ScoreNorm | None]  # Any: a layer class, with its score_contract
+
+
+def _norm_for(norm: str | None, alpha: float, variant: str) -> NormFor:
+    """The norm of each layer class: none, or the LipschitzNorm of its ``score_contract``."""
+    return lambda cls: (
+        None
+        if norm is None
+        # each LipschitzNorm keeps the contract it is built for
+        else cast(ScoreNorm, lipschitz_norm(cls.score_contract, alpha, variant=variant))
+    )
+
+
+def _made_here(module: nn.Module) -> bool:
+    """Whether ``module`` is a layer an earlier :func:`lipschitz_normalize` swapped in."""
+    return getattr(module, "swapped_in", False) is True
 
 
 def _message_passing(conv: nn.Module) -> dict:

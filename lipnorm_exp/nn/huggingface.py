@@ -39,6 +39,8 @@ __all__ = [
     "ATTENTION_NAME",
     "huggingface_models",
     "lipschitz_attention_forward",
+    "attention_modules",
+    "check_coverage",
     "register_lipschitz_attention",
     "use_lipschitz_attention",
 ]
@@ -48,8 +50,11 @@ ATTENTION_NAME = "lipschitz_norm"
 #: the config attribute that holds $\alpha$ (``None``: the scores are not normalised;
 #: absent, as after ``from_pretrained(..., attn_implementation="lipschitz_norm")``: 1.0)
 ALPHA_KEY = "lipschitz_norm_alpha"
-#: inputs some models pass that change the scores in ways the normalisation does not bound
-REFUSED_INPUTS = ("position_bias", "softcap", "sinks", "s_aux")
+#: an additive mask entry at or below this is read as "not attended" in the norm's maxima: the
+#: key's softmax weight is then below :math:`e^{-50 + 2\alpha}` of another key's (Swin's -100)
+NEGLIGIBLE_MASK = -50.0
+#: what marks, in an attention class's source, that it calls the attention function
+INTERFACE_MARK = "ALL_ATTENTION_FUNCTIONS"
 
 
 def register_lipschitz_attention() -> None:
@@ -90,7 +95,9 @@ def lipschitz_attention_forward(
     [`DenseLipschitzNorm`][lipnorm_exp.nn.dense_lipschitz_norm.DenseLipschitzNorm]; $\alpha$ from
     ``module.config``'s `ALPHA_KEY`, 1 where it has none), or
     with ``alpha`` ``None`` the model's own $s_{ij} = \text{scaling} \cdot q_i^\top k_j$
-    plus the mask. Grouped key and value heads are repeated to the query heads. With no mask
+    plus the mask. With the norm, an additive mask entry at or below `NEGLIGIBLE_MASK`
+    counts as masked (Swin's -100 between sub-windows). Grouped key and value heads are
+    repeated to the query heads. With no mask
     and a causal module (``is_causal``, else ``module.is_causal``), query $i$ attends to
     keys $j \le i$, as SDPA's ``is_causal``. A query whose keys are all masked gets a zero
     output.
@@ -107,22 +114,15 @@ def lipschitz_attention_forward(
         scaling (float, optional): the scores' scale without the norm (default
             $1/\sqrt{d}$); the normalised scores take none.
         is_causal (bool, optional): overrides ``module.is_causal``.
-        **kwargs: the model's other inputs; those of `REFUSED_INPUTS` must be ``None``.
+        **kwargs: the model's other inputs; ``position_bias`` (added to the scores, T5),
+            ``softcap`` ($c \tanh(s/c)$, Gemma-2) and ``s_aux`` or ``sinks`` (one more
+            logit per head whose weight is dropped, GPT-OSS) act on the scores, normalised or
+            not, as in the model's own attention.
 
     Returns:
         tuple[Tensor, Tensor]: the output $(N, L, H, d_v)$ and the attention weights
         $(N, H, L, S)$.
-
-    Raises:
-        ValueError: for an input of `REFUSED_INPUTS` that is not ``None``.
     """
-    for name in REFUSED_INPUTS:
-        if kwargs.get(name) is not None:
-            raise ValueError(
-                f"lipschitz_attention_forward: {type(module).__name__} passes {name}, which "
-                f"LipschitzNorm does not bound; allowed: {name}=None (use another "
-                "attn_implementation for this model)"
-            )
     groups = getattr(module, "num_key_value_groups", 1)
     key = key.repeat_interleave(groups, dim=1) if groups > 1 else key
     value = value.repeat_interleave(groups, dim=1) if groups > 1 else value
@@ -132,12 +132,35 @@ def lipschitz_attention_forward(
     if alpha is None:
         scale = query.size(-1) ** -0.5 if scaling is None else scaling
         logits = (query @ key.transpose(-2, -1)) * scale
-        logits = logits if mask is None else logits + mask
     else:
-        logits = DenseLipschitzNorm(alpha)(query, key, value, mask)
+        if mask is not None:  # a key the softmax all but ignores is left out of the maxima
+            mask = mask.masked_fill(mask <= NEGLIGIBLE_MASK, float("-inf"))
+        reach = None if mask is None else torch.where(mask == float("-inf"), mask, 0.0)
+        logits = DenseLipschitzNorm(alpha)(query, key, value, reach)
+    logits = _model_terms(logits, kwargs)
+    logits = logits if mask is None else logits + mask
+    sinks = kwargs.get("s_aux", kwargs.get("sinks"))
+    if sinks is not None:  # one more logit per head, whose weight is dropped
+        column = sinks.reshape(1, -1, 1, 1).expand(*logits.shape[:-1], 1).to(logits.dtype)
+        weights = torch.cat([logits, column], dim=-1).softmax(dim=-1)[..., :-1]
+        weights = weights.to(value.dtype)
+        weights = copy_dropout.dropout(weights, dropout, module.training)
+        return (weights @ value).transpose(1, 2).contiguous(), weights
     weights = _softmax(logits, mask is not None).to(value.dtype)
     weights = copy_dropout.dropout(weights, dropout, module.training)
     return (weights @ value).transpose(1, 2).contiguous(), weights
+
+
+def _model_terms(logits: Tensor, kwargs: dict[str, Any]) -> Tensor:
+    r"""The model's own functions of the scores, applied before the mask.
+
+    ``position_bias`` :math:`b_{ij}` is added (T5), then the soft-cap :math:`c \tanh(s/c)`
+    (Gemma-2).
+    """
+    bias = kwargs.get("position_bias")
+    logits = logits if bias is None else logits + bias
+    cap = kwargs.get("softcap")
+    return logits if cap is None else cap * torch.tanh(logits / cap)
 
 
 def _additive_mask(
@@ -187,12 +210,12 @@ def huggingface_models(model: nn.Module) -> list["PreTrainedModel"]:
 def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
     """Switch every ``transformers`` model in ``model`` to `lipschitz_attention_forward`.
 
-    Registers it
-    ([`register_lipschitz_attention`][lipnorm_exp.nn.huggingface.register_lipschitz_attention]),
-    writes ``alpha`` into every config the models' modules hold (`ALPHA_KEY`; ``None``: unnormalised
-    scores) and sets their attention implementation to `ATTENTION_NAME`
-    (``set_attn_implementation``, sub-models included). Weights, device, dtype and training mode are
-    unchanged.
+    First every model is checked (`check_coverage`); only if all pass is any changed.
+    Each model then gets its own copy of its configs (two models that shared a config no
+    longer share the attention implementation or ``alpha``), ``alpha`` in every one
+    (`ALPHA_KEY`; ``None``: unnormalised scores) and `ATTENTION_NAME` as attention
+    implementation (``set_attn_implementation``, sub-models included). Weights, device, dtype
+    and training mode are unchanged.
 
     Args:
         model (nn.Module): any module; changed in place.
@@ -202,36 +225,113 @@ def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
         Counter: the number of models switched per class name (empty where there is none).
 
     Raises:
-        ValueError: for a model (or a model inside it) that does not take attention functions
-            (its attention does not go through ``transformers``' ``AttentionInterface``),
-            naming its class.
+        ValueError: from :func:`check_coverage`, before anything is changed.
     """
     models = huggingface_models(model)
     if not models:
         return Counter()
     register_lipschitz_attention()
     for found in models:
-        previous = found.config._attn_implementation
+        check_coverage(found)
+    for found in models:
+        _own_configs(found)
         for module in found.modules():
             config = getattr(module, "config", None)
             if config is not None and hasattr(config, "_attn_implementation"):
                 setattr(config, ALPHA_KEY, alpha)
         found.set_attn_implementation(ATTENTION_NAME)
+    return Counter(type(found).__name__ for found in models)
+
+
+def attention_modules(model: nn.Module) -> list[nn.Module]:
+    """The modules of ``model`` that compute attention themselves.
+
+    Those whose class name holds ``Attention`` and that hold no such module (``BertAttention``
+    holds ``BertSelfAttention``, which computes it), other than ``torch.nn.MultiheadAttention``
+    and the library's layers, which :func:`~lipnorm_exp.nn.lipschitz_normalize` swaps.
+    """
+    from lipnorm_exp.nn.multihead_attention import LipschitzMultiheadAttention
+
+    def named(module: nn.Module) -> bool:
+        return "attention" in type(module).__name__.lower()
+
+    swapped = (nn.MultiheadAttention, LipschitzMultiheadAttention)
+    return [
+        module
+        for module in model.modules()
+        if named(module)
+        and not isinstance(module, swapped)
+        and not any(named(sub) for sub in list(module.modules())[1:])
+    ]
+
+
+def check_coverage(model: "PreTrainedModel") -> None:
+    """Refuse, in one line naming the class, a model that LipschitzNorm would not fully reach.
+
+    A model takes attention functions when its own ``set_attn_implementation`` accepts
+    :data:`ATTENTION_NAME` (tried, then undone) and every class of :func:`attention_modules`
+    calls the function its config names (its source reads :data:`INTERFACE_MARK`). A model
+    with no attention module at all (Mamba, FNet, ResNet) is refused too.
+
+    Raises:
+        ValueError: naming the model or the attention class that does not call the function.
+    """
+    import inspect
+
+    name = type(model).__name__
+    modules = attention_modules(model)
+    holds_mha = any(isinstance(m, nn.MultiheadAttention) for m in model.modules())
+    if not modules and not holds_mha:
+        raise ValueError(f"lipschitz_normalize: {name} has no attention module to normalise")
+    for module in modules:
+        cls = type(module)
+        if INTERFACE_MARK not in inspect.getsource(cls):
+            raise ValueError(
+                f"lipschitz_normalize: {cls.__name__} (in {name}) computes its attention "
+                "without transformers' AttentionInterface, so LipschitzNorm cannot reach it"
+            )
+    previous = {id(sub): sub.config._attn_implementation for sub in _pretrained(model)}
+    try:
+        model.set_attn_implementation(ATTENTION_NAME)
         refused = [
             type(sub).__name__
-            for sub in found.modules()
-            if hasattr(sub, "set_attn_implementation")
-            # a module with set_attn_implementation is a PreTrainedModel
-            and cast("PreTrainedModel", sub).config._attn_implementation != ATTENTION_NAME
+            for sub in _pretrained(model)
+            if sub.config._attn_implementation != ATTENTION_NAME
         ]
-        if refused:
-            found.set_attn_implementation(previous)
-            raise ValueError(
-                f"lipschitz_normalize: {refused[0]} does not take attention functions (its "
-                "attention does not go through transformers' AttentionInterface), so "
-                "LipschitzNorm cannot reach it"
-            )
-    return Counter(type(found).__name__ for found in models)
+    except (ValueError, ImportError) as error:  # transformers' own refusal, several lines
+        refused = [f"{name} ({str(error).splitlines()[0][:120]})"]
+    finally:
+        for sub in _pretrained(model):
+            if sub.config._attn_implementation != previous[id(sub)]:
+                sub.set_attn_implementation(previous[id(sub)])
+    if refused:
+        raise ValueError(
+            f"lipschitz_normalize: {refused[0]} does not take attention functions (its "
+            "attention does not go through transformers' AttentionInterface), so "
+            "LipschitzNorm cannot reach it"
+        )
+
+
+def _pretrained(model: nn.Module) -> list["PreTrainedModel"]:
+    """``model``'s modules that are ``PreTrainedModel`` (those with ``set_attn_implementation``)."""
+    return [
+        cast("PreTrainedModel", sub)
+        for sub in model.modules()
+        if hasattr(sub, "set_attn_implementation")
+    ]
+
+
+def _own_configs(model: nn.Module) -> None:
+    """Give ``model``'s modules a copy of the configs they hold, shared within the model only."""
+    import copy
+
+    model_config = cast("PreTrainedModel", model).config
+    memo: dict[int, Any] = {}
+    copy.deepcopy(model_config, memo)
+    for module in model.modules():
+        config = getattr(module, "config", None)
+        if config is not None and id(config) in memo:
+            module.config = memo[id(config)]
 
 
 def _require_transformers() -> None:

@@ -14,7 +14,7 @@ import pytest
 import torch
 from test_lipschitz_bounds import C, check_blow_up, check_head, orthogonal, quadratic_bound
 
-from lipnorm_exp.nn import lipschitz_normalize
+from lipnorm_exp.nn import DenseLipschitzNorm, lipschitz_normalize
 from lipnorm_exp.nn.huggingface import (
     ATTENTION_NAME,
     lipschitz_attention_forward,
@@ -200,7 +200,7 @@ def attention_module(alpha, groups=1, causal=False):
                            training=False)  # fmt: skip
 
 
-def head_setting(alpha, n, m):
+def head_setting(alpha, n, m, **extra):
     """One head as in test_lipschitz_bounds.py: X = (Q || K || V), m queries, n keys."""
     torch.manual_seed(n)
     module = attention_module(alpha)
@@ -210,7 +210,7 @@ def head_setting(alpha, n, m):
 
     def head(x):
         q, k, v = (t[None, None] for t in (x[:m], x[m : m + n], x[m + n :]))
-        return lipschitz_attention_forward(module, q, k, v, None, scaling=C**-0.5)[0]
+        return lipschitz_attention_forward(module, q, k, v, None, scaling=C**-0.5, **extra)[0]
 
     return head, (m + 2 * n, C), lambda t: torch.cat([q, keys, t * values])
 
@@ -235,10 +235,60 @@ def test_grouped_keys_serve_their_query_heads():
     torch.testing.assert_close(grouped, full)
 
 
-def test_inputs_the_norm_does_not_bound_are_refused():
-    q = torch.randn(1, 1, 2, 4)
-    with pytest.raises(ValueError, match="passes softcap, .* allowed: softcap=None"):
-        lipschitz_attention_forward(attention_module(1.0), q, q, q, None, softcap=30.0)
+def scores_by_hand(q, k):
+    """The model's own scaled scores."""
+    return (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+
+
+def weights_by_hand(s, bias=None, cap=None, sinks=None):
+    """Attention weights of scores ``s``, written out: bias, cap, softmax with sinks."""
+    s = s if bias is None else s + bias
+    s = s if cap is None else cap * torch.tanh(s / cap)
+    if sinks is None:
+        return s.softmax(-1)
+    column = sinks.reshape(1, -1, 1, 1).expand(*s.shape[:-1], 1)
+    return torch.cat([s, column], -1).softmax(-1)[..., :-1]
+
+
+@pytest.mark.parametrize("extra", [{"position_bias": "bias"}, {"softcap": 0.5}, {"s_aux": "sinks"}])
+def test_position_bias_softcap_and_sinks_act_as_in_the_model(extra):
+    """T5's additive bias, Gemma-2's soft-cap and GPT-OSS's sinks: without the norm the
+    model's own weights; with it the same functions of the normalised scores."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 2, 5, 8, generator=gen) for _ in range(3))
+    made = {"bias": torch.randn(1, 2, 5, 5, generator=gen), "sinks": torch.randn(2, generator=gen)}
+    kwargs = {key: made.get(value, value) for key, value in extra.items()}
+    by_hand = {"position_bias": "bias", "softcap": "cap", "s_aux": "sinks"}
+    hand = {by_hand[key]: value for key, value in kwargs.items()}
+    out, weights = lipschitz_attention_forward(attention_module(None), q, k, v, None, **kwargs)
+    torch.testing.assert_close(weights, weights_by_hand(scores_by_hand(q, k), **hand))
+    torch.testing.assert_close(out, (weights @ v).transpose(1, 2))
+    _, normed = lipschitz_attention_forward(attention_module(1.0), q, k, v, None, **kwargs)
+    torch.testing.assert_close(normed, weights_by_hand(DenseLipschitzNorm(1.0)(q, k, v), **hand))
+
+
+@pytest.mark.parametrize(("n", "m"), [(2, 1), (5, 1), (4, 3)])
+def test_soft_capped_head_within_corollary_2(n, m):
+    """c tanh(s/c) is 1-Lipschitz and shrinks |s|: the normalised head keeps the bound."""
+    head, shape, tie = head_setting(1.0, n, m, softcap=0.5)
+    check_head(head, shape, tie, quadratic_bound(n, m))
+
+
+def test_a_negligible_additive_mask_leaves_keys_out_of_the_maxima():
+    """Swin masks other sub-windows with -100: the norm's maxima skip those keys, as with
+    a boolean mask, while without the norm the mask is added as the model adds it."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 1, 4, 8, generator=gen) for _ in range(3))
+    k[..., 3, :] *= 50  # a large key that only the masked position holds
+    kept = torch.tensor([True, True, True, False])
+    soft = torch.where(kept, 0.0, -100.0)
+    module = attention_module(1.0)
+    torch.testing.assert_close(
+        lipschitz_attention_forward(module, q, k, v, soft)[0],
+        lipschitz_attention_forward(module, q, k, v, kept)[0],
+    )
+    plain = lipschitz_attention_forward(attention_module(None), q, k, v, soft)[1]
+    torch.testing.assert_close(plain, (scores_by_hand(q, k) + soft).softmax(-1))
 
 
 def test_a_model_without_the_attention_interface_is_refused_by_name():
@@ -246,7 +296,7 @@ def test_a_model_without_the_attention_interface_is_refused_by_name():
         vocab_size=64, d_model=32, num_layers=1, attention_heads=4, ffn_dim=64
     )
     model = transformers.XGLMModel(config)
-    with pytest.raises(ValueError, match="XGLMModel does not take attention functions"):
+    with pytest.raises(ValueError, match=r"XGLMAttention \(in XGLMModel\) computes"):
         lipschitz_normalize(model)
     assert model.config._attn_implementation != ATTENTION_NAME
 
@@ -305,3 +355,77 @@ def test_a_bert_config_or_the_bert_class_is_refused_in_one_line(given):
     assert "\n" not in str(error.value)
     named = "BertConfig" if given == "config" else "the class BertModel"
     assert named in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("build", "match"),
+    [
+        (
+            lambda: transformers.ResNetModel(
+                transformers.ResNetConfig(hidden_sizes=[8, 8], depths=[1, 1])
+            ),
+            "ResNetModel has no attention module",
+        ),
+        (
+            lambda: transformers.LongT5EncoderModel(
+                transformers.LongT5Config(
+                    d_model=32, d_kv=8, d_ff=64, num_layers=1, num_heads=4, vocab_size=64
+                )
+            ),
+            "LongT5LocalAttention .* without transformers' AttentionInterface",
+        ),
+    ],
+)
+def test_a_model_the_norm_would_not_reach_is_refused_at_conversion(build, match):
+    model = build()
+    with pytest.raises(ValueError, match=match):
+        lipschitz_normalize(model)
+    assert model.config._attn_implementation != ATTENTION_NAME
+
+
+def test_a_refused_container_is_left_as_it_was():
+    """All or nothing: XGLM's refusal leaves BERT and the nn.MultiheadAttention unchanged."""
+    config = transformers.XGLMConfig(
+        vocab_size=64, d_model=32, num_layers=1, attention_heads=4, ffn_dim=64
+    )
+    mha = torch.nn.MultiheadAttention(8, 2)
+    holder = torch.nn.ModuleDict(
+        {"text": built("bert"), "mix": mha, "xglm": transformers.XGLMModel(config)}
+    )
+    with pytest.raises(ValueError, match=r"XGLMAttention \(in XGLMModel\) computes"):
+        lipschitz_normalize(holder)
+    assert holder["text"].config._attn_implementation == "sdpa"
+    assert holder["mix"] is mha
+
+
+def test_norm_none_undoes_every_swap_of_an_earlier_call():
+    """SigLIP's pooling head holds an nn.MultiheadAttention: norm=None restores it too."""
+    config = transformers.SiglipVisionConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+        image_size=16, patch_size=8,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.SiglipVisionModel(config).eval()
+    want = model(pixel_values=IMAGES).pooler_output
+    lipschitz_normalize(model, alpha=0.5)
+    assert not torch.allclose(model(pixel_values=IMAGES).pooler_output, want, atol=1e-4)
+    lipschitz_normalize(model, norm=None)
+    torch.testing.assert_close(model(pixel_values=IMAGES).pooler_output, want)
+
+
+def test_two_models_sharing_a_config_keep_their_own_alpha():
+    first = built("bert")
+    second = transformers.BertModel(first.config).eval()
+    lipschitz_normalize(first, alpha=0.5)
+    lipschitz_normalize(second, norm=None)
+    assert first.config.lipschitz_norm_alpha == 0.5
+    assert second.config.lipschitz_norm_alpha is None
+
+
+def test_a_saved_model_reloads_normalised_with_its_alpha(tmp_path):
+    model = lipschitz_normalize(built("bert"), alpha=0.5)
+    model.save_pretrained(tmp_path)
+    register_lipschitz_attention()
+    again = transformers.BertModel.from_pretrained(tmp_path, attn_implementation=ATTENTION_NAME)
+    assert again.config.lipschitz_norm_alpha == 0.5
+    torch.testing.assert_close(output(again.eval(), "bert"), output(model, "bert"))
