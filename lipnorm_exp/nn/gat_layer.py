@@ -7,12 +7,12 @@ from torch.nn import Parameter
 from torch_geometric.nn.dense.linear import Linear
 from torch_geometric.nn.inits import glorot, zeros
 from torch_geometric.typing import OptTensor
-from torch_geometric.utils import softmax
 
 from lipnorm_exp.nn.attention import AttentionLayer, AttentionWeights
 from lipnorm_exp.nn.bounded_softmax import bounded_softmax
 from lipnorm_exp.nn.lipschitz_norm import rescale, source_target
 from lipnorm_exp.nn.score_norm import GATScoreNorm, ScoreNorm
+from lipnorm_exp.nn.shifted_softmax import shifted_softmax
 
 __all__ = ["GATLayer"]
 
@@ -264,7 +264,7 @@ class GATLayer(AttentionLayer):
                 score=score, x=z, att=att, edge_index=edge_index, edge_attr=edge,
                 num_targets=dim_size,
             )  # fmt: skip
-        return softmax(F.leaky_relu(score, slope), index, ptr, dim_size)
+        return shifted_softmax(F.leaky_relu(score, slope), index, ptr, dim_size)
 
     def add_edge_score(self, score: Tensor, edge: OptTensor) -> Tensor:
         r"""``score`` plus the edge term $a_{e,h}^\top W_{e,h} e_{ij}$, if any."""
