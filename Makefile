@@ -70,7 +70,8 @@ figures: ## the paper's figures from the records in $(RUNS)
 scorecard: ## the reproduction scorecard (results/SCORECARD.md, results/scorecard.csv) from the records in $(RUNS)
 	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only scorecard
 
-report: tables figures scorecard ## tables, figures and the scorecard
+report: ## tables, figures and the scorecard, in one process (the records read once)
+	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results
 
 # every preset: the files configs/experiment/*.yaml, by name
 PRESETS ?= $(sort $(basename $(notdir $(wildcard configs/experiment/*.yaml))))
