@@ -51,21 +51,21 @@ def run(command: str, target: str) -> None:
 
 
 def lipnorm_exp() -> None:
-    """``lipnorm-exp``: a run or a sweep (:func:`lipnorm_exp.__main__.console`); ``--version``."""
+    """``lipnorm-exp``: a run or a sweep (`lipnorm_exp.__main__.console`); ``--version``."""
     print_version(sys.argv[1:])
     run("lipnorm-exp", "lipnorm_exp.__main__:console")
 
 
 def report() -> None:
-    """``lipnorm-exp-report``: tables, figures, scorecard (:mod:`lipnorm_exp.report.__main__`)."""
+    """``lipnorm-exp-report``: tables, figures, scorecard (`lipnorm_exp.report.__main__`)."""
     run("lipnorm-exp-report", "lipnorm_exp.report.__main__:main")
 
 
 def merge() -> None:
-    """``lipnorm-exp-merge``: records into a folder of records (:mod:`.records.merge`)."""
+    """``lipnorm-exp-merge``: records into a folder of records (`lipnorm_exp.records.merge`)."""
     run("lipnorm-exp-merge", "lipnorm_exp.records.merge:main")
 
 
 def verify() -> None:
-    """``lipnorm-exp-verify``: runs trained again against their records (:mod:`.verify`)."""
+    """``lipnorm-exp-verify``: runs trained again against their records (`verify`)."""
     run("lipnorm-exp-verify", "lipnorm_exp.cli.verify:main")

@@ -2,7 +2,7 @@
 
 A path to be written is checked by writing nothing that stays (a probe file, removed); a CSV
 file to be read must be UTF-8, comma-separated and hold the columns its reader takes. Each
-refusal is one :class:`~lipnorm_exp.util.errors.UserError` naming the argument, the path and
+refusal is one `UserError` naming the argument, the path and
 what would do.
 """
 

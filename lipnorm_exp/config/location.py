@@ -54,7 +54,7 @@ def preset_path(name: str) -> Path:
 def option_names(group: str) -> tuple[str, ...]:
     """The options of config group ``group``, by name, sorted.
 
-    Every ``<group>/<name>.yaml`` of :func:`config_dir`.
+    Every ``<group>/<name>.yaml`` of `config_dir`.
     """
     return tuple(sorted(path.stem for path in (config_dir() / group).glob("*.yaml")))
 

@@ -1,8 +1,8 @@
 """Datasets by config name: ``load_task(cfg.dataset, cfg.paths, seed)`` → a task.
 
-:data:`DATASETS` names each loader where it is defined; the loader (and torch and PyG with it)
+`DATASETS` names each loader where it is defined; the loader (and torch and PyG with it)
 is imported when a run loads its data, so the config is checked without them. What a run sees
-of a dataset is a :class:`~lipnorm_exp.data.task.Task`.
+of a dataset is a `Task`.
 """
 
 from collections.abc import Callable
@@ -38,20 +38,20 @@ DATASETS: "Registry[Callable[[DictConfig, DictConfig, int], Task]]" = Registry(
         "ogbn_proteins": "ogbn-proteins",
     },
 )
-#: how a loader lays out node features: ``dataset.feature_layout`` (:mod:`.features`)
+#: how a loader lays out node features: ``dataset.feature_layout`` (`features`)
 FEATURE_LAYOUTS = ("auto", "sparse", "dense")
 #: the splits a task's batches mark (``<split>_mask``) and every record scores, in this order
 SPLITS = ("train", "val", "test")
 #: columns of an epoch's row a schedule or an early stop may watch, and whether higher is better
 MONITORED = {"val_loss": False, "val_acc": True, "train_acc": True}
-#: the deepest TREES (:mod:`~lipnorm_exp.data.trees` stores keys and values as ``int16``)
+#: the deepest TREES (`trees` stores keys and values as ``int16``)
 TREES_MAX_DEPTH = 14
 
 
 def load_task(dataset: DictConfig, paths: DictConfig, seed: int) -> "Task":
     """Build the task named by ``dataset.name`` (data under ``paths.data_dir``).
 
-    Loading holds a :func:`~lipnorm_exp.util.lock.folder_lock` named after the dataset, so
+    Loading holds a `folder_lock` named after the dataset, so
     concurrent workers find, copy or process the files one after the other.
     """
     loader = DATASETS.get(dataset.name)

@@ -4,7 +4,7 @@ A dataset's files live in ``<data_dir>/<relative>``. When some are absent, the f
 ``raw_dirs`` laid out like ``data_dir`` that holds them all is copied in (each file under a
 temporary name, then renamed: a kill never leaves a partial copy); failing that, a
 download is left to the dataset's own loader, but only when it is allowed and the host answers
-within seconds. Otherwise :class:`~lipnorm_exp.util.errors.DataNotFoundError` says in one line which
+within seconds. Otherwise `DataNotFoundError` says in one line which
 files are expected where, and the keys that fix it (``paths.raw_dirs``, ``dataset.download``).
 """
 

@@ -1,9 +1,9 @@
 """How a loader lays out node features: a dense matrix, or a sparse one where that is faster.
 
-``dataset.feature_layout`` (:data:`lipnorm_exp.data.FEATURE_LAYOUTS`): ``dense`` keeps the
+``dataset.feature_layout`` (`lipnorm_exp.data.FEATURE_LAYOUTS`): ``dense`` keeps the
 features a dense tensor (numerics version 1); ``sparse`` makes them a CSR matrix, which the
-models' input Linear multiplies as one (:func:`lipnorm_exp.nn.sparse_input.linear`); ``auto``
-makes them sparse where at most :data:`AUTO_MAX_DENSITY` of the entries are non-zero. The layout
+models' input Linear multiplies as one (`lipnorm_exp.nn.sparse_input.linear`); ``auto``
+makes them sparse where at most `AUTO_MAX_DENSITY` of the entries are non-zero. The layout
 is chosen last, after normalisation and the missing vectors (which keep zeros zero).
 """
 

@@ -12,29 +12,30 @@ __all__ = ["MissingVectors"]
 class MissingVectors(BaseTransform):
     r"""Zeroes the feature vectors of a seeded uniform draw of the nodes outside the training set.
 
-    With :math:`V_u` the nodes not in ``train_mask`` and rate :math:`p`, a set :math:`M \subseteq
-    V_u` is drawn uniformly without replacement and its rows of ``x`` are set to zero:
+    With $V_u$ the nodes not in ``train_mask`` and rate $p$, a set $M \subseteq
+    V_u$ is drawn uniformly without replacement and its rows of ``x`` are set to zero:
 
-    .. math::
-        |M| = \operatorname{round}(p \, |V_u|), \qquad
-        x_v \leftarrow \mathbf{0} \quad \forall v \in M
+    $$
+    |M| = \operatorname{round}(p \, |V_u|), \qquad
+    x_v \leftarrow \mathbf{0} \quad \forall v \in M
+    $$
 
     (``round`` is Python's: nearest integer, ties to even). Training nodes always keep their
-    features, :math:`p = 0` changes nothing and :math:`p = 1` zeroes all of :math:`V_u`. The
-    draw depends only on ``seed`` and :math:`|V_u|`. Apply it after feature normalisation, so
+    features, $p = 0$ changes nothing and $p = 1$ zeroes all of $V_u$. The
+    draw depends only on ``seed`` and $|V_u|$. Apply it after feature normalisation, so
     the zeroed rows stay zero. The input is left unchanged.
 
     Args:
-        rate (float): fraction :math:`p \in [0, 1]` of non-training nodes to blank.
-        seed (int): seed of the :class:`torch.Generator` that draws :math:`M` (the run's seed).
+        rate (float): fraction $p \in [0, 1]$ of non-training nodes to blank.
+        seed (int): seed of the `torch.Generator` that draws $M$ (the run's seed).
 
     Shapes:
-        - **input:** ``data.x`` :math:`(|V|, F)`, ``data.train_mask`` :math:`(|V|)` boolean
-        - **output:** the same, plus ``data.missing_mask`` :math:`(|V|)` boolean, true on
-          :math:`M`
+        - **input:** ``data.x`` $(|V|, F)$, ``data.train_mask`` $(|V|)$ boolean
+        - **output:** the same, plus ``data.missing_mask`` $(|V|)$ boolean, true on
+          $M$
 
     Raises:
-        ConfigError: ``rate`` outside :math:`[0, 1]`.
+        ConfigError: ``rate`` outside $[0, 1]$.
     """
 
     def __init__(self, rate: float, seed: int):
@@ -44,7 +45,7 @@ class MissingVectors(BaseTransform):
         self.seed = int(seed)
 
     def forward(self, data: Data) -> Data:
-        """Return ``data`` with the rows of :math:`M` zeroed and ``missing_mask`` set."""
+        """Return ``data`` with the rows of $M$ zeroed and ``missing_mask`` set."""
         unlabelled = (~data.train_mask).nonzero().view(-1)
         count = round(self.rate * unlabelled.numel())
         generator = torch.Generator().manual_seed(self.seed)

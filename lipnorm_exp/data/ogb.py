@@ -5,13 +5,13 @@ Both go through ``ogb``'s own ``PygNodePropPredDataset`` and are scored with ``o
 ``processed/``), OGB's own layout. Offline first: files on disk are used, files found under
 ``<raw_dir>/ogb/<ogbn_name>/`` for a folder of ``paths.raw_dirs`` are copied in, and only then
 is ``ogb`` left to download (``dataset.download``, and only when its host answers within
-seconds); otherwise :class:`~lipnorm_exp.util.errors.DataNotFoundError` names the folder.
+seconds); otherwise `DataNotFoundError` names the folder.
 
 ``dataset.meta_dict`` (``null`` in the YAML files) points at a dataset of one's own in OGB's
 on-disk CSV format instead: it is ``ogb``'s ``meta_dict`` (``dir_path``, ``version``,
 ``"num tasks"``, ``"num classes"``, ``split``, ``add_inverse_edge``, ``has_node_attr``, ...;
 flags may be YAML booleans; a heterogeneous or binary graph is refused by
-:mod:`lipnorm_exp.config.rules`). Such a dataset is never downloaded.
+`lipnorm_exp.config.rules`). Such a dataset is never downloaded.
 
 ``ogb`` is imported only when one of these datasets is asked for (it is the ``ogb`` extra),
 without its update check against PyPI, and without its stdin question about new releases: a
@@ -21,7 +21,7 @@ read ``ogb``'s processed file hold while the dataset is read, and the stand-in m
 turns off the update check while ``ogb`` is imported.
 
 The processed graph holds the dataset's name and the SHA-256 of its raw files
-(:class:`~lipnorm_exp.data.prepare.SourceStamp`, as Planetoid's): a processed folder made from
+(`SourceStamp`, as Planetoid's): a processed folder made from
 other files, or another dataset's, is prepared again with a warning.
 """
 
@@ -119,7 +119,7 @@ def _ogb_reading() -> Iterator[None]:
 def _load(name: str, dataset: DictConfig, paths: DictConfig) -> tuple[ModuleType, Any, Data]:
     """``ogb.nodeproppred``, ``ogb``'s dataset ``name`` and its graph, its files made present.
 
-    The graph is the dataset's first, without its :class:`SourceStamp`.
+    The graph is the dataset's first, without its `SourceStamp`.
     """
     ogbn = _import_ogb(name)
     custom = dataset.meta_dict is not None
@@ -213,12 +213,13 @@ def load_ogbn_arxiv(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
 def _protein_features(graph: Data) -> torch.Tensor:
     r"""Species one-hot next to the edge features summed onto each node.
 
-    .. math::
-        \mathbf{x}_i = \mathrm{onehot}(s_i) \,\Vert\, \sum_{j \in \mathcal{N}(i)} \mathbf{e}_{ji}
+    $$
+    \mathbf{x}_i = \mathrm{onehot}(s_i) \,\Vert\, \sum_{j \in \mathcal{N}(i)} \mathbf{e}_{ji}
+    $$
 
     The species ids found in ``node_species`` are numbered in increasing order (8 species in
     ogbn-proteins); its edges are stored in both directions, so the sum runs over every
-    interaction of node :math:`i` once (8 features, 16 in all).
+    interaction of node $i$ once (8 features, 16 in all).
     """
     _, species = torch.unique(graph.node_species.view(-1), return_inverse=True)
     one_hot = F.one_hot(species).float()
@@ -244,7 +245,7 @@ def _loader(dataset: DictConfig) -> str:
 def load_ogbn_proteins(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     """ogbn-proteins: 112 binary tasks on OGB's species split, trained in mini-batches.
 
-    Node features are built by :func:`_protein_features`; the loss is binary cross-entropy
+    Node features are built by `_protein_features`; the loss is binary cross-entropy
     per task and the metric ``ogb``'s ``Evaluator("ogbn-proteins")`` ROC-AUC (over the
     tasks with both labels among the rows scored). The graph (40M edges) is cut into
     batches for training, and for evaluation unless asked otherwise; a batch keeps the

@@ -23,12 +23,12 @@ RAW_PARTS = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
 
 
 def raw_file_names(name: str) -> list[str]:
-    """The raw files PyG's :class:`Planetoid` reads for ``name`` (``"Cora"``...)."""
+    """The raw files PyG's `Planetoid` reads for ``name`` (``"Cora"``...)."""
     return [f"ind.{name.lower()}.{part}" for part in RAW_PARTS]
 
 
 class SafePlanetoid(AtomicSave, Planetoid):
-    """PyG's :class:`Planetoid`, its processed file saved whole or not at all."""
+    """PyG's `Planetoid`, its processed file saved whole or not at all."""
 
 
 def read_raw_file(path: Path) -> object:
@@ -46,7 +46,7 @@ def load_planetoid(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     ``dataset.normalize_features`` says so (zero rows stay zero), then the missing-vector setting
     blanks the rows of a fraction ``dataset.missing_rate`` of the non-training nodes, drawn with
     ``seed``; last, the features take the layout ``dataset.feature_layout`` says
-    (:func:`~lipnorm_exp.data.features.laid_out`: a sparse matrix where few entries are non-zero).
+    (`laid_out`: a sparse matrix where few entries are non-zero).
 
     Args:
         dataset (DictConfig): ``name`` (``cora``, ``citeseer`` or ``pubmed``), ``missing_rate``,

@@ -2,17 +2,17 @@
 
 A kill at any moment of preparing a dataset leaves a folder the next run uses or repairs:
 
-- raw files are copied under a temporary name and renamed (:func:`copy_file`), so a copy is
+- raw files are copied under a temporary name and renamed (`copy_file`), so a copy is
   there whole or not at all;
-- processed files of the datasets built here are saved the same way (:class:`AtomicSave`);
+- processed files of the datasets built here are saved the same way (`AtomicSave`);
 - a processed folder that cannot be read back (a kill while a library wrote it, a file
-  truncated since) is removed and built again from the raw files (:func:`load_prepared`),
+  truncated since) is removed and built again from the raw files (`load_prepared`),
   after those have been read through, so that one that is truncated or unreadable is named in
   one line instead of failing deep inside the library that parses it;
 - a Python package that reading or preparing needs and that is not installed is named with
   the ``pip install`` that fixes it, and no file is blamed;
 - processed tensors know what they are: the dataset's name and the SHA-256 of each raw file
-  are stored in them (:class:`SourceStamp`), and a processed folder whose tensors say
+  are stored in them (`SourceStamp`), and a processed folder whose tensors say
   otherwise (another dataset's, older raw files', or ones made before the stamp) is built again
   with a warning.
 
@@ -71,7 +71,7 @@ class AtomicSave:
 
 
 class Stamp(Protocol):
-    """What a dataset's processed files must be: :meth:`mismatch` says how they are not."""
+    """What a dataset's processed files must be: `mismatch` says how they are not."""
 
     def mismatch(self, dataset: Sequence[Any]) -> str | None:
         """Why ``dataset`` (as built from the processed files) is not what it must be, or None."""
@@ -80,7 +80,7 @@ class Stamp(Protocol):
 class SourceStamp:
     """A PyG ``pre_transform`` that stores in the processed tensors what they were made from.
 
-    The stamp is a JSON text under :attr:`KEY` of the (single) graph: the dataset's name and
+    The stamp is a JSON text under `KEY` of the (single) graph: the dataset's name and
     the SHA-256 of each raw file, by file name. Its ``repr`` does not depend on the raw files,
     so PyG does not warn that the ``pre_transform`` changed when they do.
 
@@ -187,7 +187,7 @@ def load_prepared(
         raw_files: the raw files ``build`` processes; read through with ``read_raw`` when
             building fails, so that a bad one is named.
         read_raw: reads one raw file, raising when it cannot. (default: read its bytes)
-        stamp: what the processed dataset must be (:class:`SourceStamp`: what its tensors
+        stamp: what the processed dataset must be (`SourceStamp`: what its tensors
             say they were made from). (default: not checked)
 
     Raises:

@@ -20,7 +20,7 @@ def accuracy(y_true: torch.Tensor, logits: torch.Tensor) -> float:
 class Task:
     """A prediction task in the one shape every trainer loop takes.
 
-    Every batch is a :class:`~torch_geometric.data.Data` with ``x``, ``edge_index``, ``y`` and
+    Every batch is a `Data` with ``x``, ``edge_index``, ``y`` and
     boolean node masks ``train_mask``, ``val_mask`` and ``test_mask`` marking the nodes whose
     prediction counts for that split (all nodes of a full-batch graph, a mini-batch of a big
     graph, or the roots of a batch of trees). Training takes the loss over ``train_mask`` of
@@ -37,7 +37,7 @@ class Task:
         metric_name: what ``*_acc`` in the records holds: ``"accuracy"`` or ``"rocauc"``.
         metric: ``metric(y_true, logits) -> float`` over the rows of one split.
         generators: the generators that ``train_batches`` draws from besides torch's global
-            one, so that a resumed run restores them (:mod:`lipnorm_exp.training.checkpoint`).
+            one, so that a resumed run restores them (`lipnorm_exp.training.checkpoint`).
     """
 
     name: str

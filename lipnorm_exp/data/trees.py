@@ -1,26 +1,27 @@
 r"""TREES: Alon & Yahav's Tree-NeighborsMatch (paper §7.2), stored compactly, expanded per batch.
 
-For depth :math:`d` a tree is the complete binary tree with :math:`L = 2^d` leaves and
-:math:`2L - 1` nodes in heap order (node 0 is the root, the children of node :math:`i` are
-:math:`2i + 1` and :math:`2i + 2`, leaf :math:`k` is node :math:`L - 1 + k`). Edges point from
+For depth $d$ a tree is the complete binary tree with $L = 2^d$ leaves and
+$2L - 1$ nodes in heap order (node 0 is the root, the children of node $i$ are
+$2i + 1$ and $2i + 2$, leaf $k$ is node $L - 1 + k$). Edges point from
 child to parent, so messages flow towards the root, and every node has a self-loop. With a
-target key :math:`t` and a permutation :math:`\pi` of :math:`0..L-1`, the features are
+target key $t$ and a permutation $\pi$ of $0..L-1$, the features are
 
-.. math::
-    x_{\text{leaf } k} = e_k \,\|\, e_{\pi(k)}, \qquad
-    x_{\text{root}} = e_t \,\|\, \mathbf{0}, \qquad x_{\text{other}} = \mathbf{0},
-    \qquad y = \pi(t)
+$$
+x_{\text{leaf } k} = e_k \,\|\, e_{\pi(k)}, \qquad
+x_{\text{root}} = e_t \,\|\, \mathbf{0}, \qquad x_{\text{other}} = \mathbf{0},
+\qquad y = \pi(t)
+$$
 
-(:math:`e_k` one-hot in :math:`\mathbb{R}^L`), so a model must carry the value of the leaf whose
-key matches the root's all the way up; there are :math:`L` classes. A dataset holds distinct
-:math:`(t, \pi)` pairs, at most :math:`L \cdot L!` of them (96 for :math:`d = 2`), drawn with the
+($e_k$ one-hot in $\mathbb{R}^L$), so a model must carry the value of the leaf whose
+key matches the root's all the way up; there are $L$ classes. A dataset holds distinct
+$(t, \pi)$ pairs, at most $L \cdot L!$ of them (96 for $d = 2$), drawn with the
 dataset's own seed ``dataset.seed`` (not the run's seed: every run sees the same trees) and
 cached under ``<data_dir>/TREES/depth<d>_n<count>_seed<seed>/``.
 
-Dense features would be :math:`2L` wide on :math:`2L - 1` nodes (about 16 MB a tree at
-:math:`d = 10`), so the cache keeps per node only the key and value indices (``-1`` for none,
-``int16``) and :func:`expand_batch` builds, for one batch at a time, ``x`` as a sparse COO tensor
-(at most two non-zeros a node; a model's input ``Linear`` multiplies it as it is: at :math:`d = 10`
+Dense features would be $2L$ wide on $2L - 1$ nodes (about 16 MB a tree at
+$d = 10$), so the cache keeps per node only the key and value indices (``-1`` for none,
+``int16``) and `expand_batch` builds, for one batch at a time, ``x`` as a sparse COO tensor
+(at most two non-zeros a node; a model's input ``Linear`` multiplies it as it is: at $d = 10$
 building and multiplying a batch of 64 trees takes 0.07 s on one CPU thread against 3.7 s for the
 dense matrix it stands for), the edges, per-node labels and the root masks.
 """
@@ -57,7 +58,7 @@ __all__ = [
 
 
 def num_distinct_trees(depth: int) -> int:
-    r"""Number of distinct (target key, permutation) pairs, :math:`2^d \cdot (2^d)!`."""
+    r"""Number of distinct (target key, permutation) pairs, $2^d \cdot (2^d)!$."""
     leaves = 2**depth
     return leaves * math.factorial(leaves)
 
@@ -70,12 +71,12 @@ def draw_trees(depth: int, count: int, seed: int) -> list[tuple[int, torch.Tenso
     the arguments.
 
     Args:
-        depth (int): tree depth :math:`d`.
-        count (int): number of trees, at most :func:`num_distinct_trees`.
-        seed (int): seed of the :class:`torch.Generator`.
+        depth (int): tree depth $d$.
+        count (int): number of trees, at most `num_distinct_trees`.
+        seed (int): seed of the `torch.Generator`.
 
     Returns:
-        list: pairs ``(t, values)`` with ``values`` a permutation of :math:`0..2^d-1` (long).
+        list: pairs ``(t, values)`` with ``values`` a permutation of $0..2^d-1$ (long).
     """
     leaves = 2**depth
     generator = torch.Generator().manual_seed(seed)
@@ -112,9 +113,9 @@ def compact_tree(depth: int, key: int, values: torch.Tensor) -> Data:
     r"""One tree as stored: per-node key and value indices (``-1`` for none), and its label.
 
     Args:
-        depth (int): tree depth :math:`d`.
-        key (int): the target key :math:`t` the root carries.
-        values (Tensor): the leaves' values :math:`\pi(0), \dots, \pi(2^d - 1)`.
+        depth (int): tree depth $d$.
+        key (int): the target key $t$ the root carries.
+        values (Tensor): the leaves' values $\pi(0), \dots, \pi(2^d - 1)$.
     """
     leaves = 2**depth
     node_key = torch.full((2 * leaves - 1,), -1, dtype=torch.int16)
@@ -134,14 +135,14 @@ class TreeNeighborsMatch(AtomicSave, InMemoryDataset):
     r"""Distinct TREES of one depth, generated once and cached in compact form.
 
     Graph ``i`` holds ``node_key`` and ``node_value`` (``int16`` per node, ``-1`` for none),
-    and ``label`` (the class :math:`\pi(t)`); :class:`TreeBatches`
+    and ``label`` (the class $\pi(t)$); `TreeBatches`
     turns batches of them into model input. Trees come in random order, so a split by position
-    is random. The cache is saved whole or not at all (:class:`~lipnorm_exp.data.prepare.
+    is random. The cache is saved whole or not at all (`
     AtomicSave`).
 
     Args:
         data_dir (str): data root; the cache is ``<data_dir>/TREES/depth<d>_n<count>_seed<seed>``.
-        depth (int): tree depth :math:`d \ge 1`.
+        depth (int): tree depth $d \ge 1$.
         num_trees (int): trees wanted; ``min(num_trees, num_distinct_trees(depth))`` are made.
         seed (int): seed of the draw. (default: ``0``)
     """
@@ -165,7 +166,7 @@ class TreeNeighborsMatch(AtomicSave, InMemoryDataset):
         return "trees.pt"
 
     def process(self) -> None:
-        """Draw the trees and save them compactly, stamped with its draw: :class:`TreesStamp`."""
+        """Draw the trees and save them compactly, stamped with its draw: `TreesStamp`."""
         pairs = draw_trees(self.depth, self.count, self.seed)
         trees = [compact_tree(self.depth, key, values) for key, values in pairs]
         for tree in trees:
@@ -177,10 +178,10 @@ class TreeNeighborsMatch(AtomicSave, InMemoryDataset):
 class TreesStamp:
     """What a TREES cache must hold: the draw of ``count`` trees of depth ``depth`` with ``seed``.
 
-    Every tree of a cache carries the arguments of the draw that made it (:attr:`KEY`); a cache
+    Every tree of a cache carries the arguments of the draw that made it (`KEY`); a cache
     made by another draw (another ``dataset.seed`` placed in this folder), of another shape, or
     made before the stamp is prepared again with a warning
-    (:func:`~lipnorm_exp.data.prepare.load_prepared`, a :class:`~lipnorm_exp.data.prepare.Stamp`).
+    (`load_prepared`, a `Stamp`).
     """
 
     #: the attribute of each tree holding ``[[depth, count, seed]]``
@@ -228,7 +229,7 @@ class BatchShape(NamedTuple):
 
     ``edge_index`` (child → parent and self-loops, tree after tree), ``batch`` (the tree of each
     node) and ``roots`` (the index of each tree's root). Made once per tree count by
-    :meth:`TreeBatches.shape` and shared by every batch of that many trees, so that a layer that
+    `TreeBatches.shape` and shared by every batch of that many trees, so that a layer that
     keeps what it derived from an ``edge_index`` tensor (its checks, its self-loops, its CSR
     message structure) derives it once per run instead of once per batch.
     """
@@ -256,18 +257,18 @@ def expand_batch(
     """Expand a batch of compact trees of one depth into the graph a model reads.
 
     Args:
-        node_key (Tensor): :math:`(B, 2^{d+1} - 1)` the trees' per-node keys (``-1`` for none).
-        node_value (Tensor): :math:`(B, 2^{d+1} - 1)` their per-node values (``-1`` for none).
-        label (Tensor): :math:`(B)` their labels.
-        tree_split (Tensor): :math:`(B)` their split codes (:func:`split_codes`).
-        shape (BatchShape | None): the graph of :math:`B` trees of this depth, where it is kept
+        node_key (Tensor): $(B, 2^{d+1} - 1)$ the trees' per-node keys (``-1`` for none).
+        node_value (Tensor): $(B, 2^{d+1} - 1)$ their per-node values (``-1`` for none).
+        label (Tensor): $(B)$ their labels.
+        tree_split (Tensor): $(B)$ their split codes (`split_codes`).
+        shape (BatchShape | None): the graph of $B$ trees of this depth, where it is kept
             (default: made here).
 
     Returns:
-        Data: ``x`` :math:`(N, 2^{d+1})` the one-hot features of the module docstring as a
-        sparse COO tensor, ``edge_index`` (child → parent and self-loops), ``y`` :math:`(N)` the
-        tree's label on every node, ``batch`` :math:`(N)` the tree of each node, and
-        ``train_mask``, ``val_mask``, ``test_mask`` :math:`(N)` true only at the root of a tree
+        Data: ``x`` $(N, 2^{d+1})$ the one-hot features of the module docstring as a
+        sparse COO tensor, ``edge_index`` (child → parent and self-loops), ``y`` $(N)$ the
+        tree's label on every node, ``batch`` $(N)$ the tree of each node, and
+        ``train_mask``, ``val_mask``, ``test_mask`` $(N)$ true only at the root of a tree
         of that split.
     """
     count, size = node_key.shape
@@ -292,10 +293,10 @@ def expand_batch(
 
 
 class TreeBatches:
-    """Re-iterable model-ready batches of some trees of a :class:`TreeNeighborsMatch`.
+    """Re-iterable model-ready batches of some trees of a `TreeNeighborsMatch`.
 
     The trees share one shape, so a batch is a slice of the stored per-node tables expanded by
-    :func:`expand_batch` (no per-tree collation). One iteration makes ``passes`` passes over the
+    `expand_batch` (no per-tree collation). One iteration makes ``passes`` passes over the
     trees, so that an epoch of the trainer can be Alon & Yahav's evaluation period (100 passes
     between two evaluations); a shuffled pass draws its order with torch's global RNG.
 
@@ -358,16 +359,16 @@ def load_trees(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     reaches the batches through torch's global RNG (training batches are reshuffled each epoch).
 
     Args:
-        dataset (DictConfig): ``depth`` (:math:`d`), ``num_trees``, ``train_fraction`` (the
+        dataset (DictConfig): ``depth`` ($d$), ``num_trees``, ``train_fraction`` (the
             rest is halved into val and test), ``batch_size``, ``passes_per_epoch`` (passes over
             the training trees per epoch) and ``seed``, as ``configs/dataset/trees.yaml`` and
-            :class:`lipnorm_exp.config.schema.Trees` say. ``download`` is ignored.
+            `lipnorm_exp.config.schema.Trees` say. ``download`` is ignored.
         paths (DictConfig): ``data_dir``, where the trees are cached.
         seed (int): the run's seed; unused here.
 
     Returns:
         Task: training batches over the training trees (shuffled), evaluation batches over all
-        trees in order; :math:`2^{d+1}` features, :math:`2^d` classes.
+        trees in order; $2^{d+1}$ features, $2^d$ classes.
     """
     depth, batch_size = dataset.depth, dataset.batch_size
     arguments = (paths.data_dir, depth, dataset.num_trees, dataset.seed)

@@ -154,7 +154,7 @@ def _norm_for(norm: str | None, alpha: float, variant: str) -> NormFor:
 
 
 def _made_here(module: nn.Module) -> bool:
-    """Whether ``module`` is a layer an earlier :func:`lipschitz_normalize` swapped in."""
+    """Whether ``module`` is a layer an earlier `lipschitz_normalize` swapped in."""
     return getattr(module, "swapped_in", False) is True
 
 

@@ -51,7 +51,7 @@ ATTENTION_NAME = "lipschitz_norm"
 #: absent, as after ``from_pretrained(..., attn_implementation="lipschitz_norm")``: 1.0)
 ALPHA_KEY = "lipschitz_norm_alpha"
 #: an additive mask entry at or below this is read as "not attended" in the norm's maxima: the
-#: key's softmax weight is then below :math:`e^{-50 + 2\alpha}` of another key's (Swin's -100)
+#: key's softmax weight is then below $e^{-50 + 2\alpha}$ of another key's (Swin's -100)
 NEGLIGIBLE_MASK = -50.0
 #: what marks, in an attention class's source, that it calls the attention function
 INTERFACE_MARK = "ALL_ATTENTION_FUNCTIONS"
@@ -154,7 +154,7 @@ def lipschitz_attention_forward(
 def _model_terms(logits: Tensor, kwargs: dict[str, Any]) -> Tensor:
     r"""The model's own functions of the scores, applied before the mask.
 
-    ``position_bias`` :math:`b_{ij}` is added (T5), then the soft-cap :math:`c \tanh(s/c)`
+    ``position_bias`` $b_{ij}$ is added (T5), then the soft-cap $c \tanh(s/c)$
     (Gemma-2).
     """
     bias = kwargs.get("position_bias")
@@ -225,7 +225,7 @@ def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
         Counter: the number of models switched per class name (empty where there is none).
 
     Raises:
-        ValueError: from :func:`check_coverage`, before anything is changed.
+        ValueError: from `check_coverage`, before anything is changed.
     """
     models = huggingface_models(model)
     if not models:
@@ -248,7 +248,8 @@ def attention_modules(model: nn.Module) -> list[nn.Module]:
 
     Those whose class name holds ``Attention`` and that hold no such module (``BertAttention``
     holds ``BertSelfAttention``, which computes it), other than ``torch.nn.MultiheadAttention``
-    and the library's layers, which :func:`~lipnorm_exp.nn.lipschitz_normalize` swaps.
+    and the library's layers, which [`lipschitz_normalize`][lipnorm_exp.nn.lipschitz_normalize]
+    swaps.
     """
     from lipnorm_exp.nn.multihead_attention import LipschitzMultiheadAttention
 
@@ -269,8 +270,8 @@ def check_coverage(model: "PreTrainedModel") -> None:
     """Refuse, in one line naming the class, a model that LipschitzNorm would not fully reach.
 
     A model takes attention functions when its own ``set_attn_implementation`` accepts
-    :data:`ATTENTION_NAME` (tried, then undone) and every class of :func:`attention_modules`
-    calls the function its config names (its source reads :data:`INTERFACE_MARK`). A model
+    `ATTENTION_NAME` (tried, then undone) and every class of `attention_modules`
+    calls the function its config names (its source reads `INTERFACE_MARK`). A model
     with no attention module at all (Mamba, FNet, ResNet) is refused too.
 
     Raises:

@@ -139,7 +139,7 @@ def describe(record: Record) -> str:
 
 
 def newness(record: Record) -> tuple[int, datetime]:
-    """What ``--prefer newer`` compares: the numerics version, then :func:`finished_time`.
+    """What ``--prefer newer`` compares: the numerics version, then `finished_time`.
 
     A record made before numerics were versioned counts as version ``0``.
     """

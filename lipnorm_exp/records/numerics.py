@@ -70,8 +70,8 @@ class NewerRecordError(UserError):
 def newer_version(record: Mapping[str, Any]) -> str | None:
     """Which version of ``record`` this code does not have, or ``None`` where it has both.
 
-    A record of a schema version above :data:`~lipnorm_exp.records.schema.SCHEMA_VERSION`, or of
-    a numerics version above :data:`NUMERICS_VERSION`, was made by newer code: this code can
+    A record of a schema version above `SCHEMA_VERSION`, or of
+    a numerics version above `NUMERICS_VERSION`, was made by newer code: this code can
     neither tell what it holds nor compute what it computed.
     """
     if schema_version(record) > SCHEMA_VERSION:
@@ -83,7 +83,7 @@ def newer_version(record: Mapping[str, Any]) -> str | None:
 
 
 def check_known_versions(record: Mapping[str, Any], where: str) -> None:
-    """Refuse ``record`` (stored at ``where``) where newer code made it (:func:`newer_version`).
+    """Refuse ``record`` (stored at ``where``) where newer code made it (`newer_version`).
 
     Raises:
         NewerRecordError: one line naming the file, the version and the fix.

@@ -140,7 +140,7 @@ OBJECT_PARTS = (schema.MACHINE, schema.VERSIONS, schema.TIMING, schema.BATCHED)
 
 
 def parts_problem(record: Mapping[str, Any]) -> str | None:
-    """Why a part of ``record`` that is an object (:data:`OBJECT_PARTS`) is not one, or ``None``."""
+    """Why a part of ``record`` that is an object (`OBJECT_PARTS`) is not one, or ``None``."""
     for key in OBJECT_PARTS:
         value = record.get(key)
         if key in record and not isinstance(value, Mapping):

@@ -1,14 +1,14 @@
 """Run records → the paper's tables and figures: a read-only step that never trains.
 
 ``python -m lipnorm_exp.report --runs results/runs --out results`` loads every record
-(:mod:`~lipnorm_exp.report.frame`), splits them by scale and protocol, and gives each table
-or figure the runs of its own preset only (tag and grid, :mod:`~lipnorm_exp.report.grids`;
-each preset's tables, figures and claims: :mod:`~lipnorm_exp.report.paper_presets`),
-where the selection rule of :mod:`~lipnorm_exp.report.aggregate` picks the setting of each
-cell. It writes the tables (:mod:`~lipnorm_exp.report.tables`,
-:mod:`~lipnorm_exp.report.ablation`) and figures (:mod:`~lipnorm_exp.report.figures`) with the
-published numbers (:mod:`~lipnorm_exp.report.published_numbers`) beside ours, and beside each
-the runs it used and a line saying where they come from (:mod:`~lipnorm_exp.report.used_runs`).
+(`frame`), splits them by scale and protocol, and gives each table
+or figure the runs of its own preset only (tag and grid, `grids`;
+each preset's tables, figures and claims: `paper_presets`),
+where the selection rule of `aggregate` picks the setting of each
+cell. It writes the tables (`tables`,
+`ablation`) and figures (`figures`) with the
+published numbers (`published_numbers`) beside ours, and beside each
+the runs it used and a line saying where they come from (`used_runs`).
 """
 
 from lipnorm_exp.records.labels import model_label

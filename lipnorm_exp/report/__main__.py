@@ -133,7 +133,7 @@ def write_report(args: argparse.Namespace, frame: pd.DataFrame) -> None:
     """Print what ``frame`` holds and write the tables, figures and scorecard ``args`` ask for.
 
     The first line printed says which presets, scales and protocols the records cover and which
-    of the scorecard's presets they can score (:func:`~lipnorm_exp.report.coverage.coverage`).
+    of the scorecard's presets they can score (`coverage`).
     """
     print(coverage(frame))
     failed = int((frame[schema.STATUS] == FAILED).sum())

@@ -3,7 +3,7 @@
 Runs of the preset carry ``ablation.name`` and ``ablation.factor`` (what the ablation
 changes, as text). The table has one row per dataset × missing rate × depth × ablation (with
 its factor) and, per model label of the preset's grid, four columns: the test accuracy (the
-selection rule of :mod:`~lipnorm_exp.report.aggregate`: mean ± std over the seeds of the
+selection rule of `aggregate`: mean ± std over the seeds of the
 setting with the best mean validation accuracy, ``†k``), the same runs' test accuracy at the
 other epoch (the last one, where the protocol reports the best validation one), the final-epoch
 training

@@ -4,30 +4,30 @@ Selection rule:
 
 1. **One scale and one protocol at a time.** Records of different ``scale`` or
    ``protocol.name`` values are never mixed: each pair present gets its own tables and figures
-   (``<out>/<scale>/<protocol>/``); ``--scale`` picks one scale by name (:func:`report_groups`).
+   (``<out>/<scale>/<protocol>/``); ``--scale`` picks one scale by name (`report_groups`).
 2. **A preset's own runs.** A table or figure of preset P takes only the records tagged P
    (``config.tags``: the preset's sweep put it there, or reused the record and added it) that
-   its grid holds (:func:`preset_runs`, :class:`~lipnorm_exp.report.grids.PresetGrid`). A
+   its grid holds (`preset_runs`, `PresetGrid`). A
    run started by hand, or by another preset only, never enters it.
 3. **By content.** Within those, a table cell or a point of a curve takes the records whose
    config matches it (dataset name, missing rate, model label, depth, ...), never folder names.
 4. **Failed runs** (an error, no result) are left out and only counted. **Diverged runs**
    (loss NaN/inf) are counted, never averaged: a mean is over the seeds that did not
    diverge, with ``†k`` beside it for the k that did, and a cell or point whose seeds all
-   diverged reads ``†k`` with no number (:func:`usable_runs`, :class:`Selection`).
+   diverged reads ``†k`` with no number (`usable_runs`, `Selection`).
 5. **Seeds form a group.** Records equal in everything but the seed (the ``setting``
-   column, :func:`lipnorm_exp.records.setting_key`) are the runs of one hyper-parameter
-   setting. Where a cell holds several settings (lr, hidden, heads, dropout, concat, and the
-   depth where the cell does not fix it), the one with the best mean validation accuracy
+   column, [`lipnorm_exp.records.setting_key`][lipnorm_exp.records.setting_key]) are the runs of one
+   hyper-parameter setting. Where a cell holds several settings (lr, hidden, heads, dropout, concat,
+   and the depth where the cell does not fix it), the one with the best mean validation accuracy
    (``best_val_acc``, over its seeds that did not diverge) is chosen; ties go to the shallower
    model, then to the longer-trained one (``train.epochs``: the same seeds trained longer
    score at least as high on validation, so a tie says the extra epochs found no better one,
    and the number reported is the longer run's). Its test accuracy at the best validation
    epoch (``test_acc_at_best_val``) is reported as mean ± sample std over those seeds, in %,
-   with their number (:func:`select`); where the records' protocol says so, the last epoch's
+   with their number (`select`); where the records' protocol says so, the last epoch's
    (``protocol.reported_epoch: final``) and ``np.std``'s (``protocol.std_ddof: 0``) instead.
    Beside it, the same runs' number at the other epoch, where every seed trained its full
-   budget (a completed run of ``train.epochs`` epochs: :func:`~lipnorm_exp.report.frame.
+   budget (a completed run of ``train.epochs`` epochs: `
    final_epoch`), and the validation accuracy at the epoch reported.
 6. **Settings compete on equal seeds.** Only the settings run on the most seeds of the cell
    compete, compared on the seeds they all share (on each one's own where they share none): a
@@ -35,13 +35,13 @@ Selection rule:
    picked), and one lucky seed never outranks a mean over several, nor is a number over one seed
    reported where the cell has one over more. To let settings compete, give them the same seeds.
 7. **Choosing apart from reporting.** Seeds below
-   :data:`~lipnorm_exp.records.identity.REPORTING_SEEDS_FROM` (100) choose the setting; seeds
-   from it on never do. Where the chosen setting has at least :data:`HELD_OUT_SEEDS` such
+   `REPORTING_SEEDS_FROM` (100) choose the setting; seeds
+   from it on never do. Where the chosen setting has at least `HELD_OUT_SEEDS` such
    reporting seeds that did not diverge, the number is theirs (seeds that took no part in
    choosing it); else it is the choosing seeds', and the cell says so (``selected_on``: the seeds
    whose validation accuracy chose among several settings; ``held_out``: whether the number is
    over other seeds). Beside mean ± std, every cell gives the half-width of a 95% confidence
-   interval of its mean (Student's t over its seeds, :attr:`Selection.ci95`).
+   interval of its mean (Student's t over its seeds, `Selection.ci95`).
 """
 
 import json
@@ -139,7 +139,7 @@ class Numbers:
     std: float
 
     def text(self) -> str:
-        """``83.1 ± 0.5``, ``83.1`` (no std) or :data:`MISSING` (no mean), one decimal."""
+        """``83.1 ± 0.5``, ``83.1`` (no std) or `MISSING` (no mean), one decimal."""
         if pd.isna(self.mean):
             return MISSING
         return f"{self.mean:.1f}" if pd.isna(self.std) else f"{self.mean:.1f} ± {self.std:.1f}"
@@ -151,7 +151,7 @@ class Selection:
 
     The number reported is ``report`` at the epoch the runs' protocol names
     (``protocol.reported_epoch``: the best validation epoch's, or the last epoch's, whose column
-    is :data:`FINAL_OF`'s), with the protocol's std convention (``protocol.std_ddof``).
+    is `FINAL_OF`'s), with the protocol's std convention (``protocol.std_ddof``).
 
     Args:
         runs (pandas.DataFrame): the chosen setting's records.
@@ -182,10 +182,10 @@ class Selection:
 
     @property
     def ci95(self) -> float:
-        r"""Half-width (in %) of the 95% confidence interval of :attr:`mean`: Student's t.
+        r"""Half-width (in %) of the 95% confidence interval of `mean`: Student's t.
 
-        :math:`t_{0.975,\,n-1}\, s / \sqrt{n}` with :math:`s` the sample std of the number
-        reported over the :attr:`n` seeds (whatever the protocol's ``ddof``); ``NaN`` for fewer
+        $t_{0.975,\,n-1}\, s / \sqrt{n}$ with $s$ the sample std of the number
+        reported over the `n` seeds (whatever the protocol's ``ddof``); ``NaN`` for fewer
         than two seeds.
         """
         values = finite(self.runs)[self.column(self.at_final) or self.report]
@@ -196,7 +196,7 @@ class Selection:
 
     @property
     def reported_epoch(self) -> str:
-        """The protocol's epoch reported, :data:`BEST_VAL` or :data:`FINAL` (the setting's)."""
+        """The protocol's epoch reported, `BEST_VAL` or `FINAL` (the setting's)."""
         return str(self.setting["reported_epoch"])
 
     @property
@@ -217,7 +217,7 @@ class Selection:
         return FINAL_OF.get(self.report) if final else self.report
 
     def numbers(self, column: str | None) -> Numbers:
-        """Mean and std (in %, :attr:`ddof`) of ``column`` over the seeds that did not diverge.
+        """Mean and std (in %, `ddof`) of ``column`` over the seeds that did not diverge.
 
         ``NaN`` where a seed lacks the value (a last epoch's number of a run that did not train
         its full budget: a mean over some seeds only is not reported), or for ``None``. No std
@@ -231,7 +231,7 @@ class Selection:
 
     @property
     def headline(self) -> Numbers:
-        """The number reported: :meth:`numbers` at the protocol's epoch."""
+        """The number reported: `numbers` at the protocol's epoch."""
         return self.numbers(self.column(self.at_final))
 
     @property
@@ -241,7 +241,7 @@ class Selection:
 
     @property
     def other_title(self) -> str:
-        """What :attr:`other` is, as a column title: ``final`` or ``best val``."""
+        """What `other` is, as a column title: ``final`` or ``best val``."""
         return OTHER_TITLES[self.at_final]
 
     @property
@@ -266,12 +266,12 @@ class Selection:
 
     @property
     def std(self) -> float:
-        """Std of :attr:`mean`'s values with the protocol's ``ddof``, in % (``NaN``: too few)."""
+        """Std of `mean`'s values with the protocol's ``ddof``, in % (``NaN``: too few)."""
         return self.headline.std
 
     @property
     def n(self) -> int:
-        """Number of seeds that did not diverge (those :attr:`mean` is over)."""
+        """Number of seeds that did not diverge (those `mean` is over)."""
         return len(finite(self.runs))
 
     @property
@@ -285,7 +285,7 @@ class Selection:
         return self.runs.iloc[0]
 
     def text(self, show_depth: bool = False, show_n: bool = True) -> str:
-        """The cell, ``83.1 ± 0.5 (5) n=2 †1`` or ``†3``: :func:`format_cell` of this selection.
+        """The cell, ``83.1 ± 0.5 (5) n=2 †1`` or ``†3``: `format_cell` of this selection.
 
         ``show_n=False`` leaves ``n=k`` out (a table that states the seeds in its notes).
         """
@@ -305,7 +305,7 @@ def format_cell(
 
     ``n`` counts the seeds the mean is over; ``diverged`` those beside them. No ``±`` where
     ``std`` is NaN (one seed), no ``(depth)`` for ``None``, no ``n=`` without ``show_n``, no
-    ``†`` for 0, only ``†k`` where no seed is left (``n`` is 0), and :data:`MISSING` for a NaN
+    ``†`` for 0, only ``†k`` where no seed is left (``n`` is 0), and `MISSING` for a NaN
     ``mean`` of seeds that did not diverge (a last epoch's number of runs stopped early).
     """
     if not n:
@@ -370,7 +370,7 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
 
 
 def select_group(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) -> Selection:
-    """:func:`select` of runs known to be there (a group of a ``groupby``, say)."""
+    """`select` of runs known to be there (a group of a ``groupby``, say)."""
     chosen = select(runs, report, select_by)
     assert chosen is not None, "a group of runs holds one at least"
     return chosen
@@ -399,12 +399,12 @@ CSV_DECIMALS = 2
 
 
 def cell_numbers(chosen: Selection | None) -> dict[str, float | int | str]:
-    """A cell's numbers for a CSV row, in % rounded to :data:`CSV_DECIMALS`.
+    """A cell's numbers for a CSV row, in % rounded to `CSV_DECIMALS`.
 
     ``mean`` and ``std`` (the number reported), ``val_mean`` and ``val_std`` (validation
     accuracy at the same epoch), ``best_val_mean``/``std`` and ``final_mean``/``std`` (the
     reported column at the best validation epoch and at the last one), ``n``, ``n_diverged``,
-    ``reported_epoch`` and ``std_ddof``; ``ci95`` (:attr:`Selection.ci95`), ``seeds`` (those
+    ``reported_epoch`` and ``std_ddof``; ``ci95`` (`Selection.ci95`), ``seeds`` (those
     reported), ``selected_on`` (those that chose the setting) and ``held_out`` (rule 7). An
     empty cell (``None``) has NaN numbers and no seeds.
     """
@@ -451,11 +451,11 @@ def compact(values: Sequence[int]) -> str:
 def curves(
     runs: pd.DataFrame, x: str, report: str = TEST, select_by: str = VALIDATION
 ) -> pd.DataFrame:
-    """One :func:`select` per (model label, value of ``x``): the points of a figure's lines.
+    """One `select` per (model label, value of ``x``): the points of a figure's lines.
 
     Returns:
         pandas.DataFrame: columns ``label``, ``x``, ``mean``, ``std`` (in %), ``n``,
-        ``n_diverged`` and ``selection`` (the :class:`Selection`), sorted by label and ``x``.
+        ``n_diverged`` and ``selection`` (the `Selection`), sorted by label and ``x``.
     """
     points = []
     for (label, value), group in runs.groupby(["label", x], sort=True):
@@ -473,7 +473,7 @@ class HyperSetting:
 
     Args:
         text (str): the values, ``dropout 0.6, lr 0.005``.
-        own (bool): whether they are the preset's own (:meth:`PresetGrid.sets`).
+        own (bool): whether they are the preset's own (`PresetGrid.sets`).
         runs (pandas.DataFrame): the runs.
         keys (tuple[str, ...]): the keys the text names, ``("dropout", "lr")``.
     """

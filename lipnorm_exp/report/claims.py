@@ -3,7 +3,7 @@
 Each is checked by a rule its scorecard line states:
 
 - Fig. 2 (§6, preset ``gradients``): a 20-layer GAT's attention gradients reach the order of
-  :data:`~lipnorm_exp.report.published_numbers.GAT_GRADIENT_PEAK` within 100 epochs on Cora; with
+  `GAT_GRADIENT_PEAK` within 100 epochs on Cora; with
   LipschitzNorm they stay bounded.
 - Fig. 3 (§6, preset ``gradients``): a 30-layer GAT's training accuracy does not improve;
   GAT-Lip trains at every depth of the figure.
@@ -15,11 +15,10 @@ Each is checked by a rule its scorecard line states:
 
 Each function takes the usable runs of its preset (or ``None``: no run), the preset's grid (or
 ``None``), their protocol, and ``why(dataset)``, the reason a line about that dataset was not
-run, and returns lines. A claim names a model by its configuration (:class:`~lipnorm_exp.
-records.labels.ModelConfig`) and takes the label, which the runs carry, from it when its lines
-are made: a renamed label changes a line's text, never its verdict, and a configuration that no
-label maps to raises a :class:`~lipnorm_exp.util.errors.ConfigError` rather than reading as
-not run.
+run, and returns lines. A claim names a model by its configuration (`ModelConfig`) and takes the
+label, which the runs carry, from it when its lines are made: a renamed label changes a line's text,
+never its verdict, and a configuration that no label maps to raises a `ConfigError` rather than
+reading as not run.
 """
 
 from collections.abc import Callable
@@ -84,10 +83,10 @@ def _setting_lines(
 
     ``check(histories)`` gives the values of one setting's seeds and whether the claim holds on
     them. ``runs`` are those of the claim's model and depth; ``chosen`` the seeds of the setting
-    :func:`select` picks among them. The first line is at that setting; the second at the preset's
-    own values (the paper's, :meth:`PresetGrid.sets`) where the chosen setting is another one and
+    `select` picks among them. The first line is at that setting; the second at the preset's
+    own values (the paper's, `PresetGrid.sets`) where the chosen setting is another one and
     the own one was run. Each line's *why* names its setting and gives the claim at every setting
-    that has no line of its own (:func:`~lipnorm_exp.report.aggregate.hyper_settings`).
+    that has no line of its own (`hyper_settings`).
     """
     settings = hyper_settings(runs, grid)
     [kept] = [s for s in settings if s.runs[schema.RUN_ID].isin(chosen[schema.RUN_ID]).any()]
@@ -119,7 +118,7 @@ def _setting_lines(
 
 
 def _chosen(runs: pd.DataFrame | None, label: str, **where) -> pd.DataFrame:
-    """The seeds of the setting :func:`select` picks among ``runs`` of ``label``.
+    """The seeds of the setting `select` picks among ``runs`` of ``label``.
 
     Only runs with ``where``'s column values count; empty where there are none.
     """
@@ -259,7 +258,7 @@ def _checked(
         claim: what the paper says.
         found: what each case showed, the cases where the rule failed, and the runs used.
         why: the reason the line was not run, where no case had records.
-        facts: the :func:`~lipnorm_exp.report.verdicts.run_facts` of the runs used.
+        facts: the `run_facts` of the runs used.
     """
     shown, failures, used = found
     if not shown:

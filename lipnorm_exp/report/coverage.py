@@ -1,9 +1,9 @@
 """What a folder of records covers, and which of the scorecard's presets it can score.
 
-The scorecard (:mod:`~lipnorm_exp.report.scorecard`) scores a preset's runs at ``scale=paper``
-under the protocol its paper grid runs (:func:`~lipnorm_exp.report.grids.paper_protocol`) and no
+The scorecard (`scorecard`) scores a preset's runs at ``scale=paper``
+under the protocol its paper grid runs (`paper_protocol`) and no
 others: a user's own runs (``make run``, a quick sweep, another protocol) leave its lines ``not
-run``. :func:`coverage` says so in one sentence, which the report prints first and the scorecard
+run``. `coverage` says so in one sentence, which the report prints first and the scorecard
 opens with.
 """
 
@@ -55,7 +55,7 @@ def coverage(frame: pd.DataFrame) -> str:
 
     Args:
         frame (pandas.DataFrame): the records
-            (:func:`~lipnorm_exp.report.frame.load_records`).
+            (`load_records`).
 
     Returns:
         str: ``3 records (3 finished), by scale, protocol and tag: scale quick, protocol

@@ -1,9 +1,9 @@
 """The paper's figures from run records (matplotlib, Agg canvas, PNG and PDF).
 
-Each figure belongs to a preset (its entry in :data:`~lipnorm_exp.report.paper_presets.PRESETS`
+Each figure belongs to a preset (its entry in `PRESETS`
 lists it) and is drawn from that preset's runs only (tag and grid:
-:func:`~lipnorm_exp.report.aggregate.preset_runs`). A point of a curve follows the selection
-rule of :mod:`lipnorm_exp.report.aggregate` at that x value (the setting with the best mean
+`preset_runs`). A point of a curve follows the selection
+rule of `lipnorm_exp.report.aggregate` at that x value (the setting with the best mean
 validation accuracy, its mean over the seeds that did not diverge as the line and ± one std
 as the band); a legend entry ``(†k)`` counts diverged runs among the plotted seeds, and a
 point whose seeds all diverged has no value: ``†k`` stands at the foot of the panel there
@@ -12,9 +12,9 @@ where there are few (depths then evenly spaced, in order), and a legend stands b
 panels, never over the data. A model label of the grid without records is not drawn; one
 without records at some x values has its line broken there, never interpolated; the footer
 names both. Every figure has a footer (what its lines and bands are, what is not drawn, then
-:func:`~lipnorm_exp.report.used_runs.provenance_line`) and ``<name>.runs.csv`` beside it.
+`provenance_line`) and ``<name>.runs.csv`` beside it.
 PNG and PDF files carry no time stamp and no software version, so the same records give the
-same bytes; every file is written whole or not at all (:mod:`lipnorm_exp.util.atomic`).
+same bytes; every file is written whole or not at all (`lipnorm_exp.util.atomic`).
 
 - ``fig2_gradients`` (Fig. 2, preset ``gradients``): layers × epochs heat maps of the
   attention-gradient norms (log colour scale, one per model label and setting; white where a
@@ -131,7 +131,7 @@ def _mark_diverged(ax: Axes, x: float, diverged: int, color) -> None:
 
 @dataclass(frozen=True)
 class Curves:
-    """What :func:`_plot_curves` drew, and what it left out.
+    """What `_plot_curves` drew, and what it left out.
 
     Args:
         cells (list[UsedCell]): the points drawn.
@@ -175,7 +175,7 @@ def _plot_curves(
     """Mean line and ± std band per model label of ``styles`` over the x values with records.
 
     A label without records at any x value is not drawn; one without records at some is
-    broken there (never interpolated); both are said in the returned :class:`Curves`.
+    broken there (never interpolated); both are said in the returned `Curves`.
 
     Args:
         ax: the panel.
@@ -186,7 +186,7 @@ def _plot_curves(
         report: the column drawn.
         select_by: the column whose mean picks a setting.
         categorical: the x values run evenly spaced, in order (a depth axis of few depths),
-            where there are at most :data:`CATEGORICAL_MAX`.
+            where there are at most `CATEGORICAL_MAX`.
 
     Returns:
         The points drawn, as cells (row: the label; column: ``<where> <x value>``), and the
@@ -256,7 +256,7 @@ def _gradient_runs(runs: pd.DataFrame, every_seed: bool) -> dict[int, dict[str, 
 def _gradient_settings(
     runs: pd.DataFrame, grid: PresetGrid, every_seed: bool = False
 ) -> list[tuple[HyperSetting, dict[int, dict[str, Selection]]]]:
-    """Each setting with gradient records and its :func:`_gradient_runs`."""
+    """Each setting with gradient records and its `_gradient_runs`."""
     settings = [
         (setting, _gradient_runs(setting.runs, every_seed))
         for setting in hyper_settings(runs, grid)
@@ -295,7 +295,7 @@ def _heatmap_column(
     """Fig. 2's panels of ``label``, one per depth, on one colour scale with its own bar.
 
     Returns:
-        Whether a panel has blank cells (:data:`~lipnorm_exp.records.heatmap.BLANK_CELLS`).
+        Whether a panel has blank cells (`BLANK_CELLS`).
     """
     histories = {
         depth: by_label[label].runs.iloc[0]
@@ -421,7 +421,7 @@ def fig4_pubmed_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
 def _line_budget(runs: pd.DataFrame) -> float:
     """Fig. 5's budget of the lines: the one most (model label, tree depth) cells have runs of.
 
-    Budgets are :func:`~lipnorm_exp.report.trees.budgets`; a tie goes to the smaller.
+    Budgets are `budgets`; a tie goes to the smaller.
     """
     cells = runs.assign(budget=budgets(runs)).drop_duplicates(["label", "tree_depth", "budget"])
     counts = cells["budget"].value_counts()
@@ -451,7 +451,7 @@ def _other_budget_points(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict]) 
     """Fig. 5's runs of other budgets than the lines', each cell's best drawn apart.
 
     Per model label and tree depth, the setting with the best training accuracy: a hollow marker
-    right of the depth with its budget beside it (:func:`_label_apart`).
+    right of the depth with its budget beside it (`_label_apart`).
     """
     cells, words = [], []
     for (label, depth), group in runs.groupby(["label", "tree_depth"]):
@@ -472,7 +472,7 @@ def _other_budget_points(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict]) 
 def _label_apart(ax: Axes, words: list[tuple[float, float, str]]) -> None:
     """The words ``(x, y, text)`` beside Fig. 5's points drawn apart, top to bottom.
 
-    Words already standing within :data:`TEXT_CLEARANCE` points at the same x are not repeated;
+    Words already standing within `TEXT_CLEARANCE` points at the same x are not repeated;
     other words there push the new ones down a line each.
     """
     placed: list[tuple[float, float, str]] = []
@@ -587,7 +587,7 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     """Fig. 5: TREES training accuracy against tree depth, beside the published values.
 
     A line joins the points of one training budget (the passes a run may make:
-    :func:`~lipnorm_exp.report.trees.budgets`), the one most cells have; where a model has
+    `budgets`), the one most cells have; where a model has
     runs of other budgets at a depth, the best of them stands apart, right of the depth, hollow
     and labelled with its budget. Dashed lines are Alon & Yahav's training accuracies (their
     Fig. 3, models without normalisation, in the colour of the same model here) over the
@@ -652,7 +652,7 @@ class FigureSpec:
 
     Args:
         name (str): file stem.
-        draw (Callable): ``draw(runs, grid)`` → :class:`Drawn`, or ``None`` without runs to draw.
+        draw (Callable): ``draw(runs, grid)`` → `Drawn`, or ``None`` without runs to draw.
         unit (str): what one cell is called in the footer (``point``, ``panel``).
         settings_apart (bool): whether it draws each setting of the search keys on its own
             (said in the footer).
@@ -685,7 +685,7 @@ def write_figures(
         scale (str): the scale shown.
         protocol (str): the protocol shown.
         figures (Sequence): ``(preset, figure)`` pairs, each figure drawn from its preset's
-            runs (:func:`~lipnorm_exp.report.paper_presets.owned_figures`).
+            runs (`owned_figures`).
 
     Prints one line per file written, and one per figure skipped for want of runs.
     """

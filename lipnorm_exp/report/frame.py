@@ -1,21 +1,21 @@
 """Run records → one flat pandas DataFrame, the report's only input.
 
-Records are read by :func:`lipnorm_exp.records.iter_records` (every ``*.json`` record under
-the runs folder, searched recursively, each checked; a broken record is set aside with a
-warning and counted in the frame's ``attrs["set_aside"]``, other JSON files are passed over
-with a warning).
+Records are read by [`lipnorm_exp.records.iter_records`][lipnorm_exp.records.iter_records] (every
+``*.json`` record under the runs folder, searched recursively, each checked; a broken record is set
+aside with a warning and counted in the frame's ``attrs["set_aside"]``, other JSON files are passed
+over with a warning).
 Folder names are never read: what a run is comes from its config. Two files with the same
 ``run_id`` (copies of one run) count once, the one that finished last.
 
 Columns: ``run_id``, ``status``, ``error``, ``path``; the config keys of
-:data:`CONFIG_COLUMNS`; the summary metrics of :data:`~lipnorm_exp.records.schema.SUMMARY_KEYS`
+`CONFIG_COLUMNS`; the summary metrics of `SUMMARY_KEYS`
 (``NaN`` where absent); ``final_val_acc`` and ``final_test_acc`` (the last epoch's, where the
-run trained its full budget: :func:`final_epoch`); ``reported_epoch`` and ``std_ddof`` (the
+run trained its full budget: `final_epoch`); ``reported_epoch`` and ``std_ddof`` (the
 protocol's ``protocol.reported_epoch``, ``best_val`` where absent, and ``protocol.std_ddof``, 1
-where absent); ``label`` (:func:`~lipnorm_exp.records.labels.model_label`); ``setting``
-(:func:`lipnorm_exp.records.setting_key`: everything that defines the run except its seed, so
-that records equal in ``setting`` are seeds of one hyper-parameter setting); ``tags`` (the
-presets the run serves); ``machine`` (:func:`machine_label`); and, as object columns,
+where absent); ``label`` (`model_label`); ``setting``
+([`lipnorm_exp.records.setting_key`][lipnorm_exp.records.setting_key]: everything that defines the
+run except its seed, so that records equal in ``setting`` are seeds of one hyper-parameter setting);
+``tags`` (the presets the run serves); ``machine`` (`machine_label`); and, as object columns,
 ``history`` (the per-epoch list of dicts) and ``config`` (the whole config).
 """
 
@@ -67,7 +67,7 @@ CONFIG_DEFAULTS = {
     "std_ddof": ADDED_KEYS[("protocol", "std_ddof")],
 }
 
-#: the columns of a run's last epoch (:func:`final_epoch`): validation and test accuracy
+#: the columns of a run's last epoch (`final_epoch`): validation and test accuracy
 FINAL_VAL_ACC = "final_val_acc"
 FINAL_TEST_ACC = "final_test_acc"
 #: the ``history`` keys they are read from
@@ -131,7 +131,7 @@ def final_epoch(record: Record) -> dict[str, float | None]:
     """The validation and test accuracy of a run's last epoch, where it trained its full budget.
 
     A completed run whose ``epochs_run`` is its ``train.epochs`` and whose last ``history`` row
-    is that epoch has them (:data:`FINAL_KEYS`); any other run (diverged, stopped early,
+    is that epoch has them (`FINAL_KEYS`); any other run (diverged, stopped early,
     interrupted) has ``None``: its last epoch is not the one the protocol's budget ends on.
     """
     epochs = config_value(record[schema.CONFIG], "train.epochs")
@@ -150,7 +150,7 @@ def final_epoch(record: Record) -> dict[str, float | None]:
 
 
 def record_row(record: Record, path: Path | str = "") -> dict[str, Any]:
-    """One DataFrame row (a dict keyed by :data:`COLUMNS`) from one record."""
+    """One DataFrame row (a dict keyed by `COLUMNS`) from one record."""
     config = record[schema.CONFIG]
     summary: Mapping[str, Any] = record.get(schema.SUMMARY) or {}
     row: dict[str, Any] = {
@@ -177,7 +177,7 @@ def record_row(record: Record, path: Path | str = "") -> dict[str, Any]:
 
 
 def records_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    """The DataFrame of :func:`record_row` rows, numeric columns as floats, copies dropped."""
+    """The DataFrame of `record_row` rows, numeric columns as floats, copies dropped."""
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     for column in NUMERIC_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
@@ -194,7 +194,7 @@ def load_records(runs_dir: str | Path) -> pd.DataFrame:
         runs_dir (str or Path): the folder holding the records (a missing one holds none).
 
     Returns:
-        pandas.DataFrame: one row per run, with the columns of :data:`COLUMNS`;
+        pandas.DataFrame: one row per run, with the columns of `COLUMNS`;
         ``attrs["set_aside"]`` is the number of broken records set aside.
     """
     records = iter_records(runs_dir)

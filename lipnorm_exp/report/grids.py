@@ -1,6 +1,6 @@
 """A preset's grid as Hydra composes it: what a table or figure of that preset spans.
 
-The report re-lists no grid. :func:`preset_grid` composes ``config`` with
+The report re-lists no grid. `preset_grid` composes ``config`` with
 ``+experiment=<preset> scale=<scale> protocol=<protocol>`` from the package's ``configs/`` (as
 ``python -m lipnorm_exp`` does) and reads what its sweep varies (``hydra.sweeper.params``,
 which name ``grid.<scale>``). Each choice of the swept config groups (``dataset``, ``+method``,
@@ -8,7 +8,7 @@ which name ``grid.<scale>``). Each choice of the swept config groups (``dataset`
 model label and hyper-parameters; the other swept keys (``model.depth``,
 ``dataset.missing_rate``, ``dataset.depth``, ...) keep their lists of values. The seed and the
 protocol are left free: a preset's runs may have more seeds than its grid names, and the
-report shows each protocol on its own. :func:`paper_budget` reads a preset's budget at
+report shows each protocol on its own. `paper_budget` reads a preset's budget at
 ``scale=paper`` (``grid.paper``: its epochs and seeds) the same way.
 """
 
@@ -50,7 +50,7 @@ def search_keys(configs_dir: Path) -> tuple[str, ...]:
 
 
 def hyper_keys(searched: tuple[str, ...]) -> tuple[str, ...]:
-    """The keys runs are compared on: those a search sweeps and :data:`SET_BY_HAND`, sorted."""
+    """The keys runs are compared on: those a search sweeps and `SET_BY_HAND`, sorted."""
     return tuple(sorted({*searched, *SET_BY_HAND}))
 
 
@@ -81,9 +81,9 @@ class GridJob:
     Args:
         dataset (str): ``dataset.name``.
         missing_rate (float): ``dataset.missing_rate`` (0 where the dataset has none).
-        label (str): the model label (:func:`~lipnorm_exp.records.labels.model_label`).
+        label (str): the model label (`model_label`).
         norm (str): ``norm.name``.
-        hyper_parameters (tuple): the values of :attr:`PresetGrid.hyper_keys`, in their order.
+        hyper_parameters (tuple): the values of `PresetGrid.hyper_keys`, in their order.
     """
 
     dataset: str
@@ -103,7 +103,7 @@ class PresetGrid:
         protocol (str): the protocol composed.
         jobs (tuple[GridJob, ...]): one per choice of the swept config groups, in sweep order.
         values (Mapping[str, tuple]): the other swept keys, not free, and their values.
-        search_keys (tuple[str, ...]): the keys a search config sweeps (:func:`search_keys`).
+        search_keys (tuple[str, ...]): the keys a search config sweeps (`search_keys`).
     """
 
     preset: str
@@ -115,7 +115,7 @@ class PresetGrid:
 
     @cached_property
     def hyper_keys(self) -> tuple[str, ...]:
-        """The keys of :attr:`GridJob.hyper_parameters` (:func:`hyper_keys`)."""
+        """The keys of `GridJob.hyper_parameters` (`hyper_keys`)."""
         return hyper_keys(self.search_keys)
 
     @property
@@ -151,12 +151,12 @@ class PresetGrid:
         )
 
     def contains(self, runs: pd.DataFrame) -> pd.Series:
-        """Which of ``runs`` the grid holds (:meth:`holds`)."""
+        """Which of ``runs`` the grid holds (`holds`)."""
         held = [self.holds(run) for _, run in runs.iterrows()]
         return pd.Series(held, index=runs.index, dtype=bool)
 
     def hyper_parameters(self, run: Mapping[str, Any]) -> tuple:
-        """``run``'s values of :attr:`hyper_keys`, in their order (a :class:`GridJob`'s too)."""
+        """``run``'s values of `hyper_keys`, in their order (a `GridJob`'s too)."""
         return tuple(config_value(run[schema.CONFIG], key) for key in self.hyper_keys)
 
     def sets(self, run: Mapping[str, Any]) -> bool:
@@ -165,7 +165,7 @@ class PresetGrid:
         return any(job.hyper_parameters == values for job in self.jobs if job.label == run["label"])
 
     def off_defaults(self, runs: pd.DataFrame) -> tuple[str, ...]:
-        """The :attr:`hyper_keys` at which some run has a value no job of its label has, sorted.
+        """The `hyper_keys` at which some run has a value no job of its label has, sorted.
 
         Empty when every run has the preset's own hyper-parameters: no search ran on them.
         """
@@ -233,13 +233,13 @@ class Budget:
 
 
 def paper_budget(preset: str) -> Budget:
-    """The budget of ``preset``'s paper-scale grid, read from its YAML (:class:`Budget`)."""
+    """The budget of ``preset``'s paper-scale grid, read from its YAML (`Budget`)."""
     composed = _paper_sweep(preset)
     return Budget(int(composed.grid.paper.epochs), len(sweep_axes(composed.hydra)["seed"]))
 
 
 def preset_grid(preset: str, scale: str, protocol: str) -> PresetGrid:
-    """Compose the grid of ``preset`` at ``scale`` under ``protocol`` from :data:`CONFIGS_DIR`.
+    """Compose the grid of ``preset`` at ``scale`` under ``protocol`` from `CONFIGS_DIR`.
 
     Composed once per process (module docstring).
     """

@@ -1,16 +1,16 @@
 """The paper presets and what each owns: its tables, figures, claims, published numbers, budget.
 
 A paper preset is two things: its YAML file ``configs/experiment/<name>.yaml`` (its name, its
-grids and its budget, ``grid.paper``: :func:`~lipnorm_exp.config.preset_names`) and its entry
-here, one :class:`Preset` of :data:`PRESETS`. The report writes each entry's tables and figures
+grids and its budget, ``grid.paper``: `preset_names`) and its entry
+here, one `Preset` of `PRESETS`. The report writes each entry's tables and figures
 from that preset's runs, and the scorecard checks its published numbers and claims; ``make
 reproduce`` and ``--help`` list the YAML files. Adding a paper preset is its YAML and its entry.
 What a finished run is compared with, the published numbers of the paper's cells it belongs to
 (its model label, dataset and missing rate in Tables 1 and 2, whose depth the paper chose on
 validation; its dataset and depth in Table 3), is read from the entries' tables too
-(:func:`published_for`).
+(`published_for`).
 
-:data:`PRESETS` is in the paper's order (Tables 1–3, Figs. 2–6, the ablations), the order of
+`PRESETS` is in the paper's order (Tables 1–3, Figs. 2–6, the ablations), the order of
 the scorecard's lines.
 """
 
@@ -35,7 +35,7 @@ from lipnorm_exp.report.tables import Column, TableOfRuns, TableSpec
 from lipnorm_exp.report.verdicts import ScoreLine
 
 #: ``claim(runs, grid, protocol, why)`` → the scorecard's lines of one figure's claims
-#: (:mod:`~lipnorm_exp.report.claims`)
+#: (`claims`)
 Claim = Callable[[pd.DataFrame | None, PresetGrid | None, str, claims.Why], list[ScoreLine]]
 
 
@@ -45,13 +45,13 @@ class Preset:
 
     Args:
         name (str): its YAML file's name (``configs/experiment/<name>.yaml``), its runs' tag.
-        tables (tuple): its tables: :class:`~lipnorm_exp.report.tables.TableSpec` (one of the
+        tables (tuple): its tables: `TableSpec` (one of the
             paper's, with its published numbers) or
-            :class:`~lipnorm_exp.report.tables.TableOfRuns`. (default: none)
+            `TableOfRuns`. (default: none)
         figures (tuple[FigureSpec, ...]): its figures. (default: none)
         claims (tuple[Claim, ...]): the claims of the paper's text its runs check. (default: none)
         numbers (tuple[Mapping, ...]): published numbers its figures and claims show beside
-            ours (:mod:`~lipnorm_exp.report.published_numbers`); a :class:`TableSpec` holds its own.
+            ours (`published_numbers`); a `TableSpec` holds its own.
             (default: none)
     """
 
@@ -68,7 +68,7 @@ class Preset:
 
     @property
     def published(self) -> tuple[Mapping[str, Any], ...]:
-        """Every published number it shows: its paper tables', then :attr:`numbers`."""
+        """Every published number it shows: its paper tables', then `numbers`."""
         return (*(table.paper for table in self.paper_tables), *self.numbers)
 
     @property
@@ -149,12 +149,12 @@ PRESETS: tuple[Preset, ...] = (
 
 
 def owned_tables() -> tuple[tuple[str, TableSpec | TableOfRuns], ...]:
-    """Every table, with its preset's name: ``(preset, table)``, in :data:`PRESETS` order."""
+    """Every table, with its preset's name: ``(preset, table)``, in `PRESETS` order."""
     return tuple((entry.name, table) for entry in PRESETS for table in entry.tables)
 
 
 def owned_figures() -> tuple[tuple[str, FigureSpec], ...]:
-    """Every figure, with its preset's name: ``(preset, figure)``, in :data:`PRESETS` order."""
+    """Every figure, with its preset's name: ``(preset, figure)``, in `PRESETS` order."""
     return tuple((entry.name, figure) for entry in PRESETS for figure in entry.figures)
 
 

@@ -1,7 +1,7 @@
 """A run's parameter count, from its config alone (OGB's convention: beside test accuracy).
 
 The model of a record's ``model`` and ``norm`` groups is built on PyTorch's ``meta`` device
-(no memory, no data) for its dataset's input and output widths (:func:`io_widths`), and its
+(no memory, no data) for its dataset's input and output widths (`io_widths`), and its
 parameters counted: the count of the model the run trained, without loading a graph.
 """
 
@@ -26,7 +26,7 @@ DATASET_WIDTHS = {
     "pubmed": (500, 3),
     "ogbn_arxiv": (128, 40),
 }
-#: TREES at tree depth d: 2^(d+1) features, 2^d classes (:mod:`lipnorm_exp.data.trees`)
+#: TREES at tree depth d: 2^(d+1) features, 2^d classes (`lipnorm_exp.data.trees`)
 TREES = "trees"
 
 
@@ -41,7 +41,7 @@ def io_widths(dataset: Mapping[str, Any]) -> tuple[int, int] | None:
 def parameter_count(config: Mapping[str, Any]) -> int | None:
     """The number of parameters of the model a run's ``config`` trains.
 
-    ``None`` where the dataset's widths are unknown (:func:`io_widths`).
+    ``None`` where the dataset's widths are unknown (`io_widths`).
     """
     widths = io_widths(config["dataset"])
     if widths is None:
@@ -51,7 +51,7 @@ def parameter_count(config: Mapping[str, Any]) -> int | None:
 
 @functools.cache
 def _count(model: str, norm: str, in_channels: int, out_channels: int) -> int:
-    """:func:`parameter_count` of the groups as JSON (cached: seeds share a model)."""
+    """`parameter_count` of the groups as JSON (cached: seeds share a model)."""
     with torch.device("meta"):
         built = build_model(
             OmegaConf.create(json.loads(model)),
@@ -63,7 +63,7 @@ def _count(model: str, norm: str, in_channels: int, out_channels: int) -> int:
 
 
 def selection_params(chosen: Selection | None) -> float:
-    """:func:`parameter_count` of a cell's chosen setting (its seeds share one); NaN for none."""
+    """`parameter_count` of a cell's chosen setting (its seeds share one); NaN for none."""
     count = None if chosen is None else parameter_count(chosen.setting[CONFIG])
     return math.nan if count is None else float(count)
 

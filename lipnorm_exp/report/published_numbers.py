@@ -2,11 +2,11 @@
 
 Test accuracies in % (mean ± std over the paper's runs); in Tables 1 and 2 the number of
 layers of the model chosen on validation is kept as ``depth``. Table cells are keyed by
-model label (:class:`~lipnorm_exp.records.labels.ModelConfig`'s, so a model no label maps to
+model label (`ModelConfig`'s, so a model no label maps to
 fails on import) and then by ``(dataset, missing_rate)`` (Tables 1 and 2) or
 ``(dataset, depth)`` (Table 3). The paper's training budget (up to 1000 epochs, 5 seeds per
 setting, 10 for TREES; §7, supplementary §7.2) is each preset's ``grid.paper``
-(:func:`~lipnorm_exp.report.grids.paper_budget`).
+(`paper_budget`).
 """
 
 from dataclasses import dataclass
@@ -20,11 +20,11 @@ class PaperValue:
 
     Args:
         mean (float): accuracy in %.
-        std (float, optional): standard deviation over runs, in %. (default: :obj:`None`)
-        depth (int, optional): layers of the model chosen on validation. (default: :obj:`None`)
-        decimals (int, optional): decimals the paper prints for ``mean``. (default: :obj:`1`)
+        std (float, optional): standard deviation over runs, in %. (default: `None`)
+        depth (int, optional): layers of the model chosen on validation. (default: `None`)
+        decimals (int, optional): decimals the paper prints for ``mean``. (default: `1`)
         note (str, optional): mark printed after the number (``"*"``: OGB leaderboard).
-            (default: :obj:`""`)
+            (default: `""`)
     """
 
     mean: float

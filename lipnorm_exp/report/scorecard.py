@@ -3,13 +3,13 @@
 Every number of Tables 1–3 and every claim the paper's text makes about Figs. 2, 3, 5 and 6,
 with a verdict by one rule.
 
-Made from records only, preset by preset (:data:`~lipnorm_exp.report.paper_presets.PRESETS`:
+Made from records only, preset by preset (`PRESETS`:
 each one's paper tables and claims): the runs of each preset at ``scale=paper`` under the
 protocol its paper
-grid runs (:func:`~lipnorm_exp.report.grids.paper_protocol`: ``published`` for Tables 1–3 and
+grid runs (`paper_protocol`: ``published`` for Tables 1–3 and
 Figs. 2, 3 and 6, ``alon_yahav`` for Fig. 5), each number selected as its table selects it
-(:mod:`lipnorm_exp.report.aggregate`). The verdicts and their rule are those of
-:mod:`lipnorm_exp.report.verdicts`; the claims and theirs, :mod:`lipnorm_exp.report.claims`.
+(`lipnorm_exp.report.aggregate`). The verdicts and their rule are those of
+`lipnorm_exp.report.verdicts`; the claims and theirs, `lipnorm_exp.report.claims`.
 Written as ``SCORECARD.md`` (counts first, then one line per number or claim) and
 ``scorecard.csv`` beside it; the same records give the same bytes.
 """
@@ -54,7 +54,7 @@ FIELDS = ("item", "subject", "paper", "ours", "verdict", "why", "protocol", "epo
 def _column(spec: TableSpec, key: tuple) -> Column:
     """The table column of a key of the paper's values.
 
-    The values are :mod:`~lipnorm_exp.report.published_numbers`'s.
+    The values are `published_numbers`'s.
     """
     dataset, value = key
     return Column(dataset, 0.0, value) if spec.depth_columns else Column(dataset, value)
@@ -116,7 +116,7 @@ def claim_lines(frame: pd.DataFrame, preset: Preset) -> list[ScoreLine]:
 def scorecard(frame: pd.DataFrame) -> list[ScoreLine]:
     """Every line of the scorecard, from the records of ``frame`` (``load_records``).
 
-    Every preset's published numbers first, then every preset's claims (:data:`PRESETS` order).
+    Every preset's published numbers first, then every preset's claims (`PRESETS` order).
     """
     numbers = [
         line
@@ -131,7 +131,7 @@ def budget_text() -> str:
     """The paper's budget, as the scorecard's header says it: ``1000 epochs and 5 seeds, ...``.
 
     The epochs and seeds of the first preset with published numbers, then, for each other such
-    preset (:attr:`~lipnorm_exp.report.paper_presets.Preset.title`), those that differ: its
+    preset (`title`), those that differ: its
     seeds, and its epochs where it has paper tables (whose numbers are checked against them;
     ``, 10 for TREES``: a TREES run counts passes over its trees, not epochs).
     """
@@ -150,7 +150,7 @@ def budget_text() -> str:
 
 
 def counts(lines: list[ScoreLine]) -> dict[str, int]:
-    """Lines per verdict, in the order of :data:`VERDICTS`."""
+    """Lines per verdict, in the order of `VERDICTS`."""
     tally = Counter(line.verdict for line in lines)
     return {verdict: tally.get(verdict, 0) for verdict in VERDICTS}
 
@@ -159,7 +159,8 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-#: the findings of ``lipnorm-exp-verify`` (:mod:`lipnorm_exp.cli.verify`), beside the scorecard
+#: the findings of ``lipnorm-exp-verify`` ([`lipnorm_exp.cli.verify`][lipnorm_exp.cli.verify]),
+#: beside the scorecard
 FINDINGS = "verification.csv"
 #: no line of ``SCORECARD.md`` is longer
 MAX_LINE = 400
@@ -177,7 +178,7 @@ class Provenance:
             many records, with which code; a verdict of an earlier rule says so: ``within spread
             (old rule)``), or ``""`` where none was verified.
         passed: whether a record of the line was found identical or the same up to rounding
-            (:data:`~lipnorm_exp.records.verify.PASSING`): a verified line. An earlier rule's
+            ([`PASSING`][lipnorm_exp.records.verify.PASSING]): a verified line. An earlier rule's
             ``within spread`` verifies nothing.
     """
 
@@ -188,7 +189,7 @@ class Provenance:
 
 
 def provenance(line: ScoreLine, frame: pd.DataFrame, findings: pd.DataFrame) -> Provenance:
-    """The :class:`Provenance` of ``line`` from the records of ``frame`` and the findings.
+    """The `Provenance` of ``line`` from the records of ``frame`` and the findings.
 
     A finding counts for the record it verified: one whose ``stored_commit`` is not the
     record's commit is of a record since replaced (trained again and merged in its place).
@@ -223,9 +224,9 @@ def provenance(line: ScoreLine, frame: pd.DataFrame, findings: pd.DataFrame) -> 
 
 
 def read_findings(out_dir: Path) -> pd.DataFrame:
-    """The findings beside the scorecard (:data:`FINDINGS`), or none.
+    """The findings beside the scorecard (`FINDINGS`), or none.
 
-    Each names the rule that judged it (:func:`~lipnorm_exp.records.verify.rejudged`).
+    Each names the rule that judged it ([`rejudged`][lipnorm_exp.records.verify.rejudged]).
     """
     path = out_dir / FINDINGS
     if not path.exists():
@@ -260,7 +261,7 @@ def summary_rows(lines: list[ScoreLine], marks: list[Provenance]) -> list[str]:
 def markdown(lines: list[ScoreLine], marks: list[Provenance], covered: str) -> str:
     """``SCORECARD.md``: what the records cover, the summary, one row per line, its details.
 
-    ``covered`` is :func:`~lipnorm_exp.report.coverage.coverage` of the records.
+    ``covered`` is `coverage` of the records.
     """
     tally = ", ".join(f"{n} {verdict}" for verdict, n in counts(lines).items())
     intro = (
@@ -369,7 +370,7 @@ def table(lines: list[ScoreLine], marks: list[Provenance]) -> pd.DataFrame:
 
 
 def _rounded(value: float | None) -> float | None:
-    """A number in % as the CSV file holds it (:data:`CSV_DECIMALS` decimals)."""
+    """A number in % as the CSV file holds it (`CSV_DECIMALS` decimals)."""
     return None if value is None else round(value, CSV_DECIMALS)
 
 
@@ -391,7 +392,7 @@ PROVENANCE = ("numerics", "current_numerics", "verified")
 def write_scorecard(frame: pd.DataFrame, out_dir: Path) -> list[Path]:
     """Write ``SCORECARD.md`` and ``scorecard.csv`` into ``out_dir`` (each whole or not at all).
 
-    The verification findings are read from ``out_dir`` (:data:`FINDINGS`) where present.
+    The verification findings are read from ``out_dir`` (`FINDINGS`) where present.
     """
     lines = scorecard(frame)
     findings = read_findings(out_dir)

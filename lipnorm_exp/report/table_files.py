@@ -4,12 +4,12 @@
 - ``.tex``: the same table in a ``table`` float for ``booktabs``: a short caption, grouped
   column headers (``cmidrule`` under each group), numbers right-aligned, and the notes and the
   provenance line in a table note below it.
-- ``.csv``: the tidy cells (one row per cell): counts as integers (:data:`INTEGER_COLUMNS`),
-  numbers in % rounded to :data:`~lipnorm_exp.report.aggregate.CSV_DECIMALS` decimals.
-- ``.runs.csv``: every run behind a number (:func:`~lipnorm_exp.report.used_runs.runs_table`).
+- ``.csv``: the tidy cells (one row per cell): counts as integers (`INTEGER_COLUMNS`),
+  numbers in % rounded to `CSV_DECIMALS` decimals.
+- ``.runs.csv``: every run behind a number (`runs_table`).
 
 Every file is a function of the table alone, so the same records give the same bytes, and is
-written whole or not at all (:func:`~lipnorm_exp.util.atomic.write_whole`): a kill leaves each file
+written whole or not at all (`write_whole`): a kill leaves each file
 the old one or the new one.
 """
 
@@ -107,7 +107,7 @@ class Table:
 
     @property
     def column_heads(self) -> tuple[tuple[str, str], ...]:
-        """:attr:`header`, or every column of :attr:`display` its own."""
+        """`header`, or every column of `display` its own."""
         return self.header or tuple(("", str(column)) for column in self.display.columns)
 
 
@@ -123,7 +123,7 @@ def _latex_text(value) -> str:
 
 
 def _alignment(values: pd.Series) -> str:
-    """``r`` for a column of numbers (:data:`NUMERIC_CELL`), ``l`` otherwise."""
+    """``r`` for a column of numbers (`NUMERIC_CELL`), ``l`` otherwise."""
     numeric = values.map(lambda value: bool(NUMERIC_CELL.match(str(value)))).all()
     return "r" if numeric else "l"
 
@@ -147,7 +147,7 @@ def _group_rows(heads: tuple[tuple[str, str], ...]) -> list[str]:
 def latex(table: Table) -> str:
     """The ``.tex`` text of ``table``: a ``booktabs`` tabular, a short caption, a table note.
 
-    Columns of a group (:attr:`Table.header`) share a title over a ``cmidrule``; a column of
+    Columns of a group (`Table.header`) share a title over a ``cmidrule``; a column of
     numbers is right-aligned; the notes and the provenance line stand below the tabular.
     """
     heads = table.column_heads

@@ -1,21 +1,20 @@
 """The paper's tables from run records, ours beside the published numbers.
 
-Each table belongs to a preset (its entry in :data:`~lipnorm_exp.report.paper_presets.PRESETS`
+Each table belongs to a preset (its entry in `PRESETS`
 lists it) and is built from that preset's runs only
-(:func:`~lipnorm_exp.report.aggregate.preset_runs`); its columns come from the preset's grid as
-Hydra composes it (:mod:`~lipnorm_exp.report.grids`), its rows are the paper's model labels
-then the grid's. It is written by :func:`~lipnorm_exp.report.table_files.write_table` under
+(`preset_runs`); its columns come from the preset's grid as
+Hydra composes it (`grids`), its rows are the paper's model labels
+then the grid's. It is written by `write_table` under
 ``<out>/<scale>/<protocol>/tables/``: ``.md`` (ours and the paper's values in neighbouring
 columns, notes, provenance), ``.tex``, ``.csv`` (one row per cell: the numbers, the chosen
 hyper-parameters, the paper's value) and ``.runs.csv`` (the runs behind every cell). Cells
-follow the selection rule of :mod:`lipnorm_exp.report.aggregate`: test accuracy in %, mean ±
+follow the selection rule of `lipnorm_exp.report.aggregate`: test accuracy in %, mean ±
 std over the seeds of the setting with the best mean validation accuracy (the seeds per cell in
 the provenance line, not in the cells); where the table does not fix the depth, the chosen depth
 is in parentheses; ``†k`` marks k diverged runs among those seeds; a cell without records reads
-``–``. Each column has its own columns (:func:`subcolumns`): ``test``, ``final`` (the same runs
+``–``. Each column has its own columns (`subcolumns`): ``test``, ``final`` (the same runs
 at their last epoch, where every seed trained its full budget), ``val``, ``params``, ``paper``;
-the caption states the epoch reported and the std convention (:func:`~lipnorm_exp.report.
-aggregate.epoch_rule`).
+the caption states the epoch reported and the std convention (`epoch_rule`).
 
 - ``table1_missing_vector`` (Table 1, preset ``missing_vector``): every dataset × missing rate
   of the grid; depth chosen on validation among the grid's depths.
@@ -23,8 +22,8 @@ aggregate.epoch_rule`).
   at its missing rate; depth chosen on validation.
 - ``table3_residual`` (Table 3, preset ``residual``): GAT with and without LipschitzNorm and
   residual connections, one column per dataset × depth of the grid.
-- ``ablation`` (preset ``ablation``): :mod:`~lipnorm_exp.report.ablation`.
-- ``fig5_trees`` (preset ``trees``): Fig. 5's numbers, :mod:`~lipnorm_exp.report.trees`.
+- ``ablation`` (preset ``ablation``): `ablation`.
+- ``fig5_trees`` (preset ``trees``): Fig. 5's numbers, `trees`.
 - ``summary``: the records of the presets, counted by status per preset, dataset and model.
 """
 
@@ -68,7 +67,7 @@ class Column:
         dataset (str): ``dataset.name`` of its records.
         missing_rate (float, optional): ``dataset.missing_rate`` of its records. (default: 0)
         depth (int, optional): ``model.depth`` of its records; ``None``: chosen on validation
-            and printed in parentheses. (default: :obj:`None`)
+            and printed in parentheses. (default: `None`)
     """
 
     dataset: str
@@ -88,7 +87,7 @@ class Column:
 
     @property
     def paper_key(self) -> tuple:
-        """The key of this column in :mod:`~lipnorm_exp.report.published_numbers`'s tables."""
+        """The key of this column in `published_numbers`'s tables."""
         return (self.dataset, self.missing_rate if self.depth is None else self.depth)
 
     def matches(self, runs: pd.DataFrame) -> pd.Series:
@@ -108,7 +107,7 @@ class TableSpec:
         caption (str): one line naming the paper's table.
         paper (Mapping): published values, ``{label: {column.paper_key: PaperValue}}``.
         depth_columns (bool, optional): one column per depth of the grid; otherwise the depth
-            is chosen on validation and printed in parentheses. (default: :obj:`False`)
+            is chosen on validation and printed in parentheses. (default: `False`)
     """
 
     name: str
@@ -122,7 +121,7 @@ class TableSpec:
         return self.caption.split(":")[0]
 
     def build(self, runs: pd.DataFrame, grid: PresetGrid) -> Table | None:
-        """The table over ``runs``, its preset's (:func:`build_table`)."""
+        """The table over ``runs``, its preset's (`build_table`)."""
         return build_table(runs, grid, self)
 
     def columns(self, grid: PresetGrid) -> tuple[Column, ...]:
@@ -154,7 +153,7 @@ class TableSpec:
         )
 
 
-#: what a table's number at the other epoch is (:func:`subcolumns`)
+#: what a table's number at the other epoch is (`subcolumns`)
 FINAL_NOTE = (
     "final (best val): test accuracy at the last epoch (at the best validation epoch) of the same "
     "runs, where every seed trained its full budget (– where one stopped early);"
@@ -167,7 +166,7 @@ class TableOfRuns:
 
     Args:
         name (str): file stem.
-        build (Callable): ``build(runs, grid)`` → :class:`Table`, or ``None`` without runs.
+        build (Callable): ``build(runs, grid)`` → `Table`, or ``None`` without runs.
     """
 
     name: str
@@ -202,7 +201,7 @@ def subcolumns(selections: Sequence[Selection]) -> tuple[str, ...]:
 
 
 def _texts(chosen: Selection | None, published, show_depth: bool) -> dict[str, str]:
-    """The texts of a cell's own columns (:func:`subcolumns`)."""
+    """The texts of a cell's own columns (`subcolumns`)."""
     texts = dict.fromkeys(("test", *OTHER_TITLES.values(), "val", "params"), MISSING)
     texts["paper"] = str(published) if published else MISSING
     if chosen is not None:
@@ -220,7 +219,7 @@ def build_table(runs: pd.DataFrame, grid: PresetGrid, spec: TableSpec) -> Table 
 
     Returns:
         Table or None: the display table (one row per model label, for each column its own
-        columns, :func:`subcolumns`), the tidy cells (one row per label × column) and the cells'
+        columns, `subcolumns`), the tidy cells (one row per label × column) and the cells'
         runs; ``None`` when no run falls in the table.
     """
     columns = spec.columns(grid)
@@ -286,14 +285,14 @@ def write_tables(
 
     Args:
         records (pandas.DataFrame): every record of the scale and protocol shown, failed ones
-            too (:func:`~lipnorm_exp.report.frame.load_records`), for the summary.
+            too (`load_records`), for the summary.
         runs (pandas.DataFrame): their usable runs
-            (:func:`~lipnorm_exp.report.aggregate.usable_runs`).
+            (`usable_runs`).
         out_dir (Path): the tables folder.
         scale (str): the scale shown.
         protocol (str): the protocol shown.
         tables (Sequence): ``(preset, table)`` pairs, each table built from its preset's runs
-            (:func:`~lipnorm_exp.report.paper_presets.owned_tables`).
+            (`owned_tables`).
     """
     built = []
     for preset, spec in tables:

@@ -76,7 +76,7 @@ def passes_made(runs: pd.DataFrame) -> float:
 def budgets(runs: pd.DataFrame) -> pd.Series:
     """The passes over the training trees each of ``runs`` was allowed: epochs × passes per epoch.
 
-    A run stopped by its plateau makes fewer (:func:`passes_made`); Fig. 5 draws one budget per
+    A run stopped by its plateau makes fewer (`passes_made`); Fig. 5 draws one budget per
     line.
     """
     return runs["epochs"] * runs["passes_per_epoch"]
@@ -88,7 +88,7 @@ def departures(runs: pd.DataFrame) -> str:
     A protocol with a per-depth table (``protocol.batch_size_per_depth``, keys ``d<depth>`` and
     ``default``) sets ``dataset.batch_size``; a run given another size on the command line is
     marked (``batch b``). A LipschitzNorm whose ``norm.alpha`` is not the paper's
-    (:data:`~lipnorm_exp.report.published_numbers.LIP_ALPHA`, §4) is marked ``α = a``. A cell or
+    (`LIP_ALPHA`, §4) is marked ``α = a``. A cell or
     a point of Fig. 5 shows the result, so that it says when it was trained otherwise. Empty when
     every run kept both.
     """
@@ -111,7 +111,7 @@ def departures(runs: pd.DataFrame) -> str:
 
 
 def _passes_text(runs: pd.DataFrame) -> str:
-    """A cell's mean passes, with what its runs set otherwise (:func:`departures`)."""
+    """A cell's mean passes, with what its runs set otherwise (`departures`)."""
     marks = departures(runs)
     passes = f"{passes_made(runs):.0f}"
     return f"{passes} ({marks})" if marks else passes

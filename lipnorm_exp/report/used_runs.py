@@ -1,10 +1,10 @@
 """What a table or figure is made of: the runs behind each cell, and one line saying how.
 
-Every table and figure states, in its caption or footer, :func:`provenance_line`: the preset,
+Every table and figure states, in its caption or footer, `provenance_line`: the preset,
 scale and protocol of its runs, the epochs they were set to train for (and the early stop, where
 their preset states one), the seeds per cell,
 whether the runs it chose among all have the preset's own hyper-parameters (no search) or not,
-and the machines they ran on. Beside it, ``<name>.runs.csv`` (:func:`runs_table`) lists every
+and the machines they ran on. Beside it, ``<name>.runs.csv`` (`runs_table`) lists every
 run used, one row per run: the cell (``row``, ``column``), ``run_id`` (the record
 ``results/runs/<run_id>.json``), ``seed`` and ``status``.
 """

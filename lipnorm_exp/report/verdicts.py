@@ -4,18 +4,18 @@ A line is a published number (a cell of Tables 1–3, a value of Fig. 5) or a cl
 text makes about a figure, ours beside the paper's, with one of these verdicts:
 
 - ``reproduced``: a number within ± max(the paper's std, 2 points) of the paper's
-  (:func:`number_verdict`);
+  (`number_verdict`);
 - ``differs``: a number outside that range; the line names where its runs depart from the
   paper's setup (fewer epochs: whether a seed was still improving, its best validation epoch in
   the second half of its run), and where it chose another depth than the paper's, or other
   values than the preset's in a search, our number at the paper's depth (with its setting where
-  that is not the preset's) and at the preset's values (:func:`departures`);
+  that is not the preset's) and at the preset's values (`departures`);
 - ``holds`` / ``fails``: a claim, checked by the rule its line states;
 - a number's verdict is **provisional** where it rests on fewer than
-  :data:`~lipnorm_exp.report.aggregate.HELD_OUT_SEEDS` seeds, or on the seeds that chose its
+  `HELD_OUT_SEEDS` seeds, or on the seeds that chose its
   setting among several (a choice on validation favours the seeds that made it): the line says
-  so, and its number gives the 95% confidence interval of its mean (:func:`provisional`);
-- ``not run``: no record for it, and why (:func:`not_run_reason`).
+  so, and its number gives the 95% confidence interval of its mean (`provisional`);
+- ``not run``: no record for it, and why (`not_run_reason`).
 """
 
 from collections.abc import Sequence
@@ -61,7 +61,7 @@ class ScoreLine:
         subject (str): the cell (``GAT-Lip, Cora 15 layers``) or the claim, with its rule.
         paper (str): the published value, or what the paper's text says.
         ours (str): our value, or what the records show.
-        verdict (str): one of :data:`VERDICTS`.
+        verdict (str): one of `VERDICTS`.
         why (str): the cause of a difference or failure, why the line was not run, or (a
             figure claim) the setting it was checked at and the claim at the other settings run.
         protocol (str): the protocol of the runs.
@@ -87,7 +87,7 @@ class ScoreLine:
 
 
 def number_verdict(ours: float, published: published_numbers.PaperValue) -> str:
-    """``reproduced`` within ± max(std, :data:`TOLERANCE_POINTS`) of ``published``."""
+    """``reproduced`` within ± max(std, `TOLERANCE_POINTS`) of ``published``."""
     tolerance = max(published.std or 0.0, TOLERANCE_POINTS)  # outside it: ``differs``
     return REPRODUCED if abs(ours - published.mean) <= tolerance else DIFFERS
 
@@ -149,9 +149,9 @@ def departures(
         candidates (pandas.DataFrame): every run of the cell (for the depths tried).
         depth (int or None): the paper's chosen depth, where the cell chooses one.
         budget (Budget): the paper's epochs and seeds, those of the number's preset
-            (:func:`~lipnorm_exp.report.grids.paper_budget`).
+            (`paper_budget`).
         settings (Sequence[HyperSetting]): the cell's runs per setting of the preset's search
-            keys (:func:`~lipnorm_exp.report.aggregate.hyper_settings`), the preset's own first.
+            keys (`hyper_settings`), the preset's own first.
             Where another setting was chosen, ours at the preset's own values is named; the
             settings run on fewer seeds than the number's, which the selection does not compare
             with it, are counted.

@@ -87,13 +87,13 @@ def run_locks(results_dir: Path, rids: list[str], desc: str = "") -> Iterator[No
 
 
 def stored_record(results_dir: Path, rid: str) -> Record | None:
-    """Run ``rid``'s record (:func:`~lipnorm_exp.records.take_record`), unless newer code made it.
+    """Run ``rid``'s record (`lipnorm_exp.records.take_record`), unless newer code made it.
 
     A launch neither reuses nor replaces a record of newer code.
 
     Raises:
         NewerRecordError: the record names a schema or numerics version this code does not have
-            (:func:`~lipnorm_exp.records.numerics.check_known_versions`).
+            (`check_known_versions`).
     """
     record = take_record(results_dir, rid)
     if record is not None:
