@@ -207,7 +207,9 @@ def test_force_starts_over_and_a_skipped_run_drops_a_checkpoint_left_behind(make
     assert not path.exists()
 
     # a kill between the final record and the checkpoint's removal leaves both behind
-    Checkpoint(path.parents[2], rid, every=1, clock=0.0).path.write_bytes(b"left behind")
+    left_behind = Checkpoint(path.parents[2], rid, every=1, clock=0.0).path
+    left_behind.parent.mkdir(parents=True, exist_ok=True)
+    left_behind.write_bytes(b"left behind")
     [(_, reused)] = launch_records(make_cfg(*STATEFUL))
     assert reused and not path.exists()
 
