@@ -37,8 +37,10 @@ Selection rule:
 7. **Choosing apart from reporting.** Seeds below
    `REPORTING_SEEDS_FROM` (100) choose the setting; seeds
    from it on never do. Where the chosen setting has at least `HELD_OUT_SEEDS` such
-   reporting seeds that did not diverge, the number is theirs (seeds that took no part in
-   choosing it); else it is the choosing seeds', and the cell says so (``selected_on``: the seeds
+   reporting seeds that ran (completed or diverged: a divergence is an outcome of those seeds,
+   counted under rule 4, never a reason to go back to the choosing ones), the number is theirs
+   (seeds that took no part in choosing it; ``†k`` with no number where they all diverged);
+   else it is the choosing seeds', and the cell says so (``selected_on``: the seeds
    whose validation accuracy chose among several settings; ``held_out``: whether the number is
    over other seeds). Beside mean ± std, every cell gives the half-width of a 95% confidence
    interval of its mean (Student's t over its seeds, `Selection.ci95`).
@@ -63,8 +65,8 @@ VALIDATION = schema.BEST_VAL_ACC
 TEST = schema.TEST_ACC_AT_BEST_VAL
 #: the text of an empty cell
 MISSING = "–"
-#: the fewest reporting seeds (rule 7) a number is reported over instead of the choosing ones:
-#: the paper's five
+#: the fewest reporting seeds run (rule 7, diverged ones included) for a number to be theirs
+#: instead of the choosing seeds': the paper's five
 HELD_OUT_SEEDS = 5
 
 
@@ -354,7 +356,7 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     selected_on = tuple(sorted(int(seed) for seed in compared["seed"].unique())) if several else ()
     chosen = runs[runs["setting"] == setting]
     held_out = chosen[chosen["seed"] >= REPORTING_SEEDS_FROM]
-    enough = len(finite(held_out)) >= HELD_OUT_SEEDS and (~reporting).any()
+    enough = len(held_out) >= HELD_OUT_SEEDS and (~reporting).any()
     reported = held_out if enough else chosen[chosen["seed"] < REPORTING_SEEDS_FROM]
     if reported.empty:  # reporting seeds alone: they chose too
         reported = chosen

@@ -405,6 +405,16 @@ def test_seeds_from_100_report_the_setting_the_seeds_below_chose_and_never_choos
         "0–2",
         True,
     )
+    # reporting seeds that diverged stay the reporting seeds': counted, never swapped for the
+    # choosing seeds' numbers
+    def lost(seed):
+        return make_record(depth=2, seed=seed, val=None, test=None, status="diverged")
+
+    part = select(runs_of(*choosing, *reporting, *held[:3], lost(103), lost(104)))
+    assert part.held_out and part.seeds == (100, 101, 102, 103, 104)
+    assert (part.n, part.n_diverged, part.mean) == (3, 2, pytest.approx(61.0))
+    gone = select(runs_of(*choosing, *reporting, *[lost(100 + k) for k in range(5)]))
+    assert gone.held_out and gone.n == 0 and gone.text() == "†5"
     one = select(runs_of(at(2, 0, 0.8), at(2, 1, 0.8)))  # one setting: nothing was chosen
     assert one.selected_on == () and not one.on_choosing_seeds
     assert verdicts.provisional(one) == "provisional: over 2 seeds, fewer than 5"
