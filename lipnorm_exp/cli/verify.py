@@ -215,10 +215,11 @@ def describe(finding: Finding) -> str:
             f" (from epoch {finding.first_different_epoch}: {finding.departure:.1e} in "
             f"{finding.departure_column}; {finding.rounding_excess:.2g} x what rounding explains)"
         )
-    return (
-        f"{finding.run_id}: {finding.verdict}{where}; "
-        f"test {finding.stored_test} -> {finding.ours_test}"
+    stored, ours = (
+        "none" if points is None else f"{points:.2f}"
+        for points in (finding.stored_test, finding.ours_test)
     )
+    return f"{finding.run_id}: {finding.verdict}{where}; test {stored} -> {ours}"
 
 
 def select(records: list[Record], args: argparse.Namespace) -> list[Record]:

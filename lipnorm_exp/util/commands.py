@@ -1,16 +1,27 @@
 """What the package's commands share: their exit statuses and a parser that refuses in one line."""
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["EXIT_INTERRUPTED", "EXIT_REFUSED", "OneLineParser", "folder_path", "run_command"]
+__all__ = [
+    "APP_EXTRA",
+    "EXIT_INTERRUPTED",
+    "EXIT_REFUSED",
+    "OneLineParser",
+    "folder_path",
+    "run_command",
+    "run_entry_point",
+]
 
 #: exit status of a refused argument (argparse's own)
 EXIT_REFUSED = 2
 #: exit status of a command stopped by Ctrl-C or a stop signal (128 + SIGINT)
 EXIT_INTERRUPTED = 130
+#: the extra that the commands need (``pyproject.toml``'s ``[project.optional-dependencies]``)
+APP_EXTRA = "app"
 
 
 def folder_path(text: str) -> Path:
@@ -64,3 +75,26 @@ def run_command(
     except KeyboardInterrupt:
         print(interrupted, file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def run_entry_point(command: str, target: str) -> None:
+    """Run ``target`` (``module:function``) as the console command ``command`` and exit.
+
+    The function's return value is the exit status (``None``: 0). A module of another
+    distribution that cannot be found while ``target``'s module is imported ends the command in
+    one line naming it and the ``app`` extra, exit status 2; one of this package's is a packaging
+    fault and is raised.
+    """
+    module_name, function = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if not error.name or error.name.split(".")[0] == "lipnorm_exp":
+            raise
+        print(
+            f"{command}: error: needs the Python module {error.name}, of the '{APP_EXTRA}' "
+            f"extra: pip install 'lipnorm_exp[{APP_EXTRA}]'",
+            file=sys.stderr,
+        )
+        sys.exit(EXIT_REFUSED)
+    sys.exit(getattr(module, function)())

@@ -28,6 +28,11 @@ else:  # the same parser, a package before Python 3.11 (the dev extra's tomli)
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 #: console command → its entry point (``module:function``)
 SCRIPTS: dict[str, str] = PROJECT["scripts"]
+#: ``python -m`` commands → the module they run and the console command they are (named so in
+#: their one line)
+PYTHON_M = {
+    "python -m lipnorm_exp": ("lipnorm_exp", "lipnorm-exp"),
+}
 #: namespace packages that this project shares with the extra's distributions
 SHARED = {"hydra_plugins"}
 
@@ -47,11 +52,16 @@ def app_modules() -> set[str]:
 
 
 def console(command: str, *arguments: str, blocked: set[str]) -> subprocess.CompletedProcess:
-    """``command`` called as its console script calls its entry point.
+    """``command`` called as its console script calls its entry point, or ``python -m <module>``
+    for a ``command`` of `PYTHON_M`.
 
     A module named in ``blocked``, or inside one, cannot be imported.
     """
-    module, function = SCRIPTS[command].split(":")
+    if command in PYTHON_M:
+        call = f"import runpy\nrunpy.run_module({PYTHON_M[command][0]!r}, run_name='__main__')\n"
+    else:
+        module, function = SCRIPTS[command].split(":")
+        call = f"from {module} import {function}\nsys.exit({function}())\n"
     script = (
         "import importlib.abc, sys\n"
         "class Absent(importlib.abc.MetaPathFinder):\n"
@@ -59,9 +69,7 @@ def console(command: str, *arguments: str, blocked: set[str]) -> subprocess.Comp
         f"        if any(name == b or name.startswith(b + '.') for b in {sorted(blocked)!r}):\n"
         "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
         "sys.meta_path.insert(0, Absent())\n"
-        f"sys.argv = [{command!r}, *{list(arguments)!r}]\n"
-        f"from {module} import {function}\n"
-        f"sys.exit({function}())\n"
+        f"sys.argv = [{command!r}, *{list(arguments)!r}]\n" + call
     )
     return subprocess.run(
         [sys.executable, "-c", script],
@@ -81,22 +89,23 @@ def test_every_console_command_has_a_guarded_entry_point():
     assert {target.split(":")[0] for target in SCRIPTS.values()} == {"lipnorm_exp.cli.console"}
 
 
-@pytest.mark.parametrize("command", sorted(SCRIPTS))
+@pytest.mark.parametrize("command", [*sorted(SCRIPTS), *PYTHON_M])
 @pytest.mark.parametrize("arguments", [[], ["--help"]])
 def test_without_the_app_extra_each_command_names_the_extra_in_one_line(command, arguments):
     done = console(command, *arguments, blocked=app_modules())
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     (line,) = done.stderr.splitlines()
+    shown = PYTHON_M[command][1] if command in PYTHON_M else command
     named = re.fullmatch(
-        rf"{command}: error: needs the Python module (\S+), of the 'app' extra: "
+        rf"{shown}: error: needs the Python module (\S+), of the 'app' extra: "
         r"pip install 'lipnorm_exp\[app\]'",
         line,
     )
     assert named and named.group(1).split(".")[0] in app_modules(), line
 
 
-@pytest.mark.parametrize("command", sorted(SCRIPTS))
+@pytest.mark.parametrize("command", [*sorted(SCRIPTS), *PYTHON_M])
 def test_with_the_app_extra_each_command_runs(command):
     done = console(command, "--help", blocked=set())
     assert done.returncode == 0, done.stderr

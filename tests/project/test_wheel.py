@@ -220,6 +220,9 @@ def test_the_library_alone_trains_a_layer_and_its_commands_name_the_app_extra(
         (line,) = done.stderr.splitlines()
         assert line.startswith(f"{command}: error: needs the Python module "), line
         assert line.endswith(", of the 'app' extra: pip install 'lipnorm_exp[app]'"), line
+    as_module = run([python, "-m", "lipnorm_exp", "--help"], tmp_path)  # the same command
+    assert as_module.returncode == 2 and as_module.stdout == "", as_module.stderr
+    assert as_module.stderr.startswith("lipnorm-exp: error: needs the Python module ")
     version = run([str(library_installed / "lipnorm-exp"), "--version"], tmp_path)
     assert version.returncode == 0, version.stderr
     assert version.stdout == f"lipnorm_exp {lipnorm_exp.__version__}\n"

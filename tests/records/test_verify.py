@@ -231,7 +231,10 @@ def test_a_record_made_by_todays_code_is_identical_and_a_changed_one_is_not(
     assert finding["departure"] == pytest.approx(1e-3, rel=1e-3)
     assert finding["departure_column"] == "val_loss"
     assert finding["rounding_excess"] == pytest.approx(1e3, rel=1e-3)
-    assert "from epoch 2: 1.0e-03 in val_loss; 1e+03 x what rounding" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "from epoch 2: 1.0e-03 in val_loss; 1e+03 x what rounding" in printed
+    test = 100 * record[schema.SUMMARY][schema.TEST_ACC_AT_BEST_VAL]
+    assert f"; test {test:.2f} -> {test:.2f} (" in printed  # points, two decimals
 
 
 def test_a_history_that_parts_by_rounding_is_the_same_up_to_rounding(stored, tmp_path):
