@@ -1,6 +1,8 @@
 # lipnorm_exp — `make help` lists the targets.
 PYTHON ?= python
 RUNS ?= results/runs
+# where the report writes (the committed report: results)
+OUT ?= results
 # your own runs' records (`make run`), apart from the committed ones in results/runs
 OWN_RUNS ?= runs
 # raw dataset files beside the checkout, where they are, for offline runs (paths.raw_dirs)
@@ -13,7 +15,7 @@ endif
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) \
-		| sed -e 's|$$(OWN_RUNS)|$(OWN_RUNS)|g' -e 's|$$(RUNS)|$(RUNS)|g' \
+		| sed -e 's|$$(OWN_RUNS)|$(OWN_RUNS)|g' -e 's|$$(RUNS)|$(RUNS)|g' -e 's|$$(OUT)|$(OUT)|g' \
 			-e 's|$$(SLURM_PACKAGES)|$(SLURM_PACKAGES)|g' \
 		| awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
@@ -62,16 +64,16 @@ docs: install ## the documentation site (mkdocs.yml, docs/) into site/, every wa
 	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict
 
 tables: ## the paper's tables from the records in $(RUNS)
-	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only tables
+	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out $(OUT) --only tables
 
 figures: ## the paper's figures from the records in $(RUNS)
-	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only figures
+	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out $(OUT) --only figures
 
-scorecard: ## the reproduction scorecard (results/SCORECARD.md, results/scorecard.csv) from the records in $(RUNS)
-	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results --only scorecard
+scorecard: ## the reproduction scorecard ($(OUT)/SCORECARD.md, $(OUT)/scorecard.csv) from the records in $(RUNS)
+	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out $(OUT) --only scorecard
 
-report: ## tables, figures and the scorecard, in one process (the records read once)
-	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results
+report: ## tables, figures and the scorecard in $(OUT), in one process (the records read once)
+	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out $(OUT)
 
 # every preset: the files configs/experiment/*.yaml, by name
 PRESETS ?= $(sort $(basename $(notdir $(wildcard configs/experiment/*.yaml))))

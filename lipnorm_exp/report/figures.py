@@ -20,7 +20,9 @@ same bytes; every file is written whole or not at all (`lipnorm_exp.util.atomic`
   attention-gradient norms (log colour scale, one per model label and setting; white where a
   norm is 0). Each setting of the search keys (``model.dropout``, ``train.lr``, ...) is a group
   of rows titled with its values, the preset's own first: one row per depth with records, one
-  column per model label of the grid. One run per panel: the lowest seed.
+  column per model label with records there; a panel without a run is not drawn (the footer
+  names it). One run per panel: the lowest seed. The paper's peak (~10^8) stands in the title
+  at scale paper only.
 - ``fig3_train_acc`` (Fig. 3, ``gradients``): training accuracy per epoch of the same
   settings, a row per setting, one panel per model label, a colour per depth and one line per
   run: every seed.
@@ -29,7 +31,10 @@ same bytes; every file is written whole or not at all (`lipnorm_exp.util.atomic`
   picks the setting: the figure measures how well a model can fit) against tree depth, one line
   per model label at one training budget (runs of another budget apart and labelled), beside
   Alon & Yahav's values (dashed) and, on a panel of their own, the paper's depth-10 numbers
-  (stars).
+  (stars); the notes beside points are moved apart until none meets another (`keep_apart`).
+
+In Figs. 4–6 each model label's points stand a little right or left of their x value
+(`dodge`), so that a model whose values equal another's is never hidden under it.
 - ``fig6_depth`` (Fig. 6, ``depth``): test accuracy (ROC-AUC on ogbn-proteins) against depth,
   one panel per dataset of the grid with records.
 """
@@ -44,9 +49,12 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.lines import Line2D
+from matplotlib.text import Annotation
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import Bbox
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.heatmap import (
@@ -85,12 +93,22 @@ MISSING_HEIGHT = 0.03
 #: an axis of at most this many values run has a tick at each (evenly spaced, for depths)
 CATEGORICAL_MAX = 8
 #: Fig. 5: how far right of its tree depth a point of another training budget stands
-APART_OFFSET = 0.2
+APART_OFFSET = 0.25
+#: a curve's points stand apart from the other labels' at the same x (a dodge), so that none
+#: hides another: the labels spread over at most this fraction of the gap between x values,
+#: each at most `DODGE_STEP` of it from the next
+DODGE_SPAN, DODGE_STEP = 0.3, 0.05
 #: Fig. 5: a budget's words are not repeated within this many points (%) of the same words
 TEXT_CLEARANCE = 4.0
-#: Fig. 5: points (1/72 inch) between two lines of words beside one point
-TEXT_STEP = 6
+#: Fig. 5: points (1/72 inch) a note moves down to clear another (`keep_apart`)
+TEXT_STEP = 2
+#: Fig. 5: pixels of clearance around a note's box (`keep_apart`)
+TEXT_PAD = 1.5
+#: Fig. 5: at most so many layouts while notes are moved apart (`keep_apart`)
+LAYOUT_ROUNDS = 4
 DPI = 150
+#: Fig. 2: inches of one heat-map panel with its colour bar
+PANEL_WIDTH, PANEL_HEIGHT = 5.0, 3.0
 #: ``savefig`` metadata per format that leaves out what changes from one run to the next
 METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "ModDate": None}}
 #: characters of footer text per inch of figure width
@@ -99,11 +117,15 @@ FOOTER_CHARS_PER_INCH = 16
 
 @dataclass(frozen=True)
 class Drawn:
-    """A figure, the cells (points or panels) it shows with their runs, and its footer's notes."""
+    """A figure, the cells (points or panels) it shows with their runs, and its footer's notes.
+
+    ``apart`` holds the notes beside points that `finish` keeps from meeting (`keep_apart`).
+    """
 
     figure: Figure
     cells: tuple[UsedCell, ...]
     notes: tuple[str, ...] = ()
+    apart: tuple[Annotation, ...] = ()
 
 
 def _styles(grid: PresetGrid) -> dict[str, dict]:
@@ -137,11 +159,14 @@ class Curves:
         cells (list[UsedCell]): the points drawn.
         absent (list[str]): model labels without a record at any x value (not drawn).
         gaps (list[str]): ``GAT-Lip at 8, 16``: labels drawn, without records at those values.
+        shifts (dict[str, float]): how far right of its x value each label's points stand
+            (`dodge`).
     """
 
     cells: list[UsedCell]
     absent: list[str]
     gaps: list[str]
+    shifts: dict[str, float]
 
     def notes(self, where: str = "") -> list[str]:
         """The footer's sentences on what is not drawn (on the panel ``where``, if named)."""
@@ -162,6 +187,19 @@ def _value_ticks(ax: Axes, values: list, positions: list) -> None:
         ax.set_xlim(positions[0] - 1, positions[0] + 1)
 
 
+def dodge(labels: Sequence[str], positions: Sequence[float]) -> dict[str, float]:
+    """How far right of its x position each label's points stand, so that none hides another.
+
+    The labels, in their order, spread evenly around 0 over at most `DODGE_SPAN` of the
+    smallest gap between ``positions`` (1 for a single position), each at most `DODGE_STEP`
+    of it from the next.
+    """
+    gap = float(np.diff(sorted(positions)).min()) if len(positions) > 1 else 1.0
+    step = gap * min(DODGE_STEP, DODGE_SPAN / max(len(labels) - 1, 1))
+    middle = (len(labels) - 1) / 2
+    return {label: step * (i - middle) for i, label in enumerate(labels)}
+
+
 def _plot_curves(
     ax: Axes,
     runs: pd.DataFrame,
@@ -175,7 +213,8 @@ def _plot_curves(
     """Mean line and ± std band per model label of ``styles`` over the x values with records.
 
     A label without records at any x value is not drawn; one without records at some is
-    broken there (never interpolated); both are said in the returned `Curves`.
+    broken there (never interpolated); both are said in the returned `Curves`. Each label's
+    points stand a little apart from the others' (`dodge`), so that equal values hide none.
 
     Args:
         ax: the panel.
@@ -196,8 +235,9 @@ def _plot_curves(
     xs = sorted(points["x"].unique())
     spaced = categorical and len(xs) <= CATEGORICAL_MAX
     positions = list(range(len(xs))) if spaced else xs
-    drawn = Curves([], [], [])
+    drawn = Curves([], [], [], dodge(list(styles), positions))
     for label, style in styles.items():
+        at_x = [position + drawn.shifts[label] for position in positions]
         line = points[points["label"] == label].set_index("x").reindex(xs)
         missing = [value for value, n in zip(xs, line["n"], strict=True) if pd.isna(n)]
         if len(missing) == len(xs):
@@ -205,9 +245,9 @@ def _plot_curves(
             continue
         diverged = int(line["n_diverged"].sum())
         mean, std = line["mean"].to_numpy(float), line["std"].to_numpy(float)
-        ax.plot(positions, mean, label=f"{label} (†{diverged})" if diverged else label, **style)
-        ax.fill_between(positions, mean - std, mean + std, color=style["color"], alpha=0.2, lw=0)
-        for at, n, k in zip(positions, line["n"], line["n_diverged"], strict=True):
+        ax.plot(at_x, mean, label=f"{label} (†{diverged})" if diverged else label, **style)
+        ax.fill_between(at_x, mean - std, mean + std, color=style["color"], alpha=0.2, lw=0)
+        for at, n, k in zip(at_x, line["n"], line["n_diverged"], strict=True):
             if n == 0:
                 _mark_diverged(ax, at, int(k), style["color"])
         if missing:
@@ -275,9 +315,27 @@ def _gradient_cells(
     )
 
 
-def _no_records(ax: Axes) -> None:
-    ax.set_axis_off()
-    ax.text(0.5, 0.5, "no records", ha="center", va="center", transform=ax.transAxes)
+def _shown_labels(labels: Sequence[str], picked: dict[int, dict[str, Selection]]) -> list[str]:
+    """The model labels of ``labels`` with a run at some depth of ``picked``, in their order."""
+    return [label for label in labels if any(label in by_label for by_label in picked.values())]
+
+
+def _unshown(
+    labels: Sequence[str], settings: list[tuple[HyperSetting, dict[int, dict[str, Selection]]]]
+) -> str:
+    """Figs. 2 and 3's footer note on the panels not drawn: a label without runs in a setting.
+
+    ``GAT at dropout 0, lr 0.001 (20, 30 layers)``; empty where every panel has runs.
+    """
+    missing = []
+    for setting, picked in settings:
+        for label in labels:
+            depths = [
+                str(depth) for depth, by_label in sorted(picked.items()) if label not in by_label
+            ]
+            if depths:
+                missing.append(f"{label} at {setting.text} ({', '.join(depths)} layers)")
+    return f"Not drawn (no records): {'; '.join(missing)}." if missing else ""
 
 
 def _on(grid: PresetGrid) -> str:
@@ -290,36 +348,33 @@ def _on(grid: PresetGrid) -> str:
 
 
 def _heatmap_column(
-    panel: SubFigure, axes: np.ndarray, label: str, picked: dict[int, dict[str, Selection]]
+    panel: SubFigure, axes: list[Axes], label: str, picked: dict[int, Selection]
 ) -> bool:
-    """Fig. 2's panels of ``label``, one per depth, on one colour scale with its own bar.
+    """Fig. 2's panels of ``label``, one per depth of ``picked``, on one colour scale and bar.
 
     Returns:
         Whether a panel has blank cells (`BLANK_CELLS`).
     """
-    histories = {
-        depth: by_label[label].runs.iloc[0]
-        for depth, by_label in picked.items()
-        if label in by_label
-    }
-    if histories:
-        values = [gradient_matrix(run[schema.HISTORY])[1].ravel() for run in histories.values()]
-        norm = log_norm(np.concatenate(values))
+    histories = {depth: selection.runs.iloc[0] for depth, selection in picked.items()}
+    values = [gradient_matrix(run[schema.HISTORY])[1].ravel() for run in histories.values()]
+    norm = log_norm(np.concatenate(values))
     blank = False
-    for ax, depth in zip(axes, sorted(picked), strict=True):
-        if depth not in histories:
-            ax.set_title(f"{label}, {depth} layers")
-            _no_records(ax)
-            continue
-        run = histories[depth]
+    for ax, (depth, run) in zip(axes, histories.items(), strict=True):
         image = draw_gradient_heatmap(ax, run[schema.HISTORY], norm)
         drawn = image.get_array()
         assert drawn is not None, "a drawn heatmap holds its values"
         blank |= bool(np.ma.getmaskarray(drawn).any())
         ax.set_title(f"{label}, {depth} layers (seed {int(run['seed'])})")
-    if histories:
-        panel.colorbar(image, ax=list(axes), label=f"{label}: attention-gradient norm")
+    panel.colorbar(image, ax=axes, label=f"{label}: attention-gradient norm")
     return blank
+
+
+def _paper_peak(grid: PresetGrid) -> str:
+    """Fig. 2's reference, at the paper's scale only: the paper's GAT peak (its Fig. 2)."""
+    if grid.scale != "paper":
+        return ""
+    power = np.log10(published_numbers.GAT_GRADIENT_PEAK)
+    return f" (paper: ~$10^{{{power:.0f}}}$ within 100 epochs without normalisation)"
 
 
 def fig2_gradients(runs: pd.DataFrame, grid: PresetGrid) -> Drawn | None:
@@ -327,29 +382,37 @@ def fig2_gradients(runs: pd.DataFrame, grid: PresetGrid) -> Drawn | None:
 
     Each setting of the search keys is drawn apart (a row of panels per depth under its
     title), the preset's own first; each label of a setting has its own colour scale, so that
-    LipschitzNorm's bounded norms are not flattened by the plain GAT's blow-up.
+    LipschitzNorm's bounded norms are not flattened by the plain GAT's blow-up. Only panels
+    with a run are drawn (the footer names the others), and the title gives the paper's peak
+    only at the paper's scale, whose runs it describes.
     """
     settings = _gradient_settings(runs, grid)
     if not settings:
         return None
-    labels = grid.labels
+    shown = [_shown_labels(grid.labels, picked) for _, picked in settings]
+    columns = max(len(labels) for labels in shown)
     heights = [len(picked) for _, picked in settings]
-    fig = Figure(figsize=(5.6 * len(labels), 3.4 * sum(heights) + 1.0), layout="constrained")
+    size = (PANEL_WIDTH * columns, PANEL_HEIGHT * sum(heights) + 1.0)
+    fig = Figure(figsize=size, layout="constrained")
     panels = fig.subfigures(len(settings), 1, height_ratios=heights, squeeze=False)[:, 0]
     blank = False
-    for panel, (setting, picked) in zip(panels, settings, strict=True):
-        axes = panel.subplots(len(picked), len(labels), squeeze=False)
-        for col, label in enumerate(labels):
-            blank |= _heatmap_column(panel, axes[:, col], label, picked)
+    for panel, (setting, picked), labels in zip(panels, settings, shown, strict=True):
+        depths = sorted(picked)
+        axes = panel.subplots(len(depths), columns, squeeze=False)
+        for col in range(columns):
+            label = labels[col] if col < len(labels) else None
+            present = {d: picked[d][label] for d in depths if label in picked[d]}
+            for row, depth in enumerate(depths):
+                if depth not in present:
+                    axes[row, col].remove()
+            if present:
+                column = [axes[depths.index(depth), col] for depth in present]
+                blank |= _heatmap_column(panel, column, str(label), present)
         panel.suptitle(setting.title, fontsize="medium")
     note = f"\na colour scale per model; {BLANK_CELLS}" if blank else "\na colour scale per model"
-    fig.suptitle(
-        f"Fig. 2: attention-gradient norms on {_on(grid)} "
-        f"(paper: ~$10^{{{np.log10(published_numbers.GAT_GRADIENT_PEAK):.0f}}}$ "
-        "within 100 epochs without "
-        f"normalisation){note}"
-    )
-    return Drawn(fig, _gradient_cells(settings))
+    fig.suptitle(f"Fig. 2: attention-gradient norms on {_on(grid)}{_paper_peak(grid)}{note}")
+    unshown = _unshown(grid.labels, settings)
+    return Drawn(fig, _gradient_cells(settings), (unshown,) if unshown else ())
 
 
 def _accuracy_panel(
@@ -358,14 +421,11 @@ def _accuracy_panel(
     """Fig. 3's panel of ``label``: training accuracy per epoch, one line per depth.
 
     ``colours`` holds every depth of the figure; those without a run here are named in the
-    title.
+    title. ``label`` has a run at some depth of ``picked`` (`_shown_labels`).
     """
     drawn = [depth for depth in colours if label in picked.get(depth, {})]
     absent = [str(depth) for depth in colours if depth not in drawn]
     ax.set_title(label + (f" ({', '.join(absent)} layers: no records)" if absent else ""))
-    if not drawn:
-        _no_records(ax)
-        return
     for depth in drawn:
         for _, run in picked[depth][label].runs.iterrows():
             accuracy = [100.0 * epoch[schema.TRAIN_ACC] for epoch in run[schema.HISTORY]]
@@ -382,24 +442,30 @@ def fig3_train_acc(runs: pd.DataFrame, grid: PresetGrid) -> Drawn | None:
 
     Each setting of the search keys is a row of panels under its title, the preset's own first
     (the paper's claim, GAT-Lip trains at every depth, is checked under each); a colour per
-    depth, named in one legend outside the panels.
+    depth, named in one legend outside the panels. Only panels with a run are drawn (the
+    footer names the others).
     """
     settings = _gradient_settings(runs, grid, every_seed=True)
     if not settings:
         return None
-    labels = grid.labels
+    shown = [_shown_labels(grid.labels, picked) for _, picked in settings]
+    columns = max(len(labels) for labels in shown)
     depths = sorted({depth for _, picked in settings for depth in picked})
     colours = {depth: f"C{i}" for i, depth in enumerate(depths)}
-    fig = Figure(figsize=(4.5 * len(labels) + 1.4, 3.8 * len(settings) + 1.0), layout="constrained")
+    fig = Figure(figsize=(4.5 * columns + 1.4, 3.8 * len(settings) + 1.0), layout="constrained")
     panels = fig.subfigures(len(settings), 1, squeeze=False)[:, 0]
-    for panel, (setting, picked) in zip(panels, settings, strict=True):
-        for ax, label in zip(panel.subplots(1, len(labels), squeeze=False)[0], labels, strict=True):
+    for panel, (setting, picked), labels in zip(panels, settings, shown, strict=True):
+        axes = panel.subplots(1, columns, squeeze=False)[0]
+        for ax, label in zip(axes, labels, strict=False):
             _accuracy_panel(ax, label, picked, colours)
+        for ax in axes[len(labels) :]:
+            ax.remove()
         panel.suptitle(setting.title, fontsize="medium")
     handles = [Line2D([], [], color=colours[depth], label=f"{depth} layers") for depth in depths]
     fig.legend(handles=handles, loc="outside right upper")
     fig.suptitle(f"Fig. 3: convergence of the training accuracy on {_on(grid)} (a line per seed)")
-    return Drawn(fig, _gradient_cells(settings))
+    unshown = _unshown(grid.labels, settings)
+    return Drawn(fig, _gradient_cells(settings), (unshown,) if unshown else ())
 
 
 def drawn_labels(grid: PresetGrid, absent: list[str]) -> list[str]:
@@ -432,26 +498,34 @@ def _passes(budget: float) -> str:
     return f"{budget:.0f} passes"
 
 
-def _mark_departures(ax: Axes, cells: list[UsedCell], styles: dict[str, dict]) -> None:
-    """Beside each point of ``cells``, what its runs set otherwise (``batch 256, α = 4``)."""
-    for cell in cells:
+def _mark_departures(ax: Axes, drawn: Curves, styles: dict[str, dict]) -> list[Annotation]:
+    """Beside each point drawn, what its runs set otherwise (``batch 256, α = 4``)."""
+    notes = []
+    for cell in drawn.cells:
         marks = departures(cell.selection.runs)
         if marks and cell.selection.n:
-            ax.annotate(
-                marks,
-                (cell.selection.runs["tree_depth"].iloc[0], cell.selection.mean),
-                xytext=(5, -3),
-                textcoords="offset points",
-                fontsize="xx-small",
-                color=styles[cell.row]["color"],
+            x = cell.selection.runs["tree_depth"].iloc[0] + drawn.shifts[cell.row]
+            notes.append(
+                ax.annotate(
+                    marks,
+                    (x, cell.selection.mean),
+                    xytext=(5, -3),
+                    textcoords="offset points",
+                    fontsize="xx-small",
+                    color=styles[cell.row]["color"],
+                )
             )
+    return notes
 
 
-def _other_budget_points(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict]) -> list[UsedCell]:
+def _other_budget_points(
+    ax: Axes, runs: pd.DataFrame, styles: dict[str, dict]
+) -> tuple[list[UsedCell], list[Annotation]]:
     """Fig. 5's runs of other budgets than the lines', each cell's best drawn apart.
 
     Per model label and tree depth, the setting with the best training accuracy: a hollow marker
-    right of the depth with its budget beside it (`_label_apart`).
+    right of the depth with its budget beside it (`_label_apart`). Returns the cells and the
+    words written.
     """
     cells, words = [], []
     for (label, depth), group in runs.groupby(["label", "tree_depth"]):
@@ -465,30 +539,57 @@ def _other_budget_points(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict]) 
         ax.plot([x], [chosen.mean], linestyle="none", markerfacecolor="none", **style)
         text = ", ".join(filter(None, (_passes(budget), departures(chosen.runs))))
         words.append((x, chosen.mean, text))
-    _label_apart(ax, words)
-    return cells
+    return cells, _label_apart(ax, words)
 
 
-def _label_apart(ax: Axes, words: list[tuple[float, float, str]]) -> None:
+def _label_apart(ax: Axes, words: list[tuple[float, float, str]]) -> list[Annotation]:
     """The words ``(x, y, text)`` beside Fig. 5's points drawn apart, top to bottom.
 
-    Words already standing within `TEXT_CLEARANCE` points at the same x are not repeated;
-    other words there push the new ones down a line each.
+    Words already standing within `TEXT_CLEARANCE` points at the same x are not repeated
+    (`keep_apart` then moves those that meet).
     """
     placed: list[tuple[float, float, str]] = []
+    notes = []
     for x, y, text in sorted(words, key=lambda word: (word[0], -word[1])):
         near = [said for x0, y0, said in placed if x0 == x and abs(y - y0) < TEXT_CLEARANCE]
         if text in near:
             continue
         placed.append((x, y, text))
-        ax.annotate(
-            text,
-            (x, y),
-            xytext=(4, -3 - TEXT_STEP * len(near)),
-            textcoords="offset points",
-            fontsize="xx-small",
-            color="dimgray",
+        notes.append(
+            ax.annotate(
+                text,
+                (x, y),
+                xytext=(4, -3),
+                textcoords="offset points",
+                fontsize="xx-small",
+                color="dimgray",
+            )
         )
+    return notes
+
+
+def keep_apart(fig: Figure, notes: Sequence[Annotation]) -> None:
+    """Move each of ``notes`` down a line at a time until its box meets none before it.
+
+    Boxes are compared in display units, each padded by `TEXT_PAD` pixels, after the figure's
+    layout; where moving a note changes the layout, it is laid out and checked again.
+    """
+    canvas = FigureCanvasAgg(fig)
+    for _ in range(LAYOUT_ROUNDS):
+        fig.draw_without_rendering()
+        renderer = canvas.get_renderer()
+        placed: list[Bbox] = []
+        moved = False
+        for note in notes:
+            box = note.get_window_extent(renderer).padded(TEXT_PAD)
+            while any(box.overlaps(other) for other in placed):
+                x, y = note.xyann
+                note.xyann = (x, y - TEXT_STEP)
+                box = note.get_window_extent(renderer).padded(TEXT_PAD)
+                moved = True
+            placed.append(box)
+        if not moved:
+            return
 
 
 def _alon_yahav_lines(ax: Axes, styles: dict[str, dict], depths: list[float]) -> None:
@@ -605,10 +706,10 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     drawn = _plot_curves(
         ax, runs[on_line], "tree_depth", styles, f"{_passes(budget)}, tree depth", TRAIN, TRAIN
     )
-    cells = drawn.cells
     handles, _ = ax.get_legend_handles_labels()
-    _mark_departures(ax, cells, styles)
-    cells += _other_budget_points(ax, runs[~on_line], styles)
+    marks = _mark_departures(ax, drawn, styles)
+    apart, words = _other_budget_points(ax, runs[~on_line], styles)
+    cells = drawn.cells + apart
     _alon_yahav_lines(ax, styles, sorted(runs["tree_depth"].unique()))
     _paper_depth_panel(paper_ax, styles)
     ax.set(xlabel="tree depth", ylabel="training accuracy (%)", ylim=(0, 105))
@@ -619,7 +720,8 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
         fontsize="x-small",
     )
     fig.suptitle("Fig. 5: TREES (Tree-NeighborsMatch) training accuracy")
-    return Drawn(fig, tuple(cells), (band_note(drawn.cells), *drawn.notes()))
+    notes = (band_note(drawn.cells), *drawn.notes())
+    return Drawn(fig, tuple(cells), notes, (*marks, *words))
 
 
 def fig6_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
@@ -670,6 +772,13 @@ def add_footer(fig: Figure, text: str) -> None:
     fig.supxlabel(textwrap.fill(text, width), fontsize="small")
 
 
+def finish(drawn: Drawn, footer: str) -> Figure:
+    """``drawn``'s figure as written: its notes and ``footer`` below, its notes kept apart."""
+    add_footer(drawn.figure, " ".join(filter(None, (*drawn.notes, footer))))
+    keep_apart(drawn.figure, drawn.apart)
+    return drawn.figure
+
+
 def write_figures(
     runs: pd.DataFrame,
     out_dir: Path,
@@ -698,12 +807,14 @@ def write_figures(
             continue
         drawn_from, grid = found
         footer = provenance_line(grid, drawn_from, drawn.cells, spec.unit, spec.settings_apart)
-        footer = " ".join(filter(None, (*drawn.notes, footer)))
-        add_footer(drawn.figure, footer)
+        figure = finish(drawn, footer)
         for suffix, metadata in METADATA.items():
             path = out_dir / f"{spec.name}.{suffix}"
             with replacing(path) as temporary:
-                drawn.figure.savefig(temporary, format=suffix, dpi=DPI, metadata=metadata)
+                figure.savefig(temporary, format=suffix, dpi=DPI, metadata=metadata)
+            # the layout the first format computed stands for the next: the same positions,
+            # and a figure's layout (the costliest step of a save) done once
+            figure.set_layout_engine("none")
             written.append(path)
         csv = runs_table(drawn.cells).to_csv(index=False)
         written.append(write_whole(out_dir / f"{spec.name}.runs.csv", csv))
@@ -712,4 +823,4 @@ def write_figures(
     return written
 
 
-__all__ = ["Drawn", "FigureSpec", "add_footer", "write_figures"]
+__all__ = ["Drawn", "FigureSpec", "add_footer", "dodge", "finish", "keep_apart", "write_figures"]

@@ -1,9 +1,11 @@
 """A table as files: ``<name>.md``, ``.tex``, ``.csv`` and, for tables of runs, ``.runs.csv``.
 
 - ``.md``: a title line (the caption), the table, its notes and its provenance line.
-- ``.tex``: the same table in a ``table`` float for ``booktabs``: a short caption, grouped
+- ``.tex``: the same table in ``table`` floats for ``booktabs``: a short caption, grouped
   column headers (``cmidrule`` under each group), numbers right-aligned, and the notes and the
-  provenance line in a table note below it.
+  provenance line in a table note below the last. A table wider than a page (`PAGE_CHARS`) is
+  split between its column groups (Table 1: a float per dataset and missing rate), each part
+  repeating the row labels, so that every part fits the page unscaled.
 - ``.csv``: the tidy cells (one row per cell): counts as integers (`INTEGER_COLUMNS`),
   numbers in % rounded to `CSV_DECIMALS` decimals.
 - ``.runs.csv``: every run behind a number (`runs_table`).
@@ -31,8 +33,10 @@ LATEX_SYMBOLS = {"±": r"$\pm$", "†": r"$^\dagger$", "–": "--"}
 LATEX_ESCAPES = {"%": r"\%", "&": r"\&", "_": r"\_", "#": r"\#"}
 #: a cell that reads as a number (right-aligned in ``.tex``): digits, ``–``, ``†k``, ``1.2M``
 NUMERIC_CELL = re.compile(r"^(–|†\d+|-?[\d.]+(e[+-]?\d+)?[kM]?( ± [\d.]+)?( \(\d+\))?( †\d+)?)$")
-#: a ``.tex`` table of more columns is scaled to the text width
-WIDE = 12
+#: the text width of a page in characters of a table's cells (6.5 in at 10 pt, a digit 5 pt)
+PAGE_CHARS = 90
+#: characters a column takes beside its widest cell (``\tabcolsep`` on both sides)
+COLUMN_GAP = 3
 #: CSV columns that hold counts (written as integers)
 INTEGER_COLUMNS = (
     "depth",
@@ -144,14 +148,43 @@ def _group_rows(heads: tuple[tuple[str, str], ...]) -> list[str]:
     return [" & ".join(cells) + r" \\", " ".join(rules)]
 
 
-def latex(table: Table) -> str:
-    """The ``.tex`` text of ``table``: a ``booktabs`` tabular, a short caption, a table note.
+def column_chars(display: pd.DataFrame, heads: tuple[tuple[str, str], ...]) -> list[int]:
+    """Each column's width in characters: its widest cell or title, and `COLUMN_GAP`."""
+    return [
+        max(len(title), *(len(str(value)) for value in display.iloc[:, i])) + COLUMN_GAP
+        for i, (_, title) in enumerate(heads)
+    ]
 
-    Columns of a group (`Table.header`) share a title over a ``cmidrule``; a column of
-    numbers is right-aligned; the notes and the provenance line stand below the tabular.
+
+def page_parts(display: pd.DataFrame, heads: tuple[tuple[str, str], ...]) -> list[list[int]]:
+    """The columns of each part of a table split to fit a page, as indices into ``heads``.
+
+    The leading columns without a group (the row labels; the first column at least) begin
+    every part; the rest are blocks, a group's columns or a column of its own, and each part
+    takes as many whole blocks as fit `PAGE_CHARS` (`column_chars`), one at least.
     """
-    heads = table.column_heads
-    display = table.display.astype(str)
+    lead = 1
+    while lead < len(heads) and not heads[lead][0] and any(group for group, _ in heads):
+        lead += 1
+    blocks: list[list[int]] = []
+    for i in range(lead, len(heads)):
+        if blocks and heads[i][0] and heads[i][0] == heads[blocks[-1][-1]][0]:
+            blocks[-1].append(i)
+        else:
+            blocks.append([i])
+    chars = column_chars(display, heads)
+    parts: list[list[int]] = []
+    for block in blocks:
+        width = sum(chars[i] for i in block)
+        if parts and sum(chars[i] for i in parts[-1]) + width <= PAGE_CHARS:
+            parts[-1] += block
+        else:
+            parts.append([*range(lead), *block])
+    return parts or [list(range(lead))]
+
+
+def _tabular(display: pd.DataFrame, heads: tuple[tuple[str, str], ...]) -> list[str]:
+    """A ``booktabs`` tabular of ``display`` under ``heads``."""
     align = "".join(_alignment(display[column]) for column in display.columns)
     rows = [f"\\begin{{tabular}}{{{align}}}", r"\toprule", *_group_rows(heads)]
     rows.append(" & ".join(_latex_text(title) for _, title in heads) + r" \\")
@@ -159,16 +192,32 @@ def latex(table: Table) -> str:
     rows += [
         " & ".join(_latex_text(v) for v in line) + r" \\" for line in display.itertuples(False)
     ]
-    rows += [r"\bottomrule", r"\end{tabular}"]
+    return [*rows, r"\bottomrule", r"\end{tabular}"]
+
+
+def latex(table: Table) -> str:
+    """The ``.tex`` text of ``table``: ``booktabs`` tabulars, a short caption, a table note.
+
+    Columns of a group (`Table.header`) share a title over a ``cmidrule``; a column of
+    numbers is right-aligned. A table wider than a page is split into floats (`page_parts`),
+    captioned ``(part k of n)``; the notes and the provenance line stand below the last.
+    """
+    heads = table.column_heads
+    display = table.display.astype(str)
+    parts = page_parts(display, heads)
+    floats = []
+    for k, columns in enumerate(parts, 1):
+        caption = table.caption + (f" (part {k} of {len(parts)})" if len(parts) > 1 else "")
+        lines = [r"\begin{table}", r"\centering", f"\\caption{{{_latex_text(caption)}}}"]
+        lines += _tabular(display.iloc[:, columns], tuple(heads[i] for i in columns))
+        floats.append(lines)
     note = " ".join(filter(None, (table.notes, table.provenance)))
-    parts = [r"\begin{table}", r"\centering", f"\\caption{{{_latex_text(table.caption)}}}"]
-    parts += [r"\resizebox{\textwidth}{!}{%", *rows, "}"] if len(heads) > WIDE else rows
     if note:
-        parts += [
+        floats[-1] += [
             r"\par\smallskip",
             f"\\parbox{{\\textwidth}}{{\\footnotesize {_latex_text(note)}}}",
         ]
-    return "\n".join([*parts, r"\end{table}", ""])
+    return "\n".join(line for lines in floats for line in (*lines, r"\end{table}")) + "\n"
 
 
 def csv_text(cells: pd.DataFrame) -> str:
@@ -198,4 +247,14 @@ def write_table(table: Table, out_dir: Path) -> list[Path]:
     return [write_whole(out_dir / f"{table.name}.{suffix}", text) for suffix, text in texts.items()]
 
 
-__all__ = ["INTEGER_COLUMNS", "Table", "csv_text", "latex", "markdown", "write_table"]
+__all__ = [
+    "INTEGER_COLUMNS",
+    "PAGE_CHARS",
+    "Table",
+    "column_chars",
+    "csv_text",
+    "latex",
+    "markdown",
+    "page_parts",
+    "write_table",
+]
