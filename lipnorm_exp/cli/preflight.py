@@ -19,6 +19,7 @@ from omegaconf import DictConfig, open_dict, read_write
 from lipnorm_exp.cli.errors import stop
 from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.config.launcher import check_launcher, missing_slurm
+from lipnorm_exp.config.rules import given_keys_are_read
 from lipnorm_exp.sweeps.plan import planned_runs
 from lipnorm_exp.sweeps.progress import check_grid_overrides
 from lipnorm_exp.util.errors import ConfigError, UserError
@@ -62,9 +63,10 @@ class Preflight(Callback):
     """Check what can be checked before Hydra writes anything (see the module docstring)."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """A single run: its whole config, its logger's package, then its folders."""
+        """A single run: its config, the keys it is given, its logger's package, its folders."""
         try:
-            validate(_without_hydra(config))
+            resolved = validate(_without_hydra(config))
+            given_keys_are_read(resolved["model"]["name"], config.hydra.overrides.task)
             check_tracker_package(config.logger)
             _check_folders(config)
         except UserError as error:

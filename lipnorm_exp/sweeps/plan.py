@@ -29,6 +29,7 @@ from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from lipnorm_exp.config import member_configs
+from lipnorm_exp.config.rules import given_keys_are_read
 from lipnorm_exp.records import (
     FAILED,
     FINISHED,
@@ -47,6 +48,7 @@ __all__ = [
     "PlannedRun",
     "finished_runs",
     "job_configs",
+    "jobs_and_configs",
     "newer_line",
     "plan_line",
     "planned_runs",
@@ -68,7 +70,14 @@ def _sets_a_value(override: Override, is_group: Callable[[str], bool]) -> bool:
 
 
 def job_configs(config: DictConfig, jobs: list[list[str]] | None = None) -> Iterator[DictConfig]:
-    """The config of each job of the sweep ``config`` (Hydra's keys included).
+    """The config of each job of the sweep ``config``: `jobs_and_configs`' configs."""
+    return (composed for _, composed in jobs_and_configs(config, jobs))
+
+
+def jobs_and_configs(
+    config: DictConfig, jobs: list[list[str]] | None = None
+) -> Iterator[tuple[list[str], DictConfig]]:
+    """The overrides and the config of each job of the sweep ``config``.
 
     ``jobs`` are the override lists of its jobs, as the sweeper expanded them (default: its
     `grid_jobs`). Each yielded config is the job's, without
@@ -103,13 +112,13 @@ def job_configs(config: DictConfig, jobs: list[list[str]] | None = None) -> Iter
         composed = loader.load_sweep_config(config, same_choice[0][0])
         with read_write(composed), open_dict(composed):
             del composed["hydra"]
-        for _, values in same_choice:
+        for job, values in same_choice:
             for override in values:
                 added = override.is_add() or override.is_force_add()
                 OmegaConf.update(
                     composed, override.key_or_group, override.value(), merge=True, force_add=added
                 )
-            yield composed
+            yield job, composed
 
 
 def _stored(results_dir: Path, rid: str, path: Path | None = None) -> Record | None:
@@ -159,9 +168,14 @@ def planned_runs(config: DictConfig, jobs: list[list[str]] | None = None) -> lis
     """Every run of the sweep ``config``, its record looked up (`PlannedRun`).
 
     ``jobs``: as for `job_configs`.
+
+    Raises:
+        ConfigError: a job gives a key its model does not read
+            (`lipnorm_exp.config.rules.given_keys_are_read`): its runs would repeat.
     """
     planned = []
-    for job in job_configs(config, jobs):
+    for overrides, job in jobs_and_configs(config, jobs):
+        given_keys_are_read(job.model.name, overrides)
         results_dir = Path(job.paths.results_dir)
         for run in member_configs(job):
             rid = run_id(run)

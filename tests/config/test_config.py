@@ -1,5 +1,6 @@
 """Config composition, the schema and its one-line messages, and run hashing."""
 
+import inspect
 import os
 import shutil
 import sys
@@ -14,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from lipnorm_exp.config import build_model, schema, validate
 from lipnorm_exp.config.capacity import device_memory, parameter_count
+from lipnorm_exp.config.rules import given_keys_are_read
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.models.attention import AttentionGNN
@@ -361,6 +363,34 @@ def test_a_model_class_takes_the_schema_of_its_nearest_class_with_keys_of_its_ow
     assert schema.model_schema(Deeper) is schema.GIN
     assert schema.model_schema(DepthwiseGNN) is schema.Model
     assert {name: schema.model_schema(MODELS.get(name)) for name in MODELS} == schema.MODELS
+
+
+def _constructor_keywords(model_class: type) -> set[str]:
+    """The keyword-only arguments of ``model_class``'s constructor and its bases'."""
+    found = set()
+    for cls in model_class.__mro__:
+        if "__init__" in vars(cls):
+            parameters = inspect.signature(cls.__init__).parameters.values()
+            found |= {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    return found - {"norm", "norm_options"}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_keys_a_model_does_not_read_are_refused_when_given(name):
+    """The unread keys are the schema's keys its constructor does not take, and no other."""
+    keys = set(schema.MODELS[name].__dataclass_fields__) - {"name"}
+    unread = set(schema.unread_model_keys(name))
+    assert keys - unread == _constructor_keywords(MODELS.get(name))
+    assert (unread == set()) == issubclass(MODELS.get(name), AttentionGNN)
+    for key in unread:
+        for override in (f"+model.{key}=x", f"++model.{key}=x", f"model.{key}=x"):
+            with pytest.raises(ConfigError) as refused:
+                given_keys_are_read(name, ["model.depth=2", override])
+            assert str(refused.value).startswith(
+                f"{override}: model.name={name} does not read model.{key}"
+            )
+            assert str(refused.value).endswith("or a model that reads it (gat, gatv2, gt)")
+    given_keys_are_read(name, [f"model.{key}=1" for key in sorted(keys - unread)])
 
 
 def _checkout_configs(folder: Path, local: str | None = None) -> Path:
