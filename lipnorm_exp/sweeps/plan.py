@@ -46,6 +46,7 @@ from lipnorm_exp.sweeps.progress import ELSEWHERE, SKIPPED, grid_jobs
 
 __all__ = [
     "PlannedRun",
+    "check_given_keys",
     "finished_runs",
     "job_configs",
     "jobs_and_configs",
@@ -75,15 +76,15 @@ def job_configs(config: DictConfig, jobs: list[list[str]] | None = None) -> Iter
 
 
 def jobs_and_configs(
-    config: DictConfig, jobs: list[list[str]] | None = None
+    config: DictConfig, jobs: list[list[str]] | None = None, set_values: bool = True
 ) -> Iterator[tuple[list[str], DictConfig]]:
     """The overrides and the config of each job of the sweep ``config``.
 
     ``jobs`` are the override lists of its jobs, as the sweeper expanded them (default: its
     `grid_jobs`). Each yielded config is the job's, without
     its ``hydra`` node. The jobs of one choice of config-group options come together (not in
-    launch order) and share one config, their values set in turn: a config is only valid until
-    the next one is yielded.
+    launch order) and share one config, their values set in turn (``set_values=False``: not set,
+    the choice's config as composed): a config is only valid until the next one is yielded.
     """
     loader = GlobalHydra.instance().config_loader()
     sources = loader.get_sources()
@@ -113,12 +114,25 @@ def jobs_and_configs(
         with read_write(composed), open_dict(composed):
             del composed["hydra"]
         for job, values in same_choice:
-            for override in values:
+            for override in values if set_values else ():
                 added = override.is_add() or override.is_force_add()
                 OmegaConf.update(
                     composed, override.key_or_group, override.value(), merge=True, force_add=added
                 )
             yield job, composed
+
+
+def check_given_keys(config: DictConfig) -> None:
+    """Refuse a sweep that gives a job a key its model does not read (its runs would repeat).
+
+    `lipnorm_exp.config.rules.given_keys_are_read` of each job's overrides, the model read
+    from the config of its choice of options (composed once per choice, its values not set).
+
+    Raises:
+        ConfigError: the first such override, with the model and those that read the key.
+    """
+    for overrides, job in jobs_and_configs(config, set_values=False):
+        given_keys_are_read(job.model.name, overrides)
 
 
 def _stored(results_dir: Path, rid: str, path: Path | None = None) -> Record | None:
@@ -168,14 +182,9 @@ def planned_runs(config: DictConfig, jobs: list[list[str]] | None = None) -> lis
     """Every run of the sweep ``config``, its record looked up (`PlannedRun`).
 
     ``jobs``: as for `job_configs`.
-
-    Raises:
-        ConfigError: a job gives a key its model does not read
-            (`lipnorm_exp.config.rules.given_keys_are_read`): its runs would repeat.
     """
     planned = []
-    for overrides, job in jobs_and_configs(config, jobs):
-        given_keys_are_read(job.model.name, overrides)
+    for job in job_configs(config, jobs):
         results_dir = Path(job.paths.results_dir)
         for run in member_configs(job):
             rid = run_id(run)

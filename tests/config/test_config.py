@@ -243,7 +243,8 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
             ["model.hidden=1000000000", "model.heads=1"],
             r"^a model of model\.depth=10, model\.hidden=1000000000, model\.heads=1 is more than "
             r"a run can hold: at least 1e\+19 parameters, [0-9.]+ TiB with their gradients and "
-            r"Adam's state, against [0-9.]+ GiB of memory on cpu; allowed: a smaller model\.depth",
+            r"Adam's state and [0-9.]+ TiB of activations kept for the backward pass, against "
+            r"[0-9.]+ GiB of memory on cpu; allowed: a smaller model\.depth",
         ),
         (["model.head_channels=100000000"], r"model\.head_channels=100000000 is more than a run"),
         (

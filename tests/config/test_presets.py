@@ -16,7 +16,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from lipnorm_exp.config import check_keys, member_configs, preset_names, validate
 from lipnorm_exp.records import run_id
-from lipnorm_exp.sweeps.plan import job_configs, planned_runs
+from lipnorm_exp.sweeps.plan import check_given_keys, job_configs, planned_runs
 from lipnorm_exp.sweeps.progress import grid_jobs, grid_runs, grid_size, sweep_axes
 from lipnorm_exp.util.errors import ConfigError
 
@@ -144,7 +144,7 @@ def test_a_search_over_heads_is_refused_for_a_model_without_attention(tmp_path):
     results = f"paths.results_dir={tmp_path}"
     cfg = compose_sweep("+experiment=missing_vector", "+search=supplementary", results)
     with pytest.raises(ConfigError) as refused:
-        planned_runs(cfg)
+        check_given_keys(cfg)
     assert str(refused.value).startswith(
         "++model.heads=1: model.name=gcn does not read model.heads, so its runs would be "
         "recorded (or repeated) as if it did; allowed: leave model.heads out, or a model that "
@@ -156,6 +156,7 @@ def test_a_search_over_heads_is_refused_for_a_model_without_attention(tmp_path):
         "grid.quick.methods='gat,gat_lip'",
         results,
     )
+    check_given_keys(attention)
     assert len(planned_runs(attention)) == grid_runs(attention.hydra)
 
 
