@@ -433,6 +433,7 @@ def test_a_local_override_sets_defaults_the_command_line_still_wins_over(tmp_pat
     [
         ("train:\n\tepochs: 3\n", "line 3, column 1 is not YAML (found character '\\t'"),
         ("train: [\n", "is not YAML (expected the node content"),
+        ("- a\n- b\n", "is not a mapping of keys (ConfigTypeError"),
     ],
 )
 def test_a_broken_local_config_is_named_in_one_line_with_its_fix(tmp_path, content, said):
@@ -443,6 +444,21 @@ def test_a_broken_local_config_is_named_in_one_line_with_its_fix(tmp_path, conte
     [line] = [line for line in done.stderr.splitlines() if line.strip()]
     assert line.startswith("lipnorm_exp: error: ") and str(configs / "local") in line
     assert said in line and line.endswith("or delete it")
+
+
+@pytest.mark.slow  # through the CLI
+def test_a_local_config_without_its_package_line_is_named_with_the_line_to_add(tmp_path):
+    configs = _checkout_configs(tmp_path)
+    (configs / "local").mkdir()
+    (configs / "local" / "default.yaml").write_text("model:\n  depth: 3\n")
+    args = [sys.executable, "-m", "lipnorm_exp", "--config-path", str(configs)]
+    done = cli([*args, f"paths.results_dir={tmp_path / 'runs'}", f"paths.log_dir={tmp_path}/l"])
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        "lipnorm_exp: error: configs/local/default.yaml sets its keys under local. instead of at "
+        "the top; allowed: `# @package _global_` as its first line"
+    )
+    assert not (tmp_path / "runs").exists()
 
 
 def test_a_config_that_is_not_utf8_is_refused_in_one_line():
