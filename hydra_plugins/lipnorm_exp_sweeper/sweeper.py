@@ -120,7 +120,13 @@ class LipnormSweeper(Sweeper):
         """Say the sweep's runs and its finished ones; the planned runs (none: a job is refused)."""
         from hydra.errors import HydraException
 
-        from lipnorm_exp.sweeps.plan import finished_runs, plan_line, planned_runs, stale_line
+        from lipnorm_exp.sweeps.plan import (
+            finished_runs,
+            newer_line,
+            plan_line,
+            planned_runs,
+            stale_line,
+        )
         from lipnorm_exp.sweeps.progress import jobs_runs
 
         assert self.config is not None
@@ -132,8 +138,9 @@ class LipnormSweeper(Sweeper):
             return None
         for (results_dir, force), finished in finished_runs(planned).items():
             log.info("%s", plan_line(finished, total, results_dir, force))
-        if (stale := stale_line(planned)) is not None:
-            log.info("%s", stale)
+        for line in (stale_line(planned), newer_line(planned)):
+            if line is not None:
+                log.info("%s", line)
         return planned
 
     def _launch(self, jobs: list[list[str]]) -> Sequence[JobReturn]:

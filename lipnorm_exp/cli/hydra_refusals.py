@@ -23,6 +23,7 @@ touches ``hydra._internal`` (``tests/project/test_imports.py``).
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import hydra._internal.utils as hydra_utils
@@ -79,7 +80,18 @@ def _missing_option(error: MissingConfigException, args: Sequence[str]) -> str |
 LOCAL_CONFIG = ("local", "default.yaml")
 
 
-def _unreadable_config(error: Exception) -> str | None:
+def _local_config(args: Sequence[str]) -> Path:
+    """The personal config file of the config folder ``args`` name (``--config-path``)."""
+    folder: str | Path = config_dir()
+    for index, arg in enumerate(args):
+        if arg.startswith("--config-path="):
+            folder = arg.split("=", 1)[1]
+        elif arg in ("--config-path", "-cp") and index + 1 < len(args):
+            folder = args[index + 1]
+    return Path(folder).joinpath(*LOCAL_CONFIG)
+
+
+def _unreadable_config(error: Exception, args: Sequence[str]) -> str | None:
     """The line for a config file that is not YAML (or not UTF-8) text, or ``None``."""
     if isinstance(error, yaml.YAMLError):
         mark = getattr(error, "problem_mark", None)
@@ -92,7 +104,7 @@ def _unreadable_config(error: Exception) -> str | None:
             "and quote) or delete it"
         )
     if isinstance(error, UnicodeDecodeError):
-        local = config_dir().joinpath(*LOCAL_CONFIG)
+        local = _local_config(args)
         name = str(local) if local.is_file() else "a config file"
         return (
             f"{name} is not UTF-8 text ({error.reason} at byte {error.start}); rewrite or delete it"
@@ -120,12 +132,18 @@ def refusal_line(error: Exception, args: Sequence[str]) -> str | None:
         )
     if isinstance(error, MissingConfigException):
         return _missing_option(error, args) or _joined(error)
-    unreadable = _unreadable_config(error)
+    unreadable = _unreadable_config(error, args)
     if unreadable:
         return unreadable
     if not isinstance(error, HydraException) or isinstance(error, JobError):
         return None
     text = str(error)
+    if text.startswith("In 'local/default'"):  # a file Hydra read but cannot merge
+        return (
+            f"{_local_config(args)} is not a mapping of keys "
+            f"({_joined(error).split(': ', 1)[-1]}); write `# @package _global_` then "
+            "`key: value` lines, or delete it"
+        )
     unknown = re.match(r"Could not override '([^']+)'", text)
     if unknown:
         return _unknown_key(unknown.group(1), args)

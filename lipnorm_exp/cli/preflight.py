@@ -19,7 +19,8 @@ from omegaconf import DictConfig, open_dict, read_write
 from lipnorm_exp.cli.errors import stop
 from lipnorm_exp.config import check_keys, validate
 from lipnorm_exp.config.launcher import check_launcher, missing_slurm
-from lipnorm_exp.sweeps.plan import planned_runs
+from lipnorm_exp.config.rules import given_keys_are_read
+from lipnorm_exp.sweeps.plan import check_given_keys, planned_runs
 from lipnorm_exp.sweeps.progress import check_grid_overrides
 from lipnorm_exp.util.errors import ConfigError, UserError
 from lipnorm_exp.util.folders import writable_folder
@@ -62,9 +63,10 @@ class Preflight(Callback):
     """Check what can be checked before Hydra writes anything (see the module docstring)."""
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """A single run: its whole config, its logger's package, then its folders."""
+        """A single run: its config, the keys it is given, its logger's package, its folders."""
         try:
-            validate(_without_hydra(config))
+            resolved = validate(_without_hydra(config))
+            given_keys_are_read(resolved["model"]["name"], config.hydra.overrides.task)
             check_tracker_package(config.logger)
             _check_folders(config)
         except UserError as error:
@@ -77,7 +79,8 @@ class Preflight(Callback):
         grid, read from ``grid.${scale}``). The config here is the sweep's, in which every swept
         key still holds its default: a key that is wrong in it is wrong in every job. Rules
         between keys wait for each job's own config (``model=gcn`` with ``norm`` swept over
-        ``none,pairnorm`` holds the default ``norm=lip`` here). A sweep over a preset's grid key
+        ``none,pairnorm`` holds the default ``norm=lip`` here), but for a key a job is given
+        that its model does not read (`check_given_keys`). A sweep over a preset's grid key
         and a launcher argument the launcher cannot take
         (`check_launcher`) are refused, and so are a logger
         whose package is missing (`check_tracker_package`) and the SLURM launcher where
@@ -87,6 +90,7 @@ class Preflight(Callback):
         try:
             check_grid_overrides(config.hydra)
             check_keys(_without_hydra(config))
+            check_given_keys(config)
             check_launcher(config.hydra.launcher)
             check_tracker_package(config.logger)
             no_slurm = missing_slurm(config.hydra.launcher)

@@ -55,7 +55,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, cast, get_type_hints
 
 import pandas as pd
 from omegaconf import OmegaConf
@@ -63,6 +63,7 @@ from omegaconf import OmegaConf
 from lipnorm_exp.cli.file_arguments import file_path, read_table, writable_path
 from lipnorm_exp.cli.verify_cost import Pace, cost_lines, made_seconds
 from lipnorm_exp.config import config_dir
+from lipnorm_exp.config.schema import Config as ConfigSchema
 from lipnorm_exp.records import (
     FINISHED,
     RUNS_FOLDER,
@@ -86,6 +87,7 @@ from lipnorm_exp.records.verify import (
     spread,
 )
 from lipnorm_exp.report.grids import compose_config
+from lipnorm_exp.util import constraints
 from lipnorm_exp.util.atomic import remove_stale_temps, replacing
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import UserError
@@ -313,6 +315,18 @@ def write_findings(findings: list[Finding], path: Path) -> pd.DataFrame:
     return new
 
 
+def device_name(text: str) -> str:
+    """A ``--device``: a value the run config's ``device`` takes (``auto``, ``cpu``, ``cuda:1``).
+
+    Raises:
+        argparse.ArgumentTypeError: any other.
+    """
+    allowed = get_type_hints(ConfigSchema, include_extras=True)["device"]
+    if not constraints.fits(allowed, text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {constraints.describe(allowed)}")
+    return text
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """The command line of ``lipnorm-exp-verify``."""
     parser = OneLineParser(
@@ -343,7 +357,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=folder_path,
         help="a folder to keep the records trained again in (default: none)",
     )
-    parser.add_argument("--device", default="cpu", help="where to train (default: %(default)s)")
+    parser.add_argument(
+        "--device", type=device_name, default="cpu", help="where to train (default: %(default)s)"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     parser.add_argument(
         "--dry-run", action="store_true", help="list the runs and what they took; train nothing"
@@ -354,8 +370,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="verify runs the findings file has verified at this commit already (skipped)",
     )
     args = parser.parse_args(argv)
-    if args.per_setting < 1 or args.threads < 1:
-        parser.error("--per-setting and --threads must be >= 1")
+    for option, value in (("--per-setting", args.per_setting), ("--threads", args.threads)):
+        if value < 1:
+            parser.error(f"argument {option}: {value} must be an integer >= 1")
     return args
 
 
@@ -368,6 +385,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         read_findings(args.out)
         if args.keep is not None:
             writable_path(args.keep, "--keep", folder=True)
+        if not args.dry_run:
+            from lipnorm_exp.util.device import pick_device  # torch, when it trains
+
+            pick_device(args.device, "--device")
         records = [record for _, record in iter_records(args.runs, set_aside_broken=False)]
         chosen = select(records, args)
         done = set() if args.again else verified_here(args.out)

@@ -5,17 +5,17 @@ Each rule takes the resolved config (plain containers, as
 `ConfigError` naming the keys and what is allowed.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from lipnorm_exp.config.capacity import history_fits, model_fits
 from lipnorm_exp.config.schema import MODELS as MODEL_SCHEMAS
-from lipnorm_exp.config.schema import AttentionModel
+from lipnorm_exp.config.schema import AttentionModel, unread_model_keys
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.models.norms import NORMS
 from lipnorm_exp.util.errors import ConfigError
 
-__all__ = ["MACHINE_RULES", "RULES", "check_rules"]
+__all__ = ["MACHINE_RULES", "RULES", "check_rules", "given_keys_are_read"]
 
 Rule = Callable[[dict[str, Any]], None]
 
@@ -23,6 +23,29 @@ Rule = Callable[[dict[str, Any]], None]
 def _is_attention(model: dict[str, Any]) -> bool:
     """Whether the model has attention layers, read from its schema (no model class imported)."""
     return issubclass(MODEL_SCHEMAS[model["name"]], AttentionModel)
+
+
+def given_keys_are_read(model_name: str, overrides: Iterable[str]) -> None:
+    """A key given on the command line (or by a sweep's job) is one the run reads.
+
+    The keys of the ``model`` group that model ``model_name`` does not read
+    (`lipnorm_exp.config.schema.unread_model_keys`: ``model.heads``, ``model.message_path``
+    on a model without attention) change nothing it computes: given, they would record a run as
+    if they had, or make a sweep's runs repeat across them. A protocol may still set them for
+    every model (the records of its runs hold them); ``overrides`` are Hydra's, as written
+    (``+model.message_path=csr``, ``++model.heads=2``).
+    """
+    unread = unread_model_keys(model_name)
+    for override in overrides:
+        key = override.lstrip("+~").split("=", 1)[0]
+        group, _, name = key.partition(".")
+        if group == "model" and name in unread:
+            readers = ", ".join(other for other in MODELS if name not in unread_model_keys(other))
+            raise ConfigError(
+                f"{override}: model.name={model_name} does not read {key}, so its runs would "
+                f"be recorded (or repeated) as if it did; allowed: leave {key} out, or a model "
+                f"that reads it ({readers})"
+            )
 
 
 def attention_norm_needs_attention(config: dict[str, Any]) -> None:

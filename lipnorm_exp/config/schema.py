@@ -20,8 +20,8 @@ guarantee is one line naming the key, the value and the allowed values, ranges i
 instead; they stay the one description of the keys.
 """
 
-from dataclasses import dataclass
-from typing import Annotated, Any
+from dataclasses import dataclass, fields
+from typing import Annotated, Any, get_type_hints
 
 from lipnorm_exp.config.location import option_names
 from lipnorm_exp.data import DATASETS as DATASET_LOADERS
@@ -42,6 +42,7 @@ from lipnorm_exp.util.constraints import (
     OneOf,
     Positive,
     PositiveNumber,
+    may_be_absent,
 )
 from lipnorm_exp.util.variants import MESSAGE_PATHS
 
@@ -62,6 +63,7 @@ __all__ = [
     "Config",
     "model_schema",
     "Model",
+    "unread_model_keys",
     "Paths",
     "SCHEMA_OF_CLASS",
     "SCHEMA_OF_LOADER",
@@ -228,6 +230,19 @@ MODELS = {
     "gin": GIN,
     "gt": GT,
 }
+
+
+def unread_model_keys(name: str) -> tuple[str, ...]:
+    """The keys of the ``model`` group that model ``name`` does not read, in schema order.
+
+    Those its schema (`MODELS`) marks `MAY_BE_ABSENT`: the attention keys of a model without
+    attention, which a protocol may set for every model. `lipnorm_exp.config.build.build_model`
+    leaves them out of the model's arguments; `lipnorm_exp.config.rules.given_keys_are_read`
+    refuses them on a command line.
+    """
+    schema = MODELS[name]
+    hints = get_type_hints(schema, include_extras=True)
+    return tuple(field.name for field in fields(schema) if may_be_absent(hints[field.name]))
 
 
 #: one schema per registered normalisation (``norm.name``): its class, a dataclass of its keys

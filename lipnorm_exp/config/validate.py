@@ -18,7 +18,10 @@ from lipnorm_exp.config.schema import Config
 from lipnorm_exp.util.constraints import ByName, describe, fits, may_be_absent, show, split
 from lipnorm_exp.util.errors import ConfigError
 
-__all__ = ["check_keys", "group_schema", "validate"]
+__all__ = ["LOCAL_GROUP", "check_keys", "group_schema", "validate"]
+
+#: the group of one's own config file (``configs/config.yaml``: ``optional local: default``)
+LOCAL_GROUP = "local"
 
 
 def check_keys(cfg: DictConfig) -> dict[str, Any]:
@@ -86,6 +89,11 @@ def _check_group(node: DictConfig, schema: type, prefix: str, what: str) -> dict
     hints = get_type_hints(schema, include_extras=True)
     names = [field.name for field in fields(schema)]
     unknown: list[Any] = [key for key in node.keys() if key not in hints]
+    if unknown == [LOCAL_GROUP] and not prefix:  # the personal file without its package line
+        raise ConfigError(
+            f"configs/{LOCAL_GROUP}/default.yaml sets its keys under {LOCAL_GROUP}. "
+            "instead of at the top; allowed: `# @package _global_` as its first line"
+        )
     if unknown:
         value = cast(dict[str, Any], OmegaConf.to_container(node, resolve=False))[unknown[0]]
         raise ConfigError(

@@ -16,7 +16,15 @@ from lipnorm_exp.util.registry import Registry
 if TYPE_CHECKING:
     from lipnorm_exp.data.task import Task
 
-__all__ = ["DATASETS", "FEATURE_LAYOUTS", "MONITORED", "SPLITS", "TREES_MAX_DEPTH", "load_task"]
+__all__ = [
+    "DATASETS",
+    "FEATURE_LAYOUTS",
+    "FULL_GRAPH_NODES",
+    "MONITORED",
+    "SPLITS",
+    "TREES_MAX_DEPTH",
+    "load_task",
+]
 
 #: ``dataset.name`` → its loader (a loader may serve several names: Planetoid)
 DATASETS: "Registry[Callable[[DictConfig, DictConfig, int], Task]]" = Registry(
@@ -38,6 +46,11 @@ DATASETS: "Registry[Callable[[DictConfig, DictConfig, int], Task]]" = Registry(
         "ogbn_proteins": "ogbn-proteins",
     },
 )
+#: the nodes of each dataset trained on as one whole graph (every layer sees them all at once), by
+#: ``dataset.name``, as its loader gives them (a dataset of one's own, ``dataset.meta_dict``,
+#: excepted): Planetoid's as ``tests/data/test_planetoid.py`` loads them, ogbn-arxiv's as OGB
+#: publishes it
+FULL_GRAPH_NODES = {"cora": 2708, "citeseer": 3327, "pubmed": 19717, "ogbn_arxiv": 169343}
 #: how a loader lays out node features: ``dataset.feature_layout`` (`features`)
 FEATURE_LAYOUTS = ("auto", "sparse", "dense")
 #: the splits a task's batches mark (``<split>_mask``) and every record scores, in this order

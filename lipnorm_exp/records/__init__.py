@@ -29,7 +29,12 @@ from lipnorm_exp.records.identity import (
     run_id,
     setting_key,
 )
-from lipnorm_exp.records.numerics import NUMERICS_VERSION, made_by_current_numerics, run_numerics
+from lipnorm_exp.records.numerics import (
+    NUMERICS_VERSION,
+    made_by_current_numerics,
+    newer_version,
+    run_numerics,
+)
 from lipnorm_exp.records.provenance import git_commit, machine, portable_paths, versions
 from lipnorm_exp.records.schema import (
     COMPLETED,
@@ -95,6 +100,7 @@ __all__ = [
     "iter_records",
     "machine",
     "made_by_current_numerics",
+    "newer_version",
     "run_numerics",
     "portable_paths",
     "read_record",

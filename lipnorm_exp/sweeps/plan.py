@@ -7,9 +7,9 @@ job (`lipnorm_exp.training.finished.finished_record`), so a preset whose records
 already trains nothing. `plan_line` says how many runs that is, in which folder, and the two
 ways to train them anyway (``force=true``, or another ``paths.results_dir``); with
 ``rerun_stale=true`` those made by other numerics than today's are trained again
-(`stale_line`). At the end of the
-sweep, also when it is stopped, the tally of its runs' outcomes is read from the records the sweep
-wrote (`record_outcomes`), so the tally agrees with the records after any stop.
+(`stale_line`); a record made by newer code is neither, its job refuses it (`newer_line`). At
+the end of the sweep, also when it is stopped, the tally of its runs' outcomes is read from the
+records the sweep wrote (`record_outcomes`), so the tally agrees with the records after any stop.
 
 Composing every job through Hydra takes a fifth of a second each, minutes for a paper-scale
 grid. Jobs that select the same config-group options (``dataset=cora +method=gat``) differ only
@@ -29,12 +29,14 @@ from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from lipnorm_exp.config import member_configs
+from lipnorm_exp.config.rules import given_keys_are_read
 from lipnorm_exp.records import (
     FAILED,
     FINISHED,
     RERUN_SUFFIX,
     BadRecordError,
     made_by_current_numerics,
+    newer_version,
     read_record,
     record_path,
     run_id,
@@ -44,8 +46,11 @@ from lipnorm_exp.sweeps.progress import ELSEWHERE, SKIPPED, grid_jobs
 
 __all__ = [
     "PlannedRun",
+    "check_given_keys",
     "finished_runs",
     "job_configs",
+    "jobs_and_configs",
+    "newer_line",
     "plan_line",
     "planned_runs",
     "record_outcomes",
@@ -66,13 +71,20 @@ def _sets_a_value(override: Override, is_group: Callable[[str], bool]) -> bool:
 
 
 def job_configs(config: DictConfig, jobs: list[list[str]] | None = None) -> Iterator[DictConfig]:
-    """The config of each job of the sweep ``config`` (Hydra's keys included).
+    """The config of each job of the sweep ``config``: `jobs_and_configs`' configs."""
+    return (composed for _, composed in jobs_and_configs(config, jobs))
+
+
+def jobs_and_configs(
+    config: DictConfig, jobs: list[list[str]] | None = None, set_values: bool = True
+) -> Iterator[tuple[list[str], DictConfig]]:
+    """The overrides and the config of each job of the sweep ``config``.
 
     ``jobs`` are the override lists of its jobs, as the sweeper expanded them (default: its
     `grid_jobs`). Each yielded config is the job's, without
     its ``hydra`` node. The jobs of one choice of config-group options come together (not in
-    launch order) and share one config, their values set in turn: a config is only valid until
-    the next one is yielded.
+    launch order) and share one config, their values set in turn (``set_values=False``: not set,
+    the choice's config as composed): a config is only valid until the next one is yielded.
     """
     loader = GlobalHydra.instance().config_loader()
     sources = loader.get_sources()
@@ -101,13 +113,26 @@ def job_configs(config: DictConfig, jobs: list[list[str]] | None = None) -> Iter
         composed = loader.load_sweep_config(config, same_choice[0][0])
         with read_write(composed), open_dict(composed):
             del composed["hydra"]
-        for _, values in same_choice:
-            for override in values:
+        for job, values in same_choice:
+            for override in values if set_values else ():
                 added = override.is_add() or override.is_force_add()
                 OmegaConf.update(
                     composed, override.key_or_group, override.value(), merge=True, force_add=added
                 )
-            yield composed
+            yield job, composed
+
+
+def check_given_keys(config: DictConfig) -> None:
+    """Refuse a sweep that gives a job a key its model does not read (its runs would repeat).
+
+    `lipnorm_exp.config.rules.given_keys_are_read` of each job's overrides, the model read
+    from the config of its choice of options (composed once per choice, its values not set).
+
+    Raises:
+        ConfigError: the first such override, with the model and those that read the key.
+    """
+    for overrides, job in jobs_and_configs(config, set_values=False):
+        given_keys_are_read(job.model.name, overrides)
 
 
 def _stored(results_dir: Path, rid: str, path: Path | None = None) -> Record | None:
@@ -127,8 +152,11 @@ class PlannedRun:
         run_id: its [`run_id`][lipnorm_exp.records.run_id].
         force: it is trained even with a finished record.
         finished: a finished record of it was there when the sweep started.
-        stale: that record was made by other numerics than today's.
+        stale: that record was made by other, older numerics than today's.
         rerun_stale: ``rerun_stale=true``: a stale record is trained again.
+        newer: the version of its record this code does not have
+            (`lipnorm_exp.records.numerics.newer_version`): its job refuses the record, so the
+            run is neither finished nor stale.
     """
 
     results_dir: Path
@@ -137,6 +165,7 @@ class PlannedRun:
     finished: bool
     stale: bool = False
     rerun_stale: bool = False
+    newer: str | None = None
 
     @property
     def rerun(self) -> bool:
@@ -160,11 +189,12 @@ def planned_runs(config: DictConfig, jobs: list[list[str]] | None = None) -> lis
         for run in member_configs(job):
             rid = run_id(run)
             record = _stored(results_dir, rid)
-            finished = record is not None and record[STATUS] in FINISHED
+            newer = None if record is None else newer_version(record)
+            finished = record is not None and newer is None and record[STATUS] in FINISHED
             stale = record is not None and finished and not made_by_current_numerics(record, run)
             rerun_stale = bool(run.get("rerun_stale"))
             planned.append(
-                PlannedRun(results_dir, rid, bool(run.force), finished, stale, rerun_stale)
+                PlannedRun(results_dir, rid, bool(run.force), finished, stale, rerun_stale, newer)
             )
     return planned
 
@@ -193,6 +223,22 @@ def stale_line(planned: list[PlannedRun]) -> str | None:
     if stale[0].rerun_stale:
         return f"{what}: rerun_stale=true trains them again"
     return f"{what}: kept; rerun_stale=true trains them again"
+
+
+def newer_line(planned: list[PlannedRun]) -> str | None:
+    """The line that says which records newer code made; ``None``: none did.
+
+    Their jobs refuse them, as a run does (`lipnorm_exp.records.numerics.check_known_versions`):
+    neither reused nor replaced, even with ``force=true`` or ``rerun_stale=true``.
+    """
+    newer = [run for run in planned if run.newer is not None]
+    if not newer:
+        return None
+    return (
+        f"{len(newer)} of the {len(planned)} runs have a record made by newer code "
+        f"({newer[0].newer}): refused by their jobs, neither reused nor replaced; install the "
+        "newer lipnorm_exp, or give another paths.results_dir"
+    )
 
 
 def _written_since(run: PlannedRun, since: float) -> Record | None:

@@ -19,8 +19,11 @@ def cuda_index(device: torch.device) -> int:
     return torch.cuda.current_device() if device.index is None else device.index
 
 
-def pick_device(name: str) -> torch.device:
+def pick_device(name: str, key: str = "device") -> torch.device:
     """`parse_device`, refusing a CUDA device this machine does not have.
+
+    ``key`` is how the refusal names where ``name`` was given (``--device`` for a command's
+    option).
 
     Raises:
         ConfigError: a CUDA device this machine does not have.
@@ -30,5 +33,5 @@ def pick_device(name: str) -> torch.device:
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if (device.index or 0) >= count:
             have = f"cuda:0 to cuda:{count - 1}" if count else "no CUDA device"
-            raise ConfigError(f"device={name} is not on this machine ({have}); allowed: auto, cpu")
+            raise ConfigError(f"{key}={name} is not on this machine ({have}); allowed: auto, cpu")
     return device

@@ -39,6 +39,8 @@ MODEL_OPTIONS = sorted(path.stem for path in (REPO / "configs" / "model").glob("
 ERROR_CASES = {
     "depth": ("model.depth=0",),
     "lip_on_gcn": ("model=gcn", "norm=lip"),
+    "unread_key": ("model=gcn", "norm=none", "+model.message_path=csr"),
+    "unread_key_searched": ("--multirun", "model=gin", "norm=none", "+search=supplementary"),
     "no_data": ("paths.raw_dirs=[]", "paths.data_dir={empty}", "dataset.download=false"),
     "unknown_option": ("model=foo",),
     "in_a_multirun": ("--multirun", "model.depth=0,1", "model.hidden=8"),
@@ -83,6 +85,7 @@ def error_runs(tmp_path_factory, data_dir):
     [
         ("depth", "model.depth"),
         ("lip_on_gcn", "norm=lip"),
+        ("unread_key", "+model.message_path=csr: model.name=gcn does not read model.message_path"),
     ],
 )
 def test_a_bad_value_ends_a_run_with_one_line_naming_the_key(error_runs, case, key):
@@ -115,6 +118,7 @@ def test_a_wrong_type_or_unknown_key_ends_in_one_line_without_a_traceback(error_
     [
         ("preset_scale", "scale must be quick or paper, got huge"),
         ("unknown_key_in_a_sweep", "foo=1 is not a key of the config; allowed: ablation, "),
+        ("unread_key_searched", "++model.heads=1: model.name=gin does not read model.heads"),
         (
             "grid_key_swept",
             "grid.quick.seeds=range(3) sweeps over the grid key grid.quick.seeds instead of "

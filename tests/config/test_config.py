@@ -1,5 +1,6 @@
 """Config composition, the schema and its one-line messages, and run hashing."""
 
+import inspect
 import os
 import shutil
 import sys
@@ -14,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from lipnorm_exp.config import build_model, schema, validate
 from lipnorm_exp.config.capacity import device_memory, parameter_count
+from lipnorm_exp.config.rules import given_keys_are_read
 from lipnorm_exp.data import DATASETS
 from lipnorm_exp.models import MODELS
 from lipnorm_exp.models.attention import AttentionGNN
@@ -241,7 +243,8 @@ def test_model_norm_matrix_validates_or_refuses_lip(make_cfg, model, norm):
             ["model.hidden=1000000000", "model.heads=1"],
             r"^a model of model\.depth=10, model\.hidden=1000000000, model\.heads=1 is more than "
             r"a run can hold: at least 1e\+19 parameters, [0-9.]+ TiB with their gradients and "
-            r"Adam's state, against [0-9.]+ GiB of memory on cpu; allowed: a smaller model\.depth",
+            r"Adam's state and [0-9.]+ TiB of activations kept for the backward pass, against "
+            r"[0-9.]+ GiB of memory on cpu; allowed: a smaller model\.depth",
         ),
         (["model.head_channels=100000000"], r"model\.head_channels=100000000 is more than a run"),
         (
@@ -363,6 +366,34 @@ def test_a_model_class_takes_the_schema_of_its_nearest_class_with_keys_of_its_ow
     assert {name: schema.model_schema(MODELS.get(name)) for name in MODELS} == schema.MODELS
 
 
+def _constructor_keywords(model_class: type) -> set[str]:
+    """The keyword-only arguments of ``model_class``'s constructor and its bases'."""
+    found = set()
+    for cls in model_class.__mro__:
+        if "__init__" in vars(cls):
+            parameters = inspect.signature(cls.__init__).parameters.values()
+            found |= {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    return found - {"norm", "norm_options"}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_keys_a_model_does_not_read_are_refused_when_given(name):
+    """The unread keys are the schema's keys its constructor does not take, and no other."""
+    keys = set(schema.MODELS[name].__dataclass_fields__) - {"name"}
+    unread = set(schema.unread_model_keys(name))
+    assert keys - unread == _constructor_keywords(MODELS.get(name))
+    assert (unread == set()) == issubclass(MODELS.get(name), AttentionGNN)
+    for key in unread:
+        for override in (f"+model.{key}=x", f"++model.{key}=x", f"model.{key}=x"):
+            with pytest.raises(ConfigError) as refused:
+                given_keys_are_read(name, ["model.depth=2", override])
+            assert str(refused.value).startswith(
+                f"{override}: model.name={name} does not read model.{key}"
+            )
+            assert str(refused.value).endswith("or a model that reads it (gat, gatv2, gt)")
+    given_keys_are_read(name, [f"model.{key}=1" for key in sorted(keys - unread)])
+
+
 def _checkout_configs(folder: Path, local: str | None = None) -> Path:
     """The checkout's ``configs/`` copied to ``folder``: without ``local/`` (as cloned), or
     with a ``local/default.yaml`` of the ``local`` YAML."""
@@ -402,6 +433,7 @@ def test_a_local_override_sets_defaults_the_command_line_still_wins_over(tmp_pat
     [
         ("train:\n\tepochs: 3\n", "line 3, column 1 is not YAML (found character '\\t'"),
         ("train: [\n", "is not YAML (expected the node content"),
+        ("- a\n- b\n", "is not a mapping of keys (ConfigTypeError"),
     ],
 )
 def test_a_broken_local_config_is_named_in_one_line_with_its_fix(tmp_path, content, said):
@@ -412,6 +444,21 @@ def test_a_broken_local_config_is_named_in_one_line_with_its_fix(tmp_path, conte
     [line] = [line for line in done.stderr.splitlines() if line.strip()]
     assert line.startswith("lipnorm_exp: error: ") and str(configs / "local") in line
     assert said in line and line.endswith("or delete it")
+
+
+@pytest.mark.slow  # through the CLI
+def test_a_local_config_without_its_package_line_is_named_with_the_line_to_add(tmp_path):
+    configs = _checkout_configs(tmp_path)
+    (configs / "local").mkdir()
+    (configs / "local" / "default.yaml").write_text("model:\n  depth: 3\n")
+    args = [sys.executable, "-m", "lipnorm_exp", "--config-path", str(configs)]
+    done = cli([*args, f"paths.results_dir={tmp_path / 'runs'}", f"paths.log_dir={tmp_path}/l"])
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        "lipnorm_exp: error: configs/local/default.yaml sets its keys under local. instead of at "
+        "the top; allowed: `# @package _global_` as its first line"
+    )
+    assert not (tmp_path / "runs").exists()
 
 
 def test_a_config_that_is_not_utf8_is_refused_in_one_line():

@@ -16,8 +16,9 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from lipnorm_exp.config import check_keys, member_configs, preset_names, validate
 from lipnorm_exp.records import run_id
-from lipnorm_exp.sweeps.plan import job_configs
+from lipnorm_exp.sweeps.plan import check_given_keys, job_configs, planned_runs
 from lipnorm_exp.sweeps.progress import grid_jobs, grid_runs, grid_size, sweep_axes
+from lipnorm_exp.util.errors import ConfigError
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 PRESETS = preset_names()
@@ -138,13 +139,25 @@ def test_supplementary_search_multiplies_the_grid(preset, scale):
         assert job_cfg.model.heads == int(chosen["++model.heads"])
 
 
-def test_search_adds_heads_to_models_without_attention():
-    cfg = compose_sweep("+experiment=missing_vector", "+search=supplementary")
-    gcn = next(job for job in grid_jobs(cfg.hydra) if "+method=gcn" in job)
-    job_cfg = compose_job(gcn)
-    validate(job_cfg)
-    assert job_cfg.model.name == "gcn"
-    assert job_cfg.model.heads == int(as_dict(gcn)["++model.heads"])
+def test_a_search_over_heads_is_refused_for_a_model_without_attention(tmp_path):
+    """The search sweeps ``++model.heads``, which GCN does not read: its runs would repeat."""
+    results = f"paths.results_dir={tmp_path}"
+    cfg = compose_sweep("+experiment=missing_vector", "+search=supplementary", results)
+    with pytest.raises(ConfigError) as refused:
+        check_given_keys(cfg)
+    assert str(refused.value).startswith(
+        "++model.heads=1: model.name=gcn does not read model.heads, so its runs would be "
+        "recorded (or repeated) as if it did; allowed: leave model.heads out, or a model that "
+        "reads it (gat, gatv2, gt)"
+    )
+    attention = compose_sweep(
+        "+experiment=missing_vector",
+        "+search=supplementary",
+        "grid.quick.methods='gat,gat_lip'",
+        results,
+    )
+    check_given_keys(attention)
+    assert len(planned_runs(attention)) == grid_runs(attention.hydra)
 
 
 def test_command_line_narrows_a_preset_grid():

@@ -9,7 +9,7 @@ import torch
 from conftest import SHARED_DATASETS
 from omegaconf import OmegaConf
 
-from lipnorm_exp.data import load_task
+from lipnorm_exp.data import FULL_GRAPH_NODES, load_task
 from lipnorm_exp.data.download import ensure_files, host_reachable
 from lipnorm_exp.data.planetoid import PLANETOID_NAMES, raw_file_names
 from lipnorm_exp.util.errors import ConfigError, DataError, DataNotFoundError, MissingPackageError
@@ -51,7 +51,7 @@ def test_loads_public_split_offline(name, paths):
     task = load_task(dataset_cfg(name), paths, seed=0)
     (data,) = task.train_batches
     nodes, classes, train, val, test = SIZES[name]
-    assert data.num_nodes == nodes
+    assert data.num_nodes == nodes == FULL_GRAPH_NODES[name]
     assert task.num_outputs == classes == int(data.y.max()) + 1
     assert task.num_features == data.x.size(1)
     counts = [int(data[f"{split}_mask"].sum()) for split in ("train", "val", "test")]

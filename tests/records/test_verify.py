@@ -366,6 +366,11 @@ BAD_ARGUMENTS = {
     "keep a file": (("--keep", "{a_file}"), "--keep {a_file} is a file; give a folder path"),
     "keep under a file": (("--keep", "{a_file}/kept"), "lies under the file {a_file}"),
     "keep empty": (("--keep", ""), "argument --keep: '' is not a folder"),
+    # --device, --threads, --per-setting: what a run takes
+    "device bogus": (("--device", "bogus"), "--device: 'bogus' is not auto, cpu, cuda or cuda:<i"),
+    "device absent": (("--device", "cuda:99"), "--device=cuda:99 is not on this machine ("),
+    "threads 0": (("--threads", "0"), "argument --threads: 0 must be an integer >= 1"),
+    "per-setting 0": (("--per-setting", "-1"), "argument --per-setting: -1 must be an integer"),
 }
 
 

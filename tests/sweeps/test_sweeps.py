@@ -226,3 +226,18 @@ def test_rerun_stale_trains_again_only_the_records_of_other_numerics(tmp_path, d
     assert again[old][schema.STARTED_AT] != found[old][schema.STARTED_AT]
     other = next(rid for rid in found if rid != old)
     assert again[other] == found[other]
+
+    # a record of newer numerics is neither stale nor finished: its job refuses it
+    newer = {**again[other], schema.NUMERICS: NUMERICS_VERSION + 1}
+    (tmp_path / "runs" / f"{other}.json").write_text(json.dumps(newer, indent=1))
+    refused = cli([*args, "rerun_stale=true"])
+    log = refused.stdout + refused.stderr
+    assert refused.returncode != 0
+    assert "Traceback" not in log
+    assert (
+        f"1 of the 2 runs have a record made by newer code (numerics {NUMERICS_VERSION + 1}" in log
+    )
+    assert "refused by their jobs, neither reused nor replaced" in log
+    assert "made by other numerics" not in log
+    assert "1 of the 2 runs have a finished record in" in log  # the current one, skipped
+    assert records(tmp_path)[other] == newer
