@@ -30,14 +30,18 @@ def given_keys_are_read(model_name: str, overrides: Iterable[str]) -> None:
 
     The keys of the ``model`` group that model ``model_name`` does not read
     (`lipnorm_exp.config.schema.unread_model_keys`: ``model.heads``, ``model.message_path``
-    on a model without attention) change nothing it computes: given, they would record a run as
-    if they had, or make a sweep's runs repeat across them. A protocol may still set them for
-    every model (the records of its runs hold them); ``overrides`` are Hydra's, as written
-    (``+model.message_path=csr``, ``++model.heads=2``).
+    on a model without attention) change nothing it computes: added, they would record a run as
+    if they had, or make a sweep's runs repeat across them. ``overrides`` are Hydra's, as written
+    (``+model.message_path=csr``, ``++model.heads=2``); those that add a key (``+``, ``++``) are
+    checked. A key the composed config already holds, because a protocol sets it for every
+    model, may be given a value without ``+``: the records of that protocol's runs hold it, and
+    the commands that made them (a searched width, ``model.head_channels=128``) make them again.
     """
     unread = unread_model_keys(model_name)
     for override in overrides:
-        key = override.lstrip("+~").split("=", 1)[0]
+        if not override.startswith("+"):
+            continue
+        key = override.lstrip("+").split("=", 1)[0]
         group, _, name = key.partition(".")
         if group == "model" and name in unread:
             readers = ", ".join(other for other in MODELS if name not in unread_model_keys(other))

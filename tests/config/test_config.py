@@ -384,7 +384,7 @@ def test_the_keys_a_model_does_not_read_are_refused_when_given(name):
     assert keys - unread == _constructor_keywords(MODELS.get(name))
     assert (unread == set()) == issubclass(MODELS.get(name), AttentionGNN)
     for key in unread:
-        for override in (f"+model.{key}=x", f"++model.{key}=x", f"model.{key}=x"):
+        for override in (f"+model.{key}=x", f"++model.{key}=x"):
             with pytest.raises(ConfigError) as refused:
                 given_keys_are_read(name, ["model.depth=2", override])
             assert str(refused.value).startswith(
@@ -392,6 +392,8 @@ def test_the_keys_a_model_does_not_read_are_refused_when_given(name):
             )
             assert str(refused.value).endswith("or a model that reads it (gat, gatv2, gt)")
     given_keys_are_read(name, [f"model.{key}=1" for key in sorted(keys - unread)])
+    # a key a protocol set for every model takes a value as the commands of its records gave it
+    given_keys_are_read(name, [f"model.{key}=1" for key in sorted(unread)])
 
 
 def _checkout_configs(folder: Path, local: str | None = None) -> Path:
