@@ -207,10 +207,14 @@ def huggingface_models(model: nn.Module) -> list["PreTrainedModel"]:
     return found
 
 
-def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
+def use_lipschitz_attention(
+    model: nn.Module, alpha: float | None, strict: bool = True
+) -> tuple[Counter, list[str]]:
     """Switch every ``transformers`` model in ``model`` to `lipschitz_attention_forward`.
 
-    First every model is checked (`check_coverage`); only if all pass is any changed.
+    A model with no attention module (Mamba, FNet, ResNet) is refused, or with
+    ``strict=False`` left as it is and named in what is returned. Every other model is checked
+    (`check_coverage`); only if all pass is any changed.
     Each model then gets its own copy of its configs (two models that shared a config no
     longer share the attention implementation or ``alpha``), ``alpha`` in every one
     (`ALPHA_KEY`; ``None``: unnormalised scores) and `ATTENTION_NAME` as attention
@@ -220,17 +224,21 @@ def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
     Args:
         model (nn.Module): any module; changed in place.
         alpha (float or None): the bound of the normalised scores, or ``None``.
+        strict (bool, optional): refuse a model with no attention module (else leave it).
 
     Returns:
-        Counter: the number of models switched per class name (empty where there is none).
+        tuple[Counter, list[str]]: the number of models switched per class name (empty where
+        there is none), and the class names of the models left without attention.
 
     Raises:
         ValueError: from `check_coverage`, before anything is changed.
     """
     models = huggingface_models(model)
     if not models:
-        return Counter()
+        return Counter(), []
     register_lipschitz_attention()
+    without = [] if strict else [found for found in models if not _has_attention(found)]
+    models = [found for found in models if found not in without]
     for found in models:
         check_coverage(found)
     for found in models:
@@ -240,7 +248,7 @@ def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
             if config is not None and hasattr(config, "_attn_implementation"):
                 setattr(config, ALPHA_KEY, alpha)
         found.set_attn_implementation(ATTENTION_NAME)
-    return Counter(type(found).__name__ for found in models)
+    return Counter(type(found).__name__ for found in models), [type(m).__name__ for m in without]
 
 
 def attention_modules(model: nn.Module) -> list[nn.Module]:
@@ -280,11 +288,12 @@ def check_coverage(model: "PreTrainedModel") -> None:
     import inspect
 
     name = type(model).__name__
-    modules = attention_modules(model)
-    holds_mha = any(isinstance(m, nn.MultiheadAttention) for m in model.modules())
-    if not modules and not holds_mha:
-        raise ValueError(f"lipschitz_normalize: {name} has no attention module to normalise")
-    for module in modules:
+    if not _has_attention(model):
+        raise ValueError(
+            f"lipschitz_normalize: {name} has no attention module to normalise "
+            "(strict=False: a warning instead)"
+        )
+    for module in attention_modules(model):
         cls = type(module)
         if INTERFACE_MARK not in inspect.getsource(cls):
             raise ValueError(
@@ -314,6 +323,12 @@ def check_coverage(model: "PreTrainedModel") -> None:
             "attention does not go through transformers' AttentionInterface), so "
             "LipschitzNorm cannot reach it"
         )
+
+
+def _has_attention(model: nn.Module) -> bool:
+    """Whether ``model`` holds an attention module (`attention_modules` or an MHA)."""
+    holds_mha = any(isinstance(m, nn.MultiheadAttention) for m in model.modules())
+    return holds_mha or bool(attention_modules(model))
 
 
 def _pretrained(model: nn.Module) -> list["PreTrainedModel"]:

@@ -361,12 +361,6 @@ def test_a_bert_config_or_the_bert_class_is_refused_in_one_line(given):
     ("build", "match"),
     [
         (
-            lambda: transformers.ResNetModel(
-                transformers.ResNetConfig(hidden_sizes=[8, 8], depths=[1, 1])
-            ),
-            "ResNetModel has no attention module",
-        ),
-        (
             lambda: transformers.LongT5EncoderModel(
                 transformers.LongT5Config(
                     d_model=32, d_kv=8, d_ff=64, num_layers=1, num_heads=4, vocab_size=64
@@ -381,6 +375,49 @@ def test_a_model_the_norm_would_not_reach_is_refused_at_conversion(build, match)
     with pytest.raises(ValueError, match=match):
         lipschitz_normalize(model)
     assert model.config._attn_implementation != ATTENTION_NAME
+
+
+NO_ATTENTION = {
+    "mamba": lambda: transformers.MambaModel(
+        transformers.MambaConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, state_size=4)
+    ),
+    "fnet": lambda: transformers.FNetModel(
+        transformers.FNetConfig(
+            vocab_size=64, hidden_size=16, num_hidden_layers=1, intermediate_size=32
+        )  # fmt: skip
+    ),
+    "resnet": lambda: transformers.ResNetModel(
+        transformers.ResNetConfig(hidden_sizes=[8, 8], depths=[1, 1])
+    ),
+}
+
+
+@pytest.mark.parametrize("name", NO_ATTENTION)
+def test_a_model_without_attention_is_refused_or_with_strict_false_warned_once(name, caplog):
+    model = NO_ATTENTION[name]()
+    before = model.config._attn_implementation
+    with pytest.raises(ValueError, match=r"Model has no attention module to normalise \(strict"):
+        lipschitz_normalize(model)
+    with caplog.at_level("INFO", logger="lipnorm_exp.nn.convert"):
+        with pytest.warns(UserWarning) as warned:
+            assert lipschitz_normalize(model, strict=False) is model
+    assert len(warned) == 1
+    assert f"left without attention: {type(model).__name__}" in str(warned[0].message)
+    assert "switched" not in caplog.text and not caplog.records
+    assert model.config._attn_implementation == before
+    assert not hasattr(model.config, "lipschitz_norm_alpha")
+
+
+def test_with_strict_false_a_container_switches_its_attention_and_names_the_rest(caplog):
+    holder = torch.nn.ModuleDict({"text": built("bert"), "mixer": NO_ATTENTION["fnet"]()})
+    with caplog.at_level("INFO", logger="lipnorm_exp.nn.convert"):
+        with pytest.warns(UserWarning, match=r"1 BertModel switched; left without attention: FNet"):
+            lipschitz_normalize(holder, strict=False)
+    assert "1 BertModel" in caplog.text and "FNet" not in caplog.text
+    assert holder["text"].config._attn_implementation == ATTENTION_NAME
+    assert holder["mixer"].config._attn_implementation != ATTENTION_NAME
+    with pytest.raises(ValueError, match="FNetModel has no attention module"):
+        lipschitz_normalize(torch.nn.ModuleDict({"text": built("bert"), "mixer": holder["mixer"]}))
 
 
 def test_a_refused_container_is_left_as_it_was():
