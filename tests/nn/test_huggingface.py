@@ -274,6 +274,46 @@ def test_soft_capped_head_within_corollary_2(n, m):
     check_head(head, shape, tie, quadratic_bound(n, m))
 
 
+def biased_bound(n, m, spread):
+    """Corollary 2 with a score bias of per-query spread ``spread`` (max - min over keys): each
+    softmax weight is at most e^spread times its bound without the bias, so the value term
+    e^sqrt(3) sqrt(m / n) is multiplied by e^spread; the bias is constant in the input, so
+    the scores' term 2 sqrt(6) is unchanged."""
+    return quadratic_bound(n, m) + (math.exp(spread) - 1) * math.exp(math.sqrt(3)) * math.sqrt(
+        m / n
+    )
+
+
+def spread_bias(m, n, spread):
+    """A fixed (1, 1, m, n) bias whose every row spans ``spread``."""
+    rows = torch.rand(m, n, dtype=f64, generator=torch.Generator().manual_seed(1))
+    rows = (rows - rows.amin(-1, keepdim=True)) / (rows.amax(-1) - rows.amin(-1))[:, None]
+    return (spread * rows)[None, None]
+
+
+@pytest.mark.parametrize(("n", "m", "spread"), [(2, 1, 0.5), (4, 3, 3.0)])
+def test_position_biased_head_within_the_widened_bound(n, m, spread):
+    """T5: the bias b is added to the normalised scores."""
+    head, shape, tie = head_setting(1.0, n, m, position_bias=spread_bias(m, n, spread))
+    check_head(head, shape, tie, biased_bound(n, m, spread))
+
+
+@pytest.mark.parametrize(("n", "m", "sink"), [(5, 1, 1.5), (4, 3, -2.0)])
+def test_head_with_a_sink_is_a_biased_head_with_one_zero_key(n, m, sink):
+    """GPT-OSS: a sink logit sigma is one more key with zero key and value and bias sigma
+    (its score is 0, and it leaves the norm's maxima as they are), so the head is within
+    the widened bound over n + 1 keys with spread |sigma|."""
+    head, shape, tie = head_setting(1.0, n, m, s_aux=torch.tensor([sink], dtype=f64))
+    bias = torch.zeros(1, 1, m, n + 1, dtype=f64)
+    bias[..., -1] = sink
+    extended, _, _ = head_setting(1.0, n + 1, m, position_bias=bias)
+    x = torch.randn(shape, dtype=f64, generator=torch.Generator().manual_seed(2))
+    zero = torch.zeros(1, C, dtype=f64)
+    keys, values = x[m : m + n], x[m + n :]
+    torch.testing.assert_close(head(x), extended(torch.cat([x[:m], keys, zero, values, zero])))
+    check_head(head, shape, tie, biased_bound(n + 1, m, abs(sink)))
+
+
 def test_a_negligible_additive_mask_leaves_keys_out_of_the_maxima():
     """Swin masks other sub-windows with -100: the norm's maxima skip those keys, as with
     a boolean mask, while without the norm the mask is added as the model adds it."""
