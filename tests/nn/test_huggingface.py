@@ -331,6 +331,52 @@ def test_a_negligible_additive_mask_leaves_keys_out_of_the_maxima():
     torch.testing.assert_close(plain, (scores_by_hand(q, k) + soft).softmax(-1))
 
 
+def norm_by_hand(q, k, v, mask, alpha, reachable):
+    """Eq. 19 per head and query, the maxima over the keys ``reachable`` marks, then the
+    softmax of the normalised scores plus the finite mask over those keys, and the output."""
+    u = q.norm(dim=-1, keepdim=True)
+    big_k = torch.where(reachable, k.norm(dim=-1)[..., None, :], 0.0).amax(-1, keepdim=True)
+    big_v = torch.where(reachable, v.norm(dim=-1)[..., None, :], 0.0).amax(-1, keepdim=True)
+    scale = torch.maximum(torch.maximum(u * big_k, u * big_v), big_k * big_v)
+    scores = alpha * (q @ k.transpose(-2, -1)) / scale + mask
+    weights = scores.masked_fill(~reachable, float("-inf")).softmax(-1)
+    return (weights @ v).transpose(1, 2)
+
+
+def test_swin_shifted_windows_take_the_maxima_over_the_reachable_keys(monkeypatch):
+    """A tiny SwinModel, end to end: its shifted-window block masks other sub-windows with
+    -100 (plus its relative position bias); the normalised attention equals Eq. 19 by hand
+    over the keys with a mask above -50, not the norm over every key of the window."""
+    from transformers import AttentionInterface
+
+    config = transformers.SwinConfig(
+        image_size=16, patch_size=2, embed_dim=16, depths=[2], num_heads=[2], window_size=4
+    )  # 8 x 8 patches, four 4 x 4 windows, the second block shifted by 2
+    torch.manual_seed(0)
+    model = transformers.SwinModel(config).eval()
+    with torch.no_grad():
+        for module in model.modules():
+            if hasattr(module, "relative_position_bias_table"):
+                module.relative_position_bias_table.normal_(0, 0.5)
+    lipschitz_normalize(model, alpha=0.5)
+    calls = []
+
+    def recorded(module, q, k, v, mask, **kwargs):
+        out = lipschitz_attention_forward(module, q, k, v, mask, **kwargs)
+        calls.append((q, k, v, mask, out[0]))
+        return out
+
+    monkeypatch.setitem(AttentionInterface._global_mapping, ATTENTION_NAME, recorded)
+    with torch.no_grad():
+        model(pixel_values=IMAGES)
+    ((q, k, v, mask, out),) = [call for call in calls if (call[3] <= -50).any()]
+    assert len(calls) == 2 and mask.shape[0] == 2 * 4  # two images, four windows each
+    reachable = (mask > -50).expand(-1, q.size(1), -1, -1)
+    torch.testing.assert_close(out, norm_by_hand(q, k, v, mask, 0.5, reachable))
+    every = torch.ones_like(reachable)
+    assert not torch.allclose(out, norm_by_hand(q, k, v, mask, 0.5, every), atol=1e-3)
+
+
 def test_a_model_without_the_attention_interface_is_refused_by_name():
     config = transformers.XGLMConfig(
         vocab_size=64, d_model=32, num_layers=1, attention_heads=4, ffn_dim=64
