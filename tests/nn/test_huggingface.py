@@ -552,3 +552,7 @@ def test_a_saved_model_reloads_normalised_with_its_alpha(tmp_path):
     again = transformers.BertModel.from_pretrained(tmp_path, attn_implementation=ATTENTION_NAME)
     assert again.config.lipschitz_norm_alpha == 0.5
     torch.testing.assert_close(output(again.eval(), "bert"), output(model, "bert"))
+    plain = transformers.BertModel.from_pretrained(tmp_path).eval()  # as the docs warn
+    assert plain.config.lipschitz_norm_alpha == 0.5
+    assert plain.config._attn_implementation != ATTENTION_NAME
+    torch.testing.assert_close(output(plain, "bert"), output(built("bert"), "bert"))
