@@ -40,6 +40,7 @@ __all__ = [
     "huggingface_models",
     "lipschitz_attention_forward",
     "attention_modules",
+    "causal_sdpa_mask",
     "check_coverage",
     "register_lipschitz_attention",
     "use_lipschitz_attention",
@@ -61,19 +62,30 @@ def register_lipschitz_attention() -> None:
     """Register `lipschitz_attention_forward` and its masks under `ATTENTION_NAME`.
 
     The mask function is ``transformers``' ``sdpa_mask``: boolean masks, ``True`` where a query
-    may attend (under a name without a mask function the models drop the padding mask). It
-    may skip the mask of a causal model without padding, which the attention function then
-    builds from ``is_causal``. Registering again changes nothing.
+    may attend (under a name without a mask function the models drop the padding mask), here
+    never skipping the causal mask (`causal_sdpa_mask`). Registering again changes nothing.
 
     Raises:
         ImportError: where ``transformers`` is not installed, naming the extra to install.
     """
     _require_transformers()
     from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+    from transformers.masking_utils import AttentionMaskInterface
 
     AttentionInterface.register(ATTENTION_NAME, lipschitz_attention_forward)
-    AttentionMaskInterface.register(ATTENTION_NAME, sdpa_mask)
+    AttentionMaskInterface.register(ATTENTION_NAME, causal_sdpa_mask)
+
+
+def causal_sdpa_mask(*args: Any, **kwargs: Any) -> Tensor | None:
+    """``transformers``' ``sdpa_mask`` that never leaves a causal mask to ``is_causal``.
+
+    ``sdpa_mask`` returns no mask for a causal model without padding, leaving causality to
+    the attention module's ``is_causal``, which not every model sets where its own attention
+    builds the mask itself (NLLB-MoE's decoder self-attention holds ``is_causal=False``).
+    """
+    from transformers.masking_utils import sdpa_mask
+
+    return sdpa_mask(*args, **{**kwargs, "allow_is_causal_skip": False})
 
 
 def lipschitz_attention_forward(
@@ -279,8 +291,10 @@ def check_coverage(model: "PreTrainedModel") -> None:
 
     A model takes attention functions when its own ``set_attn_implementation`` accepts
     `ATTENTION_NAME` (tried, then undone) and every class of `attention_modules`
-    calls the function its config names (its source reads `INTERFACE_MARK`). A model
-    with no attention module at all (Mamba, FNet, ResNet) is refused too.
+    calls the function its config names (its source reads `INTERFACE_MARK`) and holds
+    no module computing attention sinks from the input (Inkling2's ``sink_proj``: a logit
+    per query that no norm bounds, where GPT-OSS's sinks are parameters). A model with no
+    attention module at all (Mamba, FNet, ResNet) is refused too.
 
     Raises:
         ValueError: naming the model or the attention class that does not call the function.
@@ -299,6 +313,12 @@ def check_coverage(model: "PreTrainedModel") -> None:
             raise ValueError(
                 f"lipschitz_normalize: {cls.__name__} (in {name}) computes its attention "
                 "without transformers' AttentionInterface, so LipschitzNorm cannot reach it"
+            )
+        sinks = [child for child, _ in module.named_children() if "sink" in child.lower()]
+        if sinks:
+            raise ValueError(
+                f"lipschitz_normalize: {cls.__name__} (in {name}) computes its attention sinks "
+                f"from the input ({sinks[0]}), logits that LipschitzNorm does not bound"
             )
     previous = {id(sub): sub.config._attn_implementation for sub in _pretrained(model)}
     try:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
+import hf_tiny
 import pytest
 import torch
 from test_lipschitz_bounds import C, check_blow_up, check_head, orthogonal, quadratic_bound
@@ -443,6 +444,25 @@ def test_a_bert_config_or_the_bert_class_is_refused_in_one_line(given):
     assert named in str(error.value)
 
 
+def tiny_model(model_type):
+    """A tiny random model of an installed architecture (tests/nn/hf_tiny.py), or a skip."""
+    built = hf_tiny.tiny(model_type)
+    if built is None:
+        pytest.skip(f"no tiny {model_type} in this transformers")
+    return built[0]
+
+
+def test_a_decoder_whose_attention_is_not_marked_causal_keeps_its_causal_mask():
+    """NLLB-MoE's decoder self-attention holds is_causal=False and leaves causality to its
+    mask: the mask is always materialised, so norm=None gives the model's own outputs."""
+    model = tiny_model("nllb-moe")
+    inputs = {"input_ids": IDS, "decoder_input_ids": IDS[:, :5]}
+    with torch.no_grad():
+        want = model(**inputs).last_hidden_state
+        lipschitz_normalize(model, norm=None)
+        torch.testing.assert_close(model(**inputs).last_hidden_state, want)
+
+
 @pytest.mark.parametrize(
     ("build", "match"),
     [
@@ -453,6 +473,11 @@ def test_a_bert_config_or_the_bert_class_is_refused_in_one_line(given):
                 )
             ),
             "LongT5LocalAttention .* without transformers' AttentionInterface",
+        ),
+        (
+            lambda: tiny_model("inkling2_text"),
+            r"Inkling2\w+Attention \(in Inkling2TextModel\) computes its attention sinks from "
+            r"the input \(sink_proj\)",
         ),
     ],
 )
