@@ -62,8 +62,9 @@ def register_lipschitz_attention() -> None:
     """Register `lipschitz_attention_forward` and its masks under `ATTENTION_NAME`.
 
     The mask function is ``transformers``' ``sdpa_mask``: boolean masks, ``True`` where a query
-    may attend (under a name without a mask function the models drop the padding mask), here
-    never skipping the causal mask (`causal_sdpa_mask`). Registering again changes nothing.
+    may attend (under a name without a mask function the models drop the padding mask), the
+    causal mask built for models without SDPA (`causal_sdpa_mask`). Registering again
+    changes nothing.
 
     Raises:
         ImportError: where ``transformers`` is not installed, naming the extra to install.
@@ -77,15 +78,31 @@ def register_lipschitz_attention() -> None:
 
 
 def causal_sdpa_mask(*args: Any, **kwargs: Any) -> Tensor | None:
-    """``transformers``' ``sdpa_mask`` that never leaves a causal mask to ``is_causal``.
+    """``transformers``' ``sdpa_mask``, building the causal mask for models without SDPA.
 
     ``sdpa_mask`` returns no mask for a causal model without padding, leaving causality to
-    the attention module's ``is_causal``, which not every model sets where its own attention
-    builds the mask itself (NLLB-MoE's decoder self-attention holds ``is_causal=False``).
+    the attention module's ``is_causal``, as SDPA does (so a model's own SDPA outputs are
+    kept, PaliGemma's included). A model that takes no SDPA builds its masks for eager
+    attention and need not mark its modules causal (NLLB-MoE's decoder self-attention
+    holds ``is_causal=False``): for its config the mask is always built.
     """
     from transformers.masking_utils import sdpa_mask
 
-    return sdpa_mask(*args, **{**kwargs, "allow_is_causal_skip": False})
+    if not _takes_sdpa(kwargs.get("config")):
+        kwargs = {**kwargs, "allow_is_causal_skip": False}
+    return sdpa_mask(*args, **kwargs)
+
+
+def _takes_sdpa(config: Any) -> bool:
+    """Whether the model class of ``config`` takes SDPA (unknown configs: yes)."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    try:
+        mapped: Any = MODEL_MAPPING[type(config)]
+    except (KeyError, ValueError):
+        return True
+    model_class = mapped[0] if isinstance(mapped, tuple | list) else mapped
+    return bool(getattr(model_class, "_supports_sdpa", True))
 
 
 def lipschitz_attention_forward(
