@@ -75,8 +75,9 @@ def lipschitz_normalize(
         norm (str or None, optional): ``"lip"``, or ``None`` to swap in the library's layers
             without normalisation (they compute what the replaced layers computed).
             (default: `"lip"`)
-        strict (bool, optional): refuse a ``model`` with nothing to change (else warn).
-            (default: `True`)
+        strict (bool, optional): refuse a ``model`` with nothing to change, and a Hugging
+            Face model with no attention module (Mamba, FNet, ResNet); else warn once and
+            leave them as they are. (default: `True`)
 
     Returns:
         nn.Module: ``model``, or its replacement when ``model`` is itself an attention layer.
@@ -108,8 +109,9 @@ def lipschitz_normalize(
     found = Counter(
         type(m).__name__ for m in model.modules() if type(m) in _BUILDERS or _made_here(m)
     )
-    found.update(use_lipschitz_attention(model, None if norm is None else alpha))
-    _report(found, model, norm, strict)
+    switched, without = use_lipschitz_attention(model, None if norm is None else alpha, strict)
+    found.update(switched)
+    _report(found, model, norm, strict, without)
 
     replaced: dict[int, nn.Module] = {}  # a module used at several places becomes one layer
 
@@ -209,16 +211,25 @@ def _holds_ours(encoder: nn.TransformerEncoder) -> bool:
     return any(isinstance(m, LipschitzMultiheadAttention) for m in encoder.modules())
 
 
-def _report(found: Counter, model: nn.Module, norm: str | None, strict: bool) -> None:
-    """Log what `lipschitz_normalize` changes; refuse (or warn of) a model without any."""
+def _report(
+    found: Counter, model: nn.Module, norm: str | None, strict: bool, without: list[str]
+) -> None:
+    """Log what `lipschitz_normalize` changes; refuse (or warn of) a model without any.
+
+    ``without``: the Hugging Face models left as they were for want of attention
+    (``strict=False``), named in the one warning.
+    """
+    left = f"; left without attention: {', '.join(without)}" if without else ""
     if found:
         changed = ", ".join(f"{count} {name}" for name, count in sorted(found.items()))
         _log.info("lipschitz_normalize (norm=%s): %s", norm, changed)
+        if without:
+            warnings.warn(f"lipschitz_normalize: {changed} switched{left}", stacklevel=3)
         return
     looked_for = ", ".join(cls.__name__ for cls in _BUILDERS)
     message = (
         f"lipschitz_normalize: nothing to normalise in {type(model).__name__}; it looks for "
-        f"{looked_for} (exactly these classes) and Hugging Face transformers models"
+        f"{looked_for} (exactly these classes) and Hugging Face transformers models{left}"
     )
     if strict:
         raise ValueError(message + " (strict=False: a warning instead)")

@@ -40,6 +40,7 @@ __all__ = [
     "huggingface_models",
     "lipschitz_attention_forward",
     "attention_modules",
+    "causal_sdpa_mask",
     "check_coverage",
     "register_lipschitz_attention",
     "use_lipschitz_attention",
@@ -61,19 +62,47 @@ def register_lipschitz_attention() -> None:
     """Register `lipschitz_attention_forward` and its masks under `ATTENTION_NAME`.
 
     The mask function is ``transformers``' ``sdpa_mask``: boolean masks, ``True`` where a query
-    may attend (under a name without a mask function the models drop the padding mask). It
-    may skip the mask of a causal model without padding, which the attention function then
-    builds from ``is_causal``. Registering again changes nothing.
+    may attend (under a name without a mask function the models drop the padding mask), the
+    causal mask built for models without SDPA (`causal_sdpa_mask`). Registering again
+    changes nothing.
 
     Raises:
         ImportError: where ``transformers`` is not installed, naming the extra to install.
     """
     _require_transformers()
     from transformers import AttentionInterface
-    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+    from transformers.masking_utils import AttentionMaskInterface
 
     AttentionInterface.register(ATTENTION_NAME, lipschitz_attention_forward)
-    AttentionMaskInterface.register(ATTENTION_NAME, sdpa_mask)
+    AttentionMaskInterface.register(ATTENTION_NAME, causal_sdpa_mask)
+
+
+def causal_sdpa_mask(*args: Any, **kwargs: Any) -> Tensor | None:
+    """``transformers``' ``sdpa_mask``, building the causal mask for models without SDPA.
+
+    ``sdpa_mask`` returns no mask for a causal model without padding, leaving causality to
+    the attention module's ``is_causal``, as SDPA does (so a model's own SDPA outputs are
+    kept, PaliGemma's included). A model that takes no SDPA builds its masks for eager
+    attention and need not mark its modules causal (NLLB-MoE's decoder self-attention
+    holds ``is_causal=False``): for its config the mask is always built.
+    """
+    from transformers.masking_utils import sdpa_mask
+
+    if not _takes_sdpa(kwargs.get("config")):
+        kwargs = {**kwargs, "allow_is_causal_skip": False}
+    return sdpa_mask(*args, **kwargs)
+
+
+def _takes_sdpa(config: Any) -> bool:
+    """Whether the model class of ``config`` takes SDPA (unknown configs: yes)."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    try:
+        mapped: Any = MODEL_MAPPING[type(config)]
+    except (KeyError, ValueError):
+        return True
+    model_class = mapped[0] if isinstance(mapped, tuple | list) else mapped
+    return bool(getattr(model_class, "_supports_sdpa", True))
 
 
 def lipschitz_attention_forward(
@@ -207,10 +236,14 @@ def huggingface_models(model: nn.Module) -> list["PreTrainedModel"]:
     return found
 
 
-def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
+def use_lipschitz_attention(
+    model: nn.Module, alpha: float | None, strict: bool = True
+) -> tuple[Counter, list[str]]:
     """Switch every ``transformers`` model in ``model`` to `lipschitz_attention_forward`.
 
-    First every model is checked (`check_coverage`); only if all pass is any changed.
+    A model with no attention module (Mamba, FNet, ResNet) is refused, or with
+    ``strict=False`` left as it is and named in what is returned. Every other model is checked
+    (`check_coverage`); only if all pass is any changed.
     Each model then gets its own copy of its configs (two models that shared a config no
     longer share the attention implementation or ``alpha``), ``alpha`` in every one
     (`ALPHA_KEY`; ``None``: unnormalised scores) and `ATTENTION_NAME` as attention
@@ -220,17 +253,21 @@ def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
     Args:
         model (nn.Module): any module; changed in place.
         alpha (float or None): the bound of the normalised scores, or ``None``.
+        strict (bool, optional): refuse a model with no attention module (else leave it).
 
     Returns:
-        Counter: the number of models switched per class name (empty where there is none).
+        tuple[Counter, list[str]]: the number of models switched per class name (empty where
+        there is none), and the class names of the models left without attention.
 
     Raises:
         ValueError: from `check_coverage`, before anything is changed.
     """
     models = huggingface_models(model)
     if not models:
-        return Counter()
+        return Counter(), []
     register_lipschitz_attention()
+    without = [] if strict else [found for found in models if not _has_attention(found)]
+    models = [found for found in models if found not in without]
     for found in models:
         check_coverage(found)
     for found in models:
@@ -240,7 +277,7 @@ def use_lipschitz_attention(model: nn.Module, alpha: float | None) -> Counter:
             if config is not None and hasattr(config, "_attn_implementation"):
                 setattr(config, ALPHA_KEY, alpha)
         found.set_attn_implementation(ATTENTION_NAME)
-    return Counter(type(found).__name__ for found in models)
+    return Counter(type(found).__name__ for found in models), [type(m).__name__ for m in without]
 
 
 def attention_modules(model: nn.Module) -> list[nn.Module]:
@@ -271,8 +308,10 @@ def check_coverage(model: "PreTrainedModel") -> None:
 
     A model takes attention functions when its own ``set_attn_implementation`` accepts
     `ATTENTION_NAME` (tried, then undone) and every class of `attention_modules`
-    calls the function its config names (its source reads `INTERFACE_MARK`). A model
-    with no attention module at all (Mamba, FNet, ResNet) is refused too.
+    calls the function its config names (its source reads `INTERFACE_MARK`) and holds
+    no module computing attention sinks from the input (Inkling2's ``sink_proj``: a logit
+    per query that no norm bounds, where GPT-OSS's sinks are parameters). A model with no
+    attention module at all (Mamba, FNet, ResNet) is refused too.
 
     Raises:
         ValueError: naming the model or the attention class that does not call the function.
@@ -280,16 +319,23 @@ def check_coverage(model: "PreTrainedModel") -> None:
     import inspect
 
     name = type(model).__name__
-    modules = attention_modules(model)
-    holds_mha = any(isinstance(m, nn.MultiheadAttention) for m in model.modules())
-    if not modules and not holds_mha:
-        raise ValueError(f"lipschitz_normalize: {name} has no attention module to normalise")
-    for module in modules:
+    if not _has_attention(model):
+        raise ValueError(
+            f"lipschitz_normalize: {name} has no attention module to normalise "
+            "(strict=False: a warning instead)"
+        )
+    for module in attention_modules(model):
         cls = type(module)
         if INTERFACE_MARK not in inspect.getsource(cls):
             raise ValueError(
                 f"lipschitz_normalize: {cls.__name__} (in {name}) computes its attention "
                 "without transformers' AttentionInterface, so LipschitzNorm cannot reach it"
+            )
+        sinks = [child for child, _ in module.named_children() if "sink" in child.lower()]
+        if sinks:
+            raise ValueError(
+                f"lipschitz_normalize: {cls.__name__} (in {name}) computes its attention sinks "
+                f"from the input ({sinks[0]}), logits that LipschitzNorm does not bound"
             )
     previous = {id(sub): sub.config._attn_implementation for sub in _pretrained(model)}
     try:
@@ -314,6 +360,12 @@ def check_coverage(model: "PreTrainedModel") -> None:
             "attention does not go through transformers' AttentionInterface), so "
             "LipschitzNorm cannot reach it"
         )
+
+
+def _has_attention(model: nn.Module) -> bool:
+    """Whether ``model`` holds an attention module (`attention_modules` or an MHA)."""
+    holds_mha = any(isinstance(m, nn.MultiheadAttention) for m in model.modules())
+    return holds_mha or bool(attention_modules(model))
 
 
 def _pretrained(model: nn.Module) -> list["PreTrainedModel"]:

@@ -67,6 +67,9 @@ def _shrink(config) -> None:
             continue
         with contextlib.suppress(Exception):  # a size its config validates otherwise
             setattr(config, name, value[: len(old)] if isinstance(value, list) else value)
+    ratios = getattr(config, "sr_ratios", None)  # SegFormer, GLPN: keys pooled by these
+    if isinstance(ratios, list | tuple):  # at most 2, so that a tiny image leaves > 1 key
+        config.sr_ratios = [min(ratio, 2) for ratio in ratios]
     for sub in ("text_config", "vision_config", "encoder", "decoder"):
         inner = getattr(config, sub, None)
         if inner is not None and hasattr(inner, "to_dict"):

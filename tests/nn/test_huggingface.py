@@ -10,6 +10,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
+import hf_tiny
 import pytest
 import torch
 from test_lipschitz_bounds import C, check_blow_up, check_head, orthogonal, quadratic_bound
@@ -274,6 +275,46 @@ def test_soft_capped_head_within_corollary_2(n, m):
     check_head(head, shape, tie, quadratic_bound(n, m))
 
 
+def biased_bound(n, m, spread):
+    """Corollary 2 with a score bias of per-query spread ``spread`` (max - min over keys): each
+    softmax weight is at most e^spread times its bound without the bias, so the value term
+    e^sqrt(3) sqrt(m / n) is multiplied by e^spread; the bias is constant in the input, so
+    the scores' term 2 sqrt(6) is unchanged."""
+    return quadratic_bound(n, m) + (math.exp(spread) - 1) * math.exp(math.sqrt(3)) * math.sqrt(
+        m / n
+    )
+
+
+def spread_bias(m, n, spread):
+    """A fixed (1, 1, m, n) bias whose every row spans ``spread``."""
+    rows = torch.rand(m, n, dtype=f64, generator=torch.Generator().manual_seed(1))
+    rows = (rows - rows.amin(-1, keepdim=True)) / (rows.amax(-1) - rows.amin(-1))[:, None]
+    return (spread * rows)[None, None]
+
+
+@pytest.mark.parametrize(("n", "m", "spread"), [(2, 1, 0.5), (4, 3, 3.0)])
+def test_position_biased_head_within_the_widened_bound(n, m, spread):
+    """T5: the bias b is added to the normalised scores."""
+    head, shape, tie = head_setting(1.0, n, m, position_bias=spread_bias(m, n, spread))
+    check_head(head, shape, tie, biased_bound(n, m, spread))
+
+
+@pytest.mark.parametrize(("n", "m", "sink"), [(5, 1, 1.5), (4, 3, -2.0)])
+def test_head_with_a_sink_is_a_biased_head_with_one_zero_key(n, m, sink):
+    """GPT-OSS: a sink logit sigma is one more key with zero key and value and bias sigma
+    (its score is 0, and it leaves the norm's maxima as they are), so the head is within
+    the widened bound over n + 1 keys with spread |sigma|."""
+    head, shape, tie = head_setting(1.0, n, m, s_aux=torch.tensor([sink], dtype=f64))
+    bias = torch.zeros(1, 1, m, n + 1, dtype=f64)
+    bias[..., -1] = sink
+    extended, _, _ = head_setting(1.0, n + 1, m, position_bias=bias)
+    x = torch.randn(shape, dtype=f64, generator=torch.Generator().manual_seed(2))
+    zero = torch.zeros(1, C, dtype=f64)
+    keys, values = x[m : m + n], x[m + n :]
+    torch.testing.assert_close(head(x), extended(torch.cat([x[:m], keys, zero, values, zero])))
+    check_head(head, shape, tie, biased_bound(n + 1, m, abs(sink)))
+
+
 def test_a_negligible_additive_mask_leaves_keys_out_of_the_maxima():
     """Swin masks other sub-windows with -100: the norm's maxima skip those keys, as with
     a boolean mask, while without the norm the mask is added as the model adds it."""
@@ -289,6 +330,52 @@ def test_a_negligible_additive_mask_leaves_keys_out_of_the_maxima():
     )
     plain = lipschitz_attention_forward(attention_module(None), q, k, v, soft)[1]
     torch.testing.assert_close(plain, (scores_by_hand(q, k) + soft).softmax(-1))
+
+
+def norm_by_hand(q, k, v, mask, alpha, reachable):
+    """Eq. 19 per head and query, the maxima over the keys ``reachable`` marks, then the
+    softmax of the normalised scores plus the finite mask over those keys, and the output."""
+    u = q.norm(dim=-1, keepdim=True)
+    big_k = torch.where(reachable, k.norm(dim=-1)[..., None, :], 0.0).amax(-1, keepdim=True)
+    big_v = torch.where(reachable, v.norm(dim=-1)[..., None, :], 0.0).amax(-1, keepdim=True)
+    scale = torch.maximum(torch.maximum(u * big_k, u * big_v), big_k * big_v)
+    scores = alpha * (q @ k.transpose(-2, -1)) / scale + mask
+    weights = scores.masked_fill(~reachable, float("-inf")).softmax(-1)
+    return (weights @ v).transpose(1, 2)
+
+
+def test_swin_shifted_windows_take_the_maxima_over_the_reachable_keys(monkeypatch):
+    """A tiny SwinModel, end to end: its shifted-window block masks other sub-windows with
+    -100 (plus its relative position bias); the normalised attention equals Eq. 19 by hand
+    over the keys with a mask above -50, not the norm over every key of the window."""
+    from transformers import AttentionInterface
+
+    config = transformers.SwinConfig(
+        image_size=16, patch_size=2, embed_dim=16, depths=[2], num_heads=[2], window_size=4
+    )  # 8 x 8 patches, four 4 x 4 windows, the second block shifted by 2
+    torch.manual_seed(0)
+    model = transformers.SwinModel(config).eval()
+    with torch.no_grad():
+        for module in model.modules():
+            if hasattr(module, "relative_position_bias_table"):
+                module.relative_position_bias_table.normal_(0, 0.5)
+    lipschitz_normalize(model, alpha=0.5)
+    calls = []
+
+    def recorded(module, q, k, v, mask, **kwargs):
+        out = lipschitz_attention_forward(module, q, k, v, mask, **kwargs)
+        calls.append((q, k, v, mask, out[0]))
+        return out
+
+    monkeypatch.setitem(AttentionInterface._global_mapping, ATTENTION_NAME, recorded)
+    with torch.no_grad():
+        model(pixel_values=IMAGES)
+    ((q, k, v, mask, out),) = [call for call in calls if (call[3] <= -50).any()]
+    assert len(calls) == 2 and mask.shape[0] == 2 * 4  # two images, four windows each
+    reachable = (mask > -50).expand(-1, q.size(1), -1, -1)
+    torch.testing.assert_close(out, norm_by_hand(q, k, v, mask, 0.5, reachable))
+    every = torch.ones_like(reachable)
+    assert not torch.allclose(out, norm_by_hand(q, k, v, mask, 0.5, every), atol=1e-3)
 
 
 def test_a_model_without_the_attention_interface_is_refused_by_name():
@@ -357,15 +444,28 @@ def test_a_bert_config_or_the_bert_class_is_refused_in_one_line(given):
     assert named in str(error.value)
 
 
+def tiny_model(model_type):
+    """A tiny random model of an installed architecture (tests/nn/hf_tiny.py), or a skip."""
+    built = hf_tiny.tiny(model_type)
+    if built is None:
+        pytest.skip(f"no tiny {model_type} in this transformers")
+    return built[0]
+
+
+def test_a_decoder_whose_attention_is_not_marked_causal_keeps_its_causal_mask():
+    """NLLB-MoE's decoder self-attention holds is_causal=False and leaves causality to its
+    mask: the mask is always materialised, so norm=None gives the model's own outputs."""
+    model = tiny_model("nllb-moe")
+    inputs = {"input_ids": IDS, "decoder_input_ids": IDS[:, :5]}
+    with torch.no_grad():
+        want = model(**inputs).last_hidden_state
+        lipschitz_normalize(model, norm=None)
+        torch.testing.assert_close(model(**inputs).last_hidden_state, want)
+
+
 @pytest.mark.parametrize(
     ("build", "match"),
     [
-        (
-            lambda: transformers.ResNetModel(
-                transformers.ResNetConfig(hidden_sizes=[8, 8], depths=[1, 1])
-            ),
-            "ResNetModel has no attention module",
-        ),
         (
             lambda: transformers.LongT5EncoderModel(
                 transformers.LongT5Config(
@@ -374,6 +474,11 @@ def test_a_bert_config_or_the_bert_class_is_refused_in_one_line(given):
             ),
             "LongT5LocalAttention .* without transformers' AttentionInterface",
         ),
+        (
+            lambda: tiny_model("inkling2_text"),
+            r"Inkling2\w+Attention \(in Inkling2TextModel\) computes its attention sinks from "
+            r"the input \(sink_proj\)",
+        ),
     ],
 )
 def test_a_model_the_norm_would_not_reach_is_refused_at_conversion(build, match):
@@ -381,6 +486,49 @@ def test_a_model_the_norm_would_not_reach_is_refused_at_conversion(build, match)
     with pytest.raises(ValueError, match=match):
         lipschitz_normalize(model)
     assert model.config._attn_implementation != ATTENTION_NAME
+
+
+NO_ATTENTION = {
+    "mamba": lambda: transformers.MambaModel(
+        transformers.MambaConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, state_size=4)
+    ),
+    "fnet": lambda: transformers.FNetModel(
+        transformers.FNetConfig(
+            vocab_size=64, hidden_size=16, num_hidden_layers=1, intermediate_size=32
+        )  # fmt: skip
+    ),
+    "resnet": lambda: transformers.ResNetModel(
+        transformers.ResNetConfig(hidden_sizes=[8, 8], depths=[1, 1])
+    ),
+}
+
+
+@pytest.mark.parametrize("name", NO_ATTENTION)
+def test_a_model_without_attention_is_refused_or_with_strict_false_warned_once(name, caplog):
+    model = NO_ATTENTION[name]()
+    before = model.config._attn_implementation
+    with pytest.raises(ValueError, match=r"Model has no attention module to normalise \(strict"):
+        lipschitz_normalize(model)
+    with caplog.at_level("INFO", logger="lipnorm_exp.nn.convert"):
+        with pytest.warns(UserWarning) as warned:
+            assert lipschitz_normalize(model, strict=False) is model
+    assert len(warned) == 1
+    assert f"left without attention: {type(model).__name__}" in str(warned[0].message)
+    assert "switched" not in caplog.text and not caplog.records
+    assert model.config._attn_implementation == before
+    assert not hasattr(model.config, "lipschitz_norm_alpha")
+
+
+def test_with_strict_false_a_container_switches_its_attention_and_names_the_rest(caplog):
+    holder = torch.nn.ModuleDict({"text": built("bert"), "mixer": NO_ATTENTION["fnet"]()})
+    with caplog.at_level("INFO", logger="lipnorm_exp.nn.convert"):
+        with pytest.warns(UserWarning, match=r"1 BertModel switched; left without attention: FNet"):
+            lipschitz_normalize(holder, strict=False)
+    assert "1 BertModel" in caplog.text and "FNet" not in caplog.text
+    assert holder["text"].config._attn_implementation == ATTENTION_NAME
+    assert holder["mixer"].config._attn_implementation != ATTENTION_NAME
+    with pytest.raises(ValueError, match="FNetModel has no attention module"):
+        lipschitz_normalize(torch.nn.ModuleDict({"text": built("bert"), "mixer": holder["mixer"]}))
 
 
 def test_a_refused_container_is_left_as_it_was():
@@ -429,3 +577,7 @@ def test_a_saved_model_reloads_normalised_with_its_alpha(tmp_path):
     again = transformers.BertModel.from_pretrained(tmp_path, attn_implementation=ATTENTION_NAME)
     assert again.config.lipschitz_norm_alpha == 0.5
     torch.testing.assert_close(output(again.eval(), "bert"), output(model, "bert"))
+    plain = transformers.BertModel.from_pretrained(tmp_path).eval()  # as the docs warn
+    assert plain.config.lipschitz_norm_alpha == 0.5
+    assert plain.config._attn_implementation != ATTENTION_NAME
+    torch.testing.assert_close(output(plain, "bert"), output(built("bert"), "bert"))

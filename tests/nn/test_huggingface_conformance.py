@@ -20,26 +20,8 @@ def first_output(model, inputs):
     return out[0] if hidden is None else hidden
 
 
-#: architectures that neither work nor are refused yet, and how they fail (strict: one that
-#: starts to work fails the test until it leaves this list)
-OPEN = {
-    "inkling2_text": "its attention passes a per-head input whose shape the function refuses",
-    "inkling2_loop_text": "its attention passes a per-head input whose shape the function refuses",
-    "nllb-moe": "norm=None does not give the model's own outputs",
-    "segformer": "the norm leaves its outputs bit for bit: a silent no-op",
-}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "model_type",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(reason=OPEN[name], strict=True))
-        if name in OPEN
-        else name
-        for name in architectures()
-    ],
-)
+@pytest.mark.parametrize("model_type", architectures())
 def test_every_architecture_is_normalised_or_refused_at_conversion(model_type):
     built = tiny(model_type)
     if built is None:
