@@ -7,6 +7,7 @@ torch and PyG are imported inside the functions that name them, so that readers 
 import os
 import platform
 import subprocess
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -111,8 +112,14 @@ def slurm_job() -> str | None:
     return os.environ.get("SLURM_JOB_ID")
 
 
+@cache
 def git_commit() -> str | None:
-    """The commit of the checkout the package runs from, if it is one."""
+    """The commit of the checkout the package runs from, if it is one.
+
+    Read once per process, at the first call (a command's start): the code a process runs is
+    the code it imported, so a commit made while it runs (a long sweep or verification) does not
+    become the commit its later records and findings name.
+    """
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],
