@@ -136,16 +136,10 @@ def _sampled(structure: MessageStructure, left: Tensor, right: Tensor) -> Tensor
 
     The dot product of the edge's target's row of ``left`` ``[N_t H, C]`` and its source's row
     of ``right`` ``[N_s H, C]``.
-
-    The product is written into the zero pattern itself (``out``): without it,
-    ``sampled_addmm`` first copies the pattern (``beta=0`` still reads its values, so they
-    are zeros, not unfilled memory). On one CPU thread, Cora's 13,264 edges of 8 heads of 8:
-    0.67 against 1.13 ms.
     """
     pattern = _csr(structure.crow, structure.col, left.new_zeros(structure.col.numel()),
                    structure.shape)  # fmt: skip
-    sampled = torch.sparse.sampled_addmm(pattern, left, right.t(), beta=0.0, out=pattern)
-    sampled = sampled.values()
+    sampled = torch.sparse.sampled_addmm(pattern, left, right.t(), beta=0.0).values()
     return torch.empty_like(sampled).index_copy_(0, structure.order, sampled)
 
 

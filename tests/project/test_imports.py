@@ -30,7 +30,10 @@ before = state()
 import lipnorm_exp
 names = [m.name for m in pkgutil.walk_packages(lipnorm_exp.__path__, "lipnorm_exp.")]
 for name in names:
-    if not name.endswith("__main__"):
+    # the commands' own modules set up what their command needs as they are imported: Hydra's
+    # application registers its resolvers and plugins so that a launcher's worker that imports
+    # its task function has them
+    if not name.endswith("__main__") and name != "lipnorm_exp.cli.app":
         importlib.import_module(name)
 print(json.dumps({"before": before, "after": state(), "count": len(names)}))
 """
