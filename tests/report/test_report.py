@@ -406,6 +406,7 @@ def test_seeds_from_100_report_the_setting_the_seeds_below_chose_and_never_choos
         "0–2",
         True,
     )
+
     # reporting seeds that diverged stay the reporting seeds': counted, never swapped for the
     # choosing seeds' numbers
     def lost(seed):
