@@ -177,8 +177,13 @@ def departures(
     own = settings[0] if settings and settings[0].own else None
     if own is not None and not chosen[schema.RUN_ID].isin(own.runs[schema.RUN_ID]).any():
         at_own = select_group(own.runs)
-        own_epochs = _integers(at_own.runs["epochs"])
-        found.append(f"at the preset's values ({own.text}; {own_epochs} epochs): {at_own.text()}")
+        where = f"{_integers(at_own.runs['epochs'])} epochs"
+        if own.runs["depth"].nunique() > 1:
+            where += (
+                f"; {int(at_own.setting['depth'])} layers, the depth best on validation of "
+                f"{_integers(own.runs['depth'])}"
+            )
+        found.append(f"at the preset's values ({own.text}; {where}): {at_own.text()}")
     seeds = chosen["seed"].nunique()
     fewer = [s for s in settings if s is not own and s.runs["seed"].nunique() < seeds]
     if fewer:

@@ -455,6 +455,16 @@ def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_
     assert expected in verdicts.departures(chosen.runs, runs, None, BUDGET, [own, other])
     at_own = verdicts.departures(select(own.runs).runs, runs, None, BUDGET, [own, other])
     assert "preset's values" not in at_own and "other settings" not in at_own
+    # the preset's values run at several depths: the depth their number stands at is named
+    deep = [make_record(lr=0.005, depth=6, seed=k, val=0.5, test=0.4) for k in (0, 1)]
+    runs = usable_runs(records_frame([record_row(r) for r in searched + deep]), "paper", "standard")
+    own = HyperSetting("lr 0.005", True, runs[runs["lr"] == 0.005], ("lr",))
+    other = HyperSetting("lr 0.001", False, runs[runs["lr"] == 0.001], ("lr",))
+    expected = (
+        "at the preset's values (lr 0.005; 10 epochs; 6 layers, the depth best on validation "
+        "of 2, 6): 40.0 ± 0.0 n=2"
+    )
+    assert expected in verdicts.departures(select(runs).runs, runs, None, BUDGET, [own, other])
     # at the paper's depth, the setting chosen there is named where it is not the preset's
     deeper = [make_record(depth=8, seed=k, val=0.9, test=0.8) for k in (0, 1)]
     runs = usable_runs(
