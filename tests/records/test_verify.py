@@ -10,8 +10,10 @@ import pytest
 from lipnorm_exp.cli import verify_cost
 from lipnorm_exp.cli.verify import Finding, main, write_findings
 from lipnorm_exp.records import COMPLETED, DIVERGED, NUMERICS_VERSION, record_path, schema
+from lipnorm_exp.records.schema import GRAD_ATTN
 from lipnorm_exp.records.verify import (
     DIFFERENT,
+    EARLIER_RULES,
     GROWTH,
     IDENTICAL,
     OLD_RULE,
@@ -23,6 +25,7 @@ from lipnorm_exp.records.verify import (
     VERDICTS,
     WITHIN_SPREAD,
     judge,
+    jumps,
     rejudged,
     relative_difference,
     spread,
@@ -146,6 +149,30 @@ def test_accuracies_move_by_whole_nodes_and_are_not_held_to_the_tolerance():
     judged = judge(_record(_history()), _record(only), 0.5)
     assert judged.verdict == ROUNDING and judged.departure_column == "val_acc"
     assert judged.rounding_window == 0
+
+
+def test_gradient_norms_jump_where_rounding_tips_a_tie_and_are_not_held_to_the_envelope():
+    # a 20-layer GAT-Lip's losses stay within rounding while one epoch's gradient norm jumps
+    stored = _history()
+    for k, row in enumerate(stored):
+        row[GRAD_ATTN] = [1e-4 * (1 + k % 3), 2e-4]
+    rows = _perturbed(stored, start=2, size=1e-7, growth=1.0)
+    rows = [{**row, GRAD_ATTN: list(row[GRAD_ATTN])} for row in rows]
+    rows[1][GRAD_ATTN][0] *= 1 + 4e-7
+    rows[6][GRAD_ATTN][0] *= 1 + 3e-3  # at epoch 7, back at epoch 8
+    judged = judge(_record(stored), _record(rows), 0.5)
+    assert judged.verdict == ROUNDING and judged.first_different_epoch == 2
+    assert judged.departure_column in LOSSES and judged.rounding_excess == pytest.approx(0.1)
+    assert jumps(GRAD_ATTN) and jumps("val_acc") and not jumps("train_loss")
+    # the same jump in a loss is not rounding
+    rows[6]["train_loss"] *= 1 + 3e-3
+    assert judge(_record(stored), _record(rows), 0.5).verdict == DIFFERENT
+    # where only a gradient norm differs at the first departure, it is the departure's column
+    only = [{**row, GRAD_ATTN: list(row[GRAD_ATTN])} for row in stored]
+    only[4][GRAD_ATTN][1] *= 1 + 1e-3
+    judged = judge(_record(stored), _record(only), 0.5)
+    assert judged.verdict == ROUNDING and judged.departure_column == GRAD_ATTN
+    assert judged.departure == pytest.approx(1e-3, rel=1e-2)
 
 
 def test_a_longer_history_with_equal_rows_or_another_column_is_different():
@@ -304,6 +331,15 @@ def test_old_findings_are_judged_again_where_what_they_stored_allows():
     assert rejudged(old)["rule"].tolist() == [RULE, OLD_RULE, RULE]
     new = old.assign(rule=[RULE, OLD_RULE, RULE])
     assert rejudged(new).equals(new)
+    # an earlier, stricter epoch-by-epoch rule: what passed it passes today's; its different waits
+    earlier = pd.DataFrame(
+        {
+            "run_id": ["d", "e", "f"],
+            "verdict": [IDENTICAL, ROUNDING, DIFFERENT],
+            "rule": [EARLIER_RULES[0]] * 3,
+        }
+    )
+    assert rejudged(earlier)["rule"].tolist() == [RULE, RULE, EARLIER_RULES[0]]
 
 
 def test_a_dry_run_trains_nothing_and_an_unknown_run_is_refused_in_one_line(
