@@ -8,11 +8,12 @@ ICML 2021) from a checkout the user makes, at commit ``25ddec3c8daf28ec45eddff4a
     git -C /path/LipschitzNorm checkout 25ddec3c8daf28ec45eddff4ae0420ef239c8426
 
 Their ``models/deepgat.py`` (``DeepGAT``, its ``DeepGATConv`` and their ``LipschitzNorm``) and
-``utils.accuracy`` are imported from the checkout; ``torch_scatter``/``torch_sparse`` come from
-`authors_shims` where they are not installed. Their ``train_deepgat_depth.py`` cannot be imported
-(it parses the command line and trains at import), so its loop is followed here statement by
-statement: each epoch one Adam step on the training nodes, then an eval-mode forward whose
-validation loss steps the scheduler; after the last epoch their ``test()`` evaluates the model.
+``utils.accuracy`` are imported from the checkout (`authors_checkout`); ``torch_scatter`` and
+``torch_sparse`` come from `authors_shims` where they are not installed. Their
+``train_deepgat_depth.py`` cannot be imported (it parses the command line and trains at import),
+so its loop is followed here statement by statement: each epoch one Adam step on the training
+nodes, then an eval-mode forward whose validation loss steps the scheduler; after the last epoch
+their ``test()`` evaluates the model.
 The values, and where each comes from:
 
 - ``--lr`` 0.005, ``--epochs`` 1000, ``--heads`` 8, ``--hidden`` 64 (channels per head),
@@ -39,42 +40,33 @@ scripts seed nothing): ``random``, ``numpy`` and ``torch`` are seeded before eac
 Evaluation runs under ``torch.no_grad()`` (the same values as theirs, less memory).
 
 Reports per seed the final-epoch test accuracy (the authors' rule) and, for information, the test
-accuracy at the first epoch of highest validation accuracy. ``--out DIR`` writes
-``authors_deepgat_<setting>.json`` (the machine, versions, both commits, the command line, each
-seed's history) and ``.md``:
+accuracy at the first epoch of highest validation accuracy. ``--out DIR`` writes each seed's
+result as it ends, ``authors_deepgat_<setting>_seed<k>.json`` (the machine, versions, both
+commits, the command line, the values and their sources, the seed's history; the same command run
+again takes a finished seed from there, so a killed run resumes), then
+``authors_deepgat_<setting>.md`` over the seeds asked:
 
     python scripts/authors_deepgat.py --checkout /path/LipschitzNorm --heads 4 \
         --norm lipschitznorm --seeds 0,1,2 --out results/authors_code
 """
 
 import argparse
-import contextlib
-import importlib
 import json
-import os
 import random
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import torch
-from authors_shims import install
+from authors_checkout import COMMIT, REPOSITORY, checkout_refusal, planetoid, their_modules
 from bench_environment import environment, header
 
-from lipnorm_exp.config.resolvers import folder_list
-from lipnorm_exp.data.download import ensure_files
-from lipnorm_exp.data.planetoid import raw_file_names
+from lipnorm_exp.util.atomic import write_whole
 from lipnorm_exp.util.errors import DataNotFoundError
 
-COMMIT = "25ddec3c8daf28ec45eddff4ae0420ef239c8426"
-REPOSITORY = "https://github.com/gdasoulas/LipschitzNorm"
-#: their README's example for the depth setting (the arguments after the script's name)
-README_DEPTH_EXAMPLE = "--dataset Cora --hidden_dim 64 --heads 8 --nepoch 1000 --lr 0.005"
 #: hard-coded in their train_deepgat_depth.py's Adam (their --weight_decay is not read)
 WEIGHT_DECAY = 5e-4
 #: their DeepGAT's norm values that build a normalisation this script can run
@@ -129,68 +121,6 @@ def arguments() -> OneLineParser:
     parser.add_argument("--out", type=Path, help="folder for the .json and .md results")
     parser.add_argument("--log-every", type=positive, default=100, help="epochs between lines")
     return parser
-
-
-def checkout_refusal(checkout: Path) -> str | None:
-    """Why ``checkout`` is not their repository at `COMMIT` with no tracked file changed."""
-    clone = f"git clone {REPOSITORY} {checkout} && git -C {checkout} checkout {COMMIT}"
-    if not (checkout / "models" / "deepgat.py").is_file():
-        return f"--checkout={checkout}: not a checkout of {REPOSITORY}; run: {clone}"
-    git = ["git", "-C", str(checkout)]
-    git_c = " ".join(git)
-    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True)
-    if head.returncode or head.stdout.strip() != COMMIT:
-        found = head.stdout.strip() or "no git commit"
-        return f"--checkout={checkout}: at {found}, not {COMMIT}; run: {git_c} checkout {COMMIT}"
-    changed = subprocess.run(
-        [*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
-    ).stdout.splitlines()
-    if changed:
-        files = " ".join(line[3:] for line in changed)
-        return f"--checkout={checkout}: tracked files changed ({files}); run: {git_c} checkout -- ."
-    return None
-
-
-@contextlib.contextmanager
-def argv(values: list[str]) -> Iterator[None]:
-    """``sys.argv`` set to ``values`` for the block (their parser reads it)."""
-    saved = sys.argv
-    sys.argv = values
-    try:
-        yield
-    finally:
-        sys.argv = saved
-
-
-def their_modules(checkout: Path) -> tuple[dict[str, str], ModuleType, ModuleType, Any]:
-    """Stand-ins installed, then their ``models.deepgat``, ``utils`` and README example options."""
-    used = install()
-    sys.path.insert(0, str(checkout))
-    deepgat, utils, their_parser = map(
-        importlib.import_module, ("models.deepgat", "utils", "parser")
-    )
-
-    with argv(["train_deepgat_depth.py", *README_DEPTH_EXAMPLE.split()]):
-        options = their_parser.parser()
-    return used, deepgat, utils, options
-
-
-def planetoid(name: str, datadir: Path) -> Any:
-    """Their data: ``Planetoid(<datadir>/<name>, <name>)``, raw files copied in where absent."""
-    from torch_geometric.datasets import Planetoid
-
-    raw_dirs = [
-        Path(folder) / "Planetoid" for folder in folder_list(os.environ.get("LIPNORM_RAW_DIRS", ""))
-    ]
-    ensure_files(
-        name,
-        datadir / name,
-        f"{name}/raw",
-        raw_file_names(name),
-        raw_dirs=raw_dirs,
-        url=Planetoid.url,
-    )
-    return Planetoid(str(datadir / name), name, transform=None)
 
 
 def train_seed(
@@ -268,32 +198,41 @@ def mean_std(values: list[float]) -> str:
     return f"{np.mean(values):.1f} ± {np.std(values):.1f}"
 
 
-def report(results: list[dict[str, Any]], env: dict[str, Any], out: Path | None, name: str) -> None:
-    """The per-seed table and the summary, printed and (with ``out``) written as .md and .json."""
+def table(results: list[dict[str, Any]]) -> list[str]:
+    """The per-seed results (histories left out) as Markdown lines, then the summary line."""
     keys = [key for key in results[0] if key != "history"]
-    table = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     for result in results:
         cells = [
-            f"{result[key]:.4g}" if isinstance(result[key], float) else str(result[key])
-            for key in keys
+            f"{value:.4g}" if isinstance(value, float) else str(value)
+            for value in (result[key] for key in keys)
         ]
-        table.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(cells) + " |")
+    finals = [result["final_test"] for result in results]
+    at_best = [result["test_at_best_val"] for result in results]
+    seeds = ", ".join(str(result["seed"]) for result in results)
     summary = (
-        f"final-epoch test accuracy (their rule): {mean_std([r['final_test'] for r in results])}; "
-        f"at the best validation epoch: {mean_std([r['test_at_best_val'] for r in results])} "
-        f"(seeds {', '.join(str(r['seed']) for r in results)}; mean ± np.std)"
+        f"final-epoch test accuracy (their rule): {mean_std(finals)}; at the best validation "
+        f"epoch: {mean_std(at_best)} (seeds {seeds}; mean ± np.std)"
     )
-    lines = [*header(f"The authors' DeepGAT: {name}", env), "", *table, "", summary]
-    print("\n".join(lines[-len(table) - 2 :]))
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{name}.md").write_text("\n".join(lines) + "\n")
-        (out / f"{name}.json").write_text(json.dumps({**env, "results": results}, indent=1) + "\n")
-        print(f"wrote {out / name}.md and .json")
+    return [*lines, "", summary]
+
+
+def finished_seed(path: Path, setting: dict[str, Any]) -> dict[str, Any] | None:
+    """The result ``path`` holds for this same setting, or ``None``."""
+    if not path.is_file():
+        return None
+    stored = json.loads(path.read_text())
+    return stored["result"] if stored["setting"] == setting else None
 
 
 def main() -> int:
-    """Train the asked setting's seeds; 2 where the checkout or the data is refused."""
+    """Train the asked setting's seeds; 2 where the checkout or the data is refused.
+
+    With ``--out``, each seed's result is written as it ends (``<name>_seed<k>.json``) and taken
+    from there when the same command runs again: a killed run resumes at its first unfinished
+    seed.
+    """
     args = arguments().parse_args()
     refusal = checkout_refusal(args.checkout.resolve())
     if refusal:
@@ -302,26 +241,32 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     used, deepgat, utils, options = their_modules(args.checkout.resolve())
     values = {ours: getattr(args, ours) for ours in THEIR_OPTION}
-    sources = {}
+    sources = {ours: "this command line" for ours, value in values.items() if value is not None}
     for ours, theirs in THEIR_OPTION.items():
         if values[ours] is None:
             values[ours] = getattr(options, theirs)
             sources[ours] = "their README's depth example through their parser.py"
-        else:
-            sources[ours] = "this command line"
     seeds = args.seeds if args.seeds is not None else list(range(options.nexps))
     try:
         dataset = planetoid(values["dataset"], args.datadir)
     except DataNotFoundError as error:
         print(error, file=sys.stderr)
         return 2
-    data = dataset[0]
-    norm = None if args.norm == "none" else args.norm
-    setting = (
-        f"{values['dataset']}, {args.layers} layers, {values['heads']} heads x {values['hidden']}, "
-        f"norm {args.norm}, lr {values['lr']}, {values['epochs']} epochs, seeds {seeds}"
+    setting = {
+        **values,
+        "layers": args.layers,
+        "norm": args.norm,
+        "weight_decay": WEIGHT_DECAY,
+        "authors_commit": COMMIT,
+    }
+    name = (
+        f"authors_deepgat_{values['dataset'].lower()}_{args.norm}_L{args.layers}_"
+        f"{values['heads']}x{values['hidden']}_e{values['epochs']}"
     )
-    print(setting, flush=True)
+    env = environment(
+        authors_repository=REPOSITORY, stand_ins=used, setting=setting, sources=sources
+    )
+    print(f"{name}: seeds {seeds}", flush=True)
 
     def build() -> torch.nn.Module:
         return deepgat.DeepGAT(
@@ -330,35 +275,38 @@ def main() -> int:
             odim=dataset.num_classes,
             heads=values["heads"],
             num_layers=args.layers,
-            norm=norm,
+            norm=None if args.norm == "none" else args.norm,
         )
 
     results = []
     for seed in seeds:
-        results.append(
-            train_seed(
-                build, utils.accuracy, data, values["lr"], values["epochs"], seed, args.log_every
+        path = None if args.out is None else args.out / f"{name}_seed{seed}.json"
+        result = None if path is None else finished_seed(path, setting)
+        if result is None:
+            result = train_seed(
+                build,
+                utils.accuracy,
+                dataset[0],
+                values["lr"],
+                values["epochs"],
+                seed,
+                args.log_every,
             )
-        )
+            if path is not None:
+                write_whole(path, json.dumps({**env, "result": result}, indent=1) + "\n")
+        results.append(result)
         print(
-            f"seed {seed}: final test {results[-1]['final_test']:.1f}, at best val "
-            f"{results[-1]['test_at_best_val']:.1f} "
-            f"({results[-1]['seconds_per_epoch']:.2f} s/epoch)",
+            f"seed {seed}: final test {result['final_test']:.1f}, at best val "
+            f"{result['test_at_best_val']:.1f} ({result['seconds_per_epoch']:.2f} s/epoch)"
+            + ("" if path is None else f"; {path}"),
             flush=True,
         )
-    env = environment(
-        authors_repository=REPOSITORY,
-        authors_commit=COMMIT,
-        stand_ins=used,
-        setting=setting,
-        weight_decay=WEIGHT_DECAY,
-        sources=sources,
-    )
-    name = (
-        f"authors_deepgat_{values['dataset'].lower()}_{args.norm}_L{args.layers}_"
-        f"{values['heads']}x{values['hidden']}_e{values['epochs']}"
-    )
-    report(results, env, args.out, name)
+    lines = table(results)
+    print("\n".join(lines))
+    if args.out is not None:
+        markdown = [*header(f"The authors' DeepGAT: {name}", env), "", *lines]
+        write_whole(args.out / f"{name}.md", "\n".join(markdown) + "\n")
+        print(f"wrote {args.out / name}.md")
     return 0
 
 

@@ -88,23 +88,33 @@ def test_a_checkout_with_changed_files_is_refused(tmp_path):
 @pytest.mark.slow
 def test_runs_their_model_and_reports_each_seed(tmp_path):
     args = ["--checkout", str(CHECKOUT), "--layers", "2", "--heads", "2", "--hidden", "8"]
-    args += ["--epochs", "3", "--seeds", "0,1,0", "--norm", "lipschitznorm"]
+    args += ["--epochs", "3", "--seeds", "0,1", "--norm", "lipschitznorm"]
     args += ["--datadir", str(tmp_path / "data"), "--out", str(tmp_path / "out")]
+    name = "authors_deepgat_cora_lipschitznorm_L2_2x8_e3"
     done = _run(*args)
     assert done.returncode == 0, done.stderr[-3000:]
-    written = json.loads(
-        (tmp_path / "out" / "authors_deepgat_cora_lipschitznorm_L2_2x8_e3.json").read_text()
-    )
-    assert written["authors_commit"] == COMMIT
-    assert written["sources"]["lr"].startswith("their README")
-    assert "lr 0.005" in written["setting"]  # the README example's, not their parser's 0.01
-    first, second, again = written["results"]
-    for result in written["results"]:
+    seeds = [json.loads((tmp_path / "out" / f"{name}_seed{k}.json").read_text()) for k in (0, 1)]
+    assert seeds[0]["setting"]["authors_commit"] == COMMIT
+    assert seeds[0]["sources"]["lr"].startswith("their README")
+    assert seeds[0]["setting"]["lr"] == 0.005  # the README example's, not their parser's 0.01
+    for stored in seeds:
+        result = stored["result"]
         # their test(): the final model, evaluated as the last epoch's row was
         assert result["final_test"] == pytest.approx(100 * result["history"][-1]["acc_test"])
         assert len(result["history"]) == 3
         best = max(result["history"], key=lambda row: (row["acc_val"], -row["epoch"]))
         assert result["test_at_best_val"] == pytest.approx(100 * best["acc_test"])
-    assert first["history"] == again["history"]  # a seed is a seed
-    assert first["history"] != second["history"]
-    assert "final-epoch test accuracy (their rule)" in done.stdout
+    assert seeds[0]["result"]["history"] != seeds[1]["result"]["history"]
+    summary = (tmp_path / "out" / f"{name}.md").read_text()
+    assert "final-epoch test accuracy (their rule)" in summary and "seeds 0, 1;" in summary
+
+    # seed 0 again, with its file gone: the same history bit for bit; seed 1 is taken as stored
+    (tmp_path / "out" / f"{name}_seed0.json").unlink()
+    again = _run(*args)
+    assert again.returncode == 0, again.stderr[-3000:]
+    redone = json.loads((tmp_path / "out" / f"{name}_seed0.json").read_text())
+    assert redone["result"]["history"] == seeds[0]["result"]["history"]
+    assert (tmp_path / "out" / f"{name}_seed1.json").read_text() == json.dumps(
+        seeds[1], indent=1
+    ) + "\n"
+    assert again.stdout.count("seed 1: final test") == 1
