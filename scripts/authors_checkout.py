@@ -3,7 +3,8 @@
 https://github.com/gdasoulas/LipschitzNorm at `COMMIT`; `checkout_refusal` says in one line why a
 folder is not that checkout (with the command that makes one), `their_modules` imports their
 ``models.deepgat``, ``utils`` and ``parser`` from it (after `authors_shims.install`), and
-`planetoid` loads a dataset as their scripts do.
+`planetoid` loads a dataset as their scripts do. torch and PyG are imported only by the last two,
+so that a refusal is quick.
 """
 
 import contextlib
@@ -15,12 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-
-from authors_shims import install
-
-from lipnorm_exp.config.resolvers import folder_list
-from lipnorm_exp.data.download import ensure_files
-from lipnorm_exp.data.planetoid import raw_file_names
 
 COMMIT = "25ddec3c8daf28ec45eddff4ae0420ef239c8426"
 REPOSITORY = "https://github.com/gdasoulas/LipschitzNorm"
@@ -61,6 +56,8 @@ def argv(values: list[str]) -> Iterator[None]:
 
 def their_modules(checkout: Path) -> tuple[dict[str, str], ModuleType, ModuleType, Any]:
     """Stand-ins installed, then their ``models.deepgat``, ``utils`` and README example options."""
+    from authors_shims import install
+
     used = install()
     sys.path.insert(0, str(checkout))
     deepgat, utils, their_parser = map(
@@ -75,6 +72,10 @@ def their_modules(checkout: Path) -> tuple[dict[str, str], ModuleType, ModuleTyp
 def planetoid(name: str, datadir: Path) -> Any:
     """Their data: ``Planetoid(<datadir>/<name>, <name>)``, raw files copied in where absent."""
     from torch_geometric.datasets import Planetoid
+
+    from lipnorm_exp.config.resolvers import folder_list
+    from lipnorm_exp.data.download import ensure_files
+    from lipnorm_exp.data.planetoid import raw_file_names
 
     raw_dirs = [
         Path(folder) / "Planetoid" for folder in folder_list(os.environ.get("LIPNORM_RAW_DIRS", ""))

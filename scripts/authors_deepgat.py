@@ -11,10 +11,8 @@ Their ``models/deepgat.py`` (``DeepGAT``, its ``DeepGATConv`` and their ``Lipsch
 ``utils.accuracy`` are imported from the checkout (`authors_checkout`); ``torch_scatter`` and
 ``torch_sparse`` come from `authors_shims` where they are not installed. Their
 ``train_deepgat_depth.py`` cannot be imported (it parses the command line and trains at import),
-so its loop is followed here statement by statement: each epoch one Adam step on the training
-nodes, then an eval-mode forward whose validation loss steps the scheduler; after the last epoch
-their ``test()`` evaluates the model.
-The values, and where each comes from:
+so its loop is followed statement by statement (`authors_training`). The values, and where each
+comes from:
 
 - ``--lr`` 0.005, ``--epochs`` 1000, ``--heads`` 8, ``--hidden`` 64 (channels per head),
   ``--dataset`` Cora, seeds 0..4 (their ``--nexps`` 5): their README's depth example
@@ -37,7 +35,6 @@ their ``LipschitzNorm(scale_individually=False)``). Their depth script loops ove
 ``maxnorm``, ``pairnorm-si`` and ``pairnorm`` (``maxnorm`` builds no normalisation) and over
 depths 1, 5, ..., 35; one setting is run here per call. The seed is this script's addition (their
 scripts seed nothing): ``random``, ``numpy`` and ``torch`` are seeded before each model is built.
-Evaluation runs under ``torch.no_grad()`` (the same values as theirs, less memory).
 
 Reports per seed the final-epoch test accuracy (the authors' rule) and, for information, the test
 accuracy at the first epoch of highest validation accuracy. ``--out DIR`` writes each seed's
@@ -52,23 +49,13 @@ again takes a finished seed from there, so a killed run resumes), then
 
 import argparse
 import json
-import random
+import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
-from authors_checkout import COMMIT, REPOSITORY, checkout_refusal, planetoid, their_modules
-from bench_environment import environment, header
+from authors_checkout import COMMIT, REPOSITORY, checkout_refusal
 
-from lipnorm_exp.util.atomic import write_whole
-from lipnorm_exp.util.errors import DataNotFoundError
-
-#: hard-coded in their train_deepgat_depth.py's Adam (their --weight_decay is not read)
-WEIGHT_DECAY = 5e-4
 #: their DeepGAT's norm values that build a normalisation this script can run
 NORMS = ("none", "lipschitznorm", "lipschitznorm-si", "pairnorm", "pairnorm-si")
 #: our option → their parser's attribute (the README example's values fill our defaults)
@@ -123,79 +110,9 @@ def arguments() -> OneLineParser:
     return parser
 
 
-def train_seed(
-    build: Callable[[], torch.nn.Module],
-    accuracy: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
-    data: Any,
-    lr: float,
-    epochs: int,
-    seed: int,
-    log_every: int,
-) -> dict[str, Any]:
-    """One seed trained as their ``train_deepgat_depth.py`` trains: the history and the results."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-    model = build()
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=WEIGHT_DECAY)
-    criterion = torch.nn.CrossEntropyLoss()
-    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer)
-    history = []
-    started = time.perf_counter()
-    for epoch in range(epochs):
-        model.train()
-        optimizer.zero_grad()
-        output = model(data)
-        loss_train = criterion(output[data.train_mask], data.y[data.train_mask])
-        acc_train = accuracy(output[data.train_mask], data.y[data.train_mask])
-        loss_train.backward()
-        optimizer.step()
-        model.eval()
-        with torch.no_grad():
-            output = model(data)
-        loss_val = criterion(output[data.val_mask], data.y[data.val_mask])
-        scheduler.step(loss_val)
-        row = {
-            "epoch": epoch,
-            "loss_train": loss_train.item(),
-            "loss_val": loss_val.item(),
-            "acc_train": accuracy(output[data.train_mask], data.y[data.train_mask]).item(),
-            "acc_train_step": acc_train.item(),
-            "acc_val": accuracy(output[data.val_mask], data.y[data.val_mask]).item(),
-            "acc_test": accuracy(output[data.test_mask], data.y[data.test_mask]).item(),
-            "lr": optimizer.param_groups[0]["lr"],
-        }
-        history.append(row)
-        if (epoch + 1) % log_every == 0:
-            print(
-                f"  seed {seed} epoch {epoch + 1}: val {row['acc_val']:.3f} "
-                f"test {row['acc_test']:.3f} lr {row['lr']:.1e}",
-                flush=True,
-            )
-    seconds = time.perf_counter() - started
-    model.eval()
-    with torch.no_grad():  # their test(): the final model
-        output = model(data)
-    final = accuracy(output[data.test_mask], data.y[data.test_mask]).item()
-    best = max(history, key=lambda row: (row["acc_val"], -row["epoch"]))
-    cuts = [row["epoch"] for row in history if row["lr"] < lr]
-    return {
-        "seed": seed,
-        "final_test": 100 * final,
-        "test_at_best_val": 100 * best["acc_test"],
-        "best_val_epoch": best["epoch"],
-        "best_val": 100 * best["acc_val"],
-        "final_train": 100 * history[-1]["acc_train"],
-        "first_lr_cut_epoch": cuts[0] if cuts else None,
-        "final_lr": history[-1]["lr"],
-        "seconds_per_epoch": seconds / epochs,
-        "history": history,
-    }
-
-
 def mean_std(values: list[float]) -> str:
-    """``mean ± np.std`` (the population std, as their script reports)."""
-    return f"{np.mean(values):.1f} ± {np.std(values):.1f}"
+    """``mean ± std`` with the population std (their script's ``np.std``)."""
+    return f"{statistics.mean(values):.1f} ± {statistics.pstdev(values):.1f}"
 
 
 def table(results: list[dict[str, Any]]) -> list[str]:
@@ -238,6 +155,15 @@ def main() -> int:
     if refusal:
         print(refusal, file=sys.stderr)
         return 2
+    # torch and PyG only now: a refusal above takes no time
+    import torch
+    from authors_checkout import planetoid, their_modules
+    from authors_training import WEIGHT_DECAY, train_seed
+    from bench_environment import environment, header
+
+    from lipnorm_exp.util.atomic import write_whole
+    from lipnorm_exp.util.errors import DataNotFoundError
+
     torch.set_num_threads(args.threads)
     used, deepgat, utils, options = their_modules(args.checkout.resolve())
     values = {ours: getattr(args, ours) for ours in THEIR_OPTION}

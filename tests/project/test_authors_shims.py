@@ -99,6 +99,7 @@ def test_unsupported_reduction_and_set_diag_refuse():
         shims.set_diag(None)
 
 
+@pytest.mark.slow
 def test_install_registers_stand_ins_only_for_absent_packages():
     """In a fresh process, so that this one's modules stay as they are."""
     code = (

@@ -17,9 +17,9 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
-#: the Python scripts that are commands (bench_environment.py, authors_checkout.py and
-#: authors_shims.py are modules they import; authors_deepgat.py needs a clone of the authors'
-#: code: test_authors_deepgat.py)
+#: the Python scripts that are commands (bench_environment.py and the other authors_*.py are
+#: modules they import; authors_deepgat.py needs a clone of the authors' code:
+#: test_authors_deepgat.py)
 COMMANDS = sorted(path.name for path in SCRIPTS.glob("*.py") if "__main__" in path.read_text())
 
 
