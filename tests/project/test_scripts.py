@@ -17,7 +17,9 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
-#: the Python scripts that are commands (bench_environment.py is a module they import)
+#: the Python scripts that are commands (bench_environment.py and the other authors_*.py are
+#: modules they import; authors_deepgat.py needs a clone of the authors' code:
+#: test_authors_deepgat.py)
 COMMANDS = sorted(path.name for path in SCRIPTS.glob("*.py") if "__main__" in path.read_text())
 
 
@@ -35,6 +37,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 def test_every_python_script_is_a_known_command():
     assert COMMANDS == [
+        "authors_deepgat.py",
         "bench_checkpoint.py",
         "bench_cli.py",
         "bench_huggingface.py",
