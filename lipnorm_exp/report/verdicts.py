@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from lipnorm_exp.records import DIVERGED, schema
+from lipnorm_exp.records.identity import REPORTING_SEEDS_FROM
 from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import (
     HELD_OUT_SEEDS,
@@ -152,7 +153,9 @@ def departures(
             (`paper_budget`).
         settings (Sequence[HyperSetting]): the cell's runs per setting of the preset's search
             keys (`hyper_settings`), the preset's own first.
-            Where another setting was chosen, ours at the preset's own values is named; the
+            Where another setting was chosen, ours at the preset's own values is named; where
+            the number is over reporting seeds (100 on), what the seeds that chose its setting
+            gave is named too; the
             settings run on fewer seeds than the number's, which the selection does not compare
             with it, are counted.
     """
@@ -174,6 +177,16 @@ def departures(
     elif depth is not None and int(chosen["depth"].iloc[0]) != depth:
         at_depth = select_group(candidates[candidates["depth"].astype(int) == depth])
         found.append(f"at the paper's depth {depth}: {at_depth.text()}{_at(at_depth, settings)}")
+    choosing = candidates[
+        (candidates["setting"] == chosen["setting"].iloc[0])
+        & (candidates["seed"] < REPORTING_SEEDS_FROM)
+    ]
+    if (chosen["seed"] >= REPORTING_SEEDS_FROM).all() and not choosing.empty:
+        found.append(
+            f"over seeds {_integers(chosen['seed'])}, which chose nothing; the seeds "
+            f"{_integers(choosing['seed'])} that chose its setting gave "
+            f"{select_group(choosing).text()}"
+        )
     own = settings[0] if settings and settings[0].own else None
     if own is not None and not chosen[schema.RUN_ID].isin(own.runs[schema.RUN_ID]).any():
         at_own = select_group(own.runs)

@@ -455,6 +455,19 @@ def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_
     assert expected in verdicts.departures(chosen.runs, runs, None, BUDGET, [own, other])
     at_own = verdicts.departures(select(own.runs).runs, runs, None, BUDGET, [own, other])
     assert "preset's values" not in at_own and "other settings" not in at_own
+    # a number over reporting seeds names what the seeds that chose its setting gave
+    fresh = [make_record(lr=0.001, seed=k, val=0.7, test=0.6) for k in (100, 101)]
+    runs = usable_runs(
+        records_frame([record_row(r) for r in searched + fresh]), "paper", "standard"
+    )
+    chosen = select(runs)  # two reporting seeds are too few: seeds 0-1 report
+    assert set(chosen.runs["seed"]) == {0, 1}
+    reported = runs[runs["seed"] >= 100]
+    expected = (
+        "over seeds 100, 101, which chose nothing; the seeds 0, 1 that chose its setting gave"
+    )
+    assert f"{expected} 71.0 ± 1.4 n=2" in verdicts.departures(reported, runs, None, BUDGET)
+    assert "which chose nothing" not in verdicts.departures(chosen.runs, runs, None, BUDGET)
     # the preset's values run at several depths: the depth their number stands at is named
     deep = [make_record(lr=0.005, depth=6, seed=k, val=0.5, test=0.4) for k in (0, 1)]
     runs = usable_runs(records_frame([record_row(r) for r in searched + deep]), "paper", "standard")
