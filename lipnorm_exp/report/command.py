@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from lipnorm_exp.records import FAILED, INTERRUPTED, RUNS_FOLDER, schema
-from lipnorm_exp.report.aggregate import report_groups, usable_runs
+from lipnorm_exp.report.aggregate import compose_tagged_grids, report_groups, usable_runs
 from lipnorm_exp.report.coverage import coverage
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.frame import load_records
@@ -135,6 +135,8 @@ def write_report(args: argparse.Namespace, frame: pd.DataFrame) -> None:
     The first line printed says which presets, scales and protocols the records cover and which
     of the scorecard's presets they can score (`coverage`).
     """
+    # the grids of the presets tagged (the scorecard's and the coverage line's: paper scale)
+    compose_tagged_grids(frame, "paper" if args.only == "scorecard" else None)
     print(coverage(frame))
     failed = int((frame[schema.STATUS] == FAILED).sum())
     interrupted = int((frame[schema.STATUS] == INTERRUPTED).sum())
