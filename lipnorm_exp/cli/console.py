@@ -30,8 +30,8 @@ def lipnorm_exp() -> None:
 
 
 def report() -> None:
-    """``lipnorm-exp-report``: tables, figures, scorecard (`lipnorm_exp.report.__main__`)."""
-    run_entry_point("lipnorm-exp-report", "lipnorm_exp.report.__main__:main")
+    """``lipnorm-exp-report``: tables, figures, scorecard (`lipnorm_exp.report.command`)."""
+    run_entry_point("lipnorm-exp-report", "lipnorm_exp.report.command:main")
 
 
 def merge() -> None:

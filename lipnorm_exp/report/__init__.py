@@ -9,14 +9,35 @@ cell. It writes the tables (`tables`,
 `ablation`) and figures (`figures`) with the
 published numbers (`published_numbers`) beside ours, and beside each
 the runs it used and a line saying where they come from (`used_runs`).
+
+The names below are imported when first used, so that importing the package (as
+``python -m lipnorm_exp.report`` does before its ``__main__``) needs none of the ``app`` extra's
+modules (pandas, Hydra, matplotlib).
 """
 
-from lipnorm_exp.records.labels import model_label
-from lipnorm_exp.report.aggregate import preset_runs, report_groups, select, usable_runs
-from lipnorm_exp.report.figures import write_figures
-from lipnorm_exp.report.frame import load_records
-from lipnorm_exp.report.grids import preset_grid
-from lipnorm_exp.report.tables import write_tables
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lipnorm_exp.records.labels import model_label
+    from lipnorm_exp.report.aggregate import preset_runs, report_groups, select, usable_runs
+    from lipnorm_exp.report.figures import write_figures
+    from lipnorm_exp.report.frame import load_records
+    from lipnorm_exp.report.grids import preset_grid
+    from lipnorm_exp.report.tables import write_tables
+
+#: each name → the module that defines it
+_DEFINED_IN = {
+    "load_records": "lipnorm_exp.report.frame",
+    "model_label": "lipnorm_exp.records.labels",
+    "preset_grid": "lipnorm_exp.report.grids",
+    "preset_runs": "lipnorm_exp.report.aggregate",
+    "report_groups": "lipnorm_exp.report.aggregate",
+    "select": "lipnorm_exp.report.aggregate",
+    "usable_runs": "lipnorm_exp.report.aggregate",
+    "write_figures": "lipnorm_exp.report.figures",
+    "write_tables": "lipnorm_exp.report.tables",
+}
 
 __all__ = [
     "load_records",
@@ -29,3 +50,10 @@ __all__ = [
     "write_figures",
     "write_tables",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``name`` of `__all__`, imported from its module on first use (PEP 562)."""
+    if name not in _DEFINED_IN:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_DEFINED_IN[name]), name)

@@ -54,11 +54,12 @@ from dataclasses import dataclass
 import pandas as pd
 from scipy import stats
 
+from lipnorm_exp.config import preset_names
 from lipnorm_exp.config.schema import BEST_VAL_EPOCH, FINAL_EPOCH
 from lipnorm_exp.records import DIVERGED, FINISHED, schema
 from lipnorm_exp.records.identity import REPORTING_SEEDS_FROM
 from lipnorm_exp.report.frame import FINAL_TEST_ACC, FINAL_VAL_ACC
-from lipnorm_exp.report.grids import PresetGrid, preset_grid
+from lipnorm_exp.report.grids import PresetGrid, compose_grids, preset_grid
 
 #: the column a setting is chosen by, and the one reported (rule 5)
 VALIDATION = schema.BEST_VAL_ACC
@@ -118,6 +119,20 @@ def preset_runs(
     grid = preset_grid(preset, scale, protocol)
     mine = mine[grid.contains(mine)]
     return None if mine.empty else (mine, grid)
+
+
+def compose_tagged_grids(frame: pd.DataFrame, scale: str | None = None) -> None:
+    """Compose at once (`compose_grids`) the grids `preset_runs` may take for ``frame``.
+
+    Those of each preset with a usable run tagged with it, at each scale (only ``scale`` where
+    given) and protocol with records.
+    """
+    presets = set(preset_names())
+    wanted = []
+    for pair in report_groups(frame, scale):
+        tags = usable_runs(frame, *pair)["tags"].explode().dropna()
+        wanted += [(preset, *pair) for preset in sorted(presets.intersection(tags))]
+    compose_grids(wanted)
 
 
 #: the last epoch's column of a column read at the best validation epoch
@@ -541,6 +556,7 @@ __all__ = [
     "Selection",
     "cell_numbers",
     "compact",
+    "compose_tagged_grids",
     "curves",
     "epoch_rule",
     "finite",

@@ -13,7 +13,9 @@ report shows each protocol on its own. `paper_budget` reads a preset's budget at
 """
 
 import math
-from collections.abc import Mapping
+import multiprocessing
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import cache, cached_property
 from itertools import product
@@ -189,7 +191,6 @@ def _grid_job(job: DictConfig, keys: tuple[str, ...]) -> GridJob:
     )
 
 
-@cache
 def _composed_grid(preset: str, scale: str, protocol: str, configs_dir: Path) -> PresetGrid:
     base = (f"+experiment={preset}", f"scale={scale}", f"protocol={protocol}")
     axes = sweep_axes(compose_config(configs_dir, base, with_hydra=True).hydra)
@@ -238,12 +239,44 @@ def paper_budget(preset: str) -> Budget:
     return Budget(int(composed.grid.paper.epochs), len(sweep_axes(composed.hydra)["seed"]))
 
 
+#: the grids composed in this process (or handed to it by `compose_grids`), by preset, scale and
+#: protocol
+_GRIDS: dict[tuple[str, str, str], PresetGrid] = {}
+#: how many processes `compose_grids` composes in at once (a grid's jobs take a few seconds)
+WORKERS = 2
+
+
 def preset_grid(preset: str, scale: str, protocol: str) -> PresetGrid:
     """Compose the grid of ``preset`` at ``scale`` under ``protocol`` from `CONFIGS_DIR`.
 
     Composed once per process (module docstring).
     """
-    return _composed_grid(preset, scale, protocol, CONFIGS_DIR)
+    key = (preset, scale, protocol)
+    if key not in _GRIDS:
+        _GRIDS[key] = _composed_grid(*key, CONFIGS_DIR)
+    return _GRIDS[key]
+
+
+def _forked_grid(key: tuple[str, str, str]) -> PresetGrid:
+    return _composed_grid(*key, CONFIGS_DIR)
+
+
+def compose_grids(wanted: Iterable[tuple[str, str, str]]) -> None:
+    """Compose the grids ``wanted`` (``(preset, scale, protocol)``) that `preset_grid` has not.
+
+    Hydra composes one config at a time, a seventh of a second each, and a report's grids take
+    some two hundred; so they are composed in `WORKERS` forked processes at once (where the
+    system forks), each grid in one, and `preset_grid` returns them after. A grid is the same
+    whichever process composes it.
+    """
+    missing = [key for key in dict.fromkeys(wanted) if key not in _GRIDS]
+    if len(missing) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        for key in missing:
+            preset_grid(*key)
+        return
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(min(WORKERS, len(missing)), mp_context=context) as pool:
+        _GRIDS.update(zip(missing, pool.map(_forked_grid, missing), strict=True))
 
 
 __all__ = [
@@ -253,6 +286,7 @@ __all__ = [
     "GridJob",
     "PresetGrid",
     "compose_config",
+    "compose_grids",
     "hyper_keys",
     "paper_budget",
     "paper_protocol",

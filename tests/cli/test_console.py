@@ -32,6 +32,7 @@ SCRIPTS: dict[str, str] = PROJECT["scripts"]
 #: their one line)
 PYTHON_M = {
     "python -m lipnorm_exp": ("lipnorm_exp", "lipnorm-exp"),
+    "python -m lipnorm_exp.report": ("lipnorm_exp.report", "lipnorm-exp-report"),
 }
 #: namespace packages that this project shares with the extra's distributions
 SHARED = {"hydra_plugins"}

@@ -9,7 +9,7 @@ import pandas as pd
 from conftest import REPO
 
 from lipnorm_exp.report import load_records
-from lipnorm_exp.report.__main__ import main
+from lipnorm_exp.report.command import main
 from lipnorm_exp.report.coverage import coverage, scored_presets
 from lipnorm_exp.report.scorecard import MARKDOWN
 

@@ -23,7 +23,6 @@ from lipnorm_exp.records import RERUN_SUFFIX, run_id, schema
 from lipnorm_exp.records.heatmap import BLANK_CELLS
 from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.report import aggregate, grids, published_numbers, verdicts
-from lipnorm_exp.report.__main__ import main
 from lipnorm_exp.report.aggregate import (
     MISSING,
     HyperSetting,
@@ -33,6 +32,7 @@ from lipnorm_exp.report.aggregate import (
     select,
     usable_runs,
 )
+from lipnorm_exp.report.command import main
 from lipnorm_exp.report.figures import APART_OFFSET
 from lipnorm_exp.report.frame import load_records, record_row, records_frame
 from lipnorm_exp.report.grids import paper_budget, preset_grid

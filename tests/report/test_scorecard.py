@@ -17,7 +17,7 @@ from lipnorm_exp.records import schema
 from lipnorm_exp.records.numerics import NUMERICS_VERSION
 from lipnorm_exp.records.verify import DIFFERENT, ROUNDING, RULE, rejudged
 from lipnorm_exp.report import claims, published_numbers
-from lipnorm_exp.report.__main__ import main
+from lipnorm_exp.report.command import main
 from lipnorm_exp.report.coverage import coverage
 from lipnorm_exp.report.frame import load_records, record_row, records_frame
 from lipnorm_exp.report.paper_presets import PRESETS
