@@ -241,7 +241,8 @@ def paper_budget(preset: str) -> Budget:
 
 #: the grids composed in this process (or handed to it by `compose_grids`), by preset, scale and
 #: protocol
-_GRIDS: dict[tuple[str, str, str], PresetGrid] = {}
+#: the grids composed so far, by preset, scale, protocol and configs folder
+_GRIDS: dict[tuple[str, str, str, Path], PresetGrid] = {}
 #: how many processes `compose_grids` composes in at once (a grid's jobs take a few seconds)
 WORKERS = 2
 
@@ -249,16 +250,16 @@ WORKERS = 2
 def preset_grid(preset: str, scale: str, protocol: str) -> PresetGrid:
     """Compose the grid of ``preset`` at ``scale`` under ``protocol`` from `CONFIGS_DIR`.
 
-    Composed once per process (module docstring).
+    Composed once per process and configs folder (module docstring).
     """
-    key = (preset, scale, protocol)
+    key = (preset, scale, protocol, CONFIGS_DIR)
     if key not in _GRIDS:
-        _GRIDS[key] = _composed_grid(*key, CONFIGS_DIR)
+        _GRIDS[key] = _composed_grid(*key)
     return _GRIDS[key]
 
 
-def _forked_grid(key: tuple[str, str, str]) -> PresetGrid:
-    return _composed_grid(*key, CONFIGS_DIR)
+def _forked_grid(key: tuple[str, str, str, Path]) -> PresetGrid:
+    return _composed_grid(*key)
 
 
 def compose_grids(wanted: Iterable[tuple[str, str, str]]) -> None:
@@ -269,10 +270,11 @@ def compose_grids(wanted: Iterable[tuple[str, str, str]]) -> None:
     system forks), each grid in one, and `preset_grid` returns them after. A grid is the same
     whichever process composes it.
     """
-    missing = [key for key in dict.fromkeys(wanted) if key not in _GRIDS]
+    keys = [(*key, CONFIGS_DIR) for key in dict.fromkeys(wanted)]
+    missing = [key for key in keys if key not in _GRIDS]
     if len(missing) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         for key in missing:
-            preset_grid(*key)
+            preset_grid(*key[:3])
         return
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(min(WORKERS, len(missing)), mp_context=context) as pool:

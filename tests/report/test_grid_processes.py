@@ -27,14 +27,15 @@ def test_grids_composed_in_other_processes_are_those_composed_here(no_grids):
     grids.compose_grids([*KEYS, KEYS[0]])
     assert grids.compose_config.cache_info().currsize == 0  # composed elsewhere
     forked = dict(grids._GRIDS)
-    assert list(forked) == KEYS
-    here = {key: grids._composed_grid(*key, grids.CONFIGS_DIR) for key in KEYS}
+    keys = [(*key, grids.CONFIGS_DIR) for key in KEYS]  # the cache is per configs folder too
+    assert list(forked) == keys
+    here = {key: grids._composed_grid(*key) for key in keys}
     assert forked == here
     composed_here = grids.compose_config.cache_info().currsize
     assert composed_here == sum(len(grid.jobs) + 1 for grid in here.values())
     grids.compose_grids(KEYS)  # nothing left to compose
     assert grids.compose_config.cache_info().currsize == composed_here
-    assert grids.preset_grid(*KEYS[1]) is forked[KEYS[1]]
+    assert grids.preset_grid(*KEYS[1]) is forked[keys[1]]
 
 
 def _frame(rows: list[tuple[str, str, str, list[str]]]) -> pd.DataFrame:
