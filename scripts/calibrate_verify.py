@@ -185,22 +185,30 @@ def shortened(record: dict, epochs: int) -> dict:
     return cut
 
 
+def _trial(
+    case: str, expected: str, record: dict, spread: float, train: Callable[[], tuple[dict, dict]]
+) -> dict:
+    """One case of ``record``: ``train`` gives the two records judged (the first as stored), timed
+    and printed; the row names ``record``."""
+    started = time.perf_counter()
+    stored, ours = train()
+    judged = judge(stored, ours, spread)
+    row = _row(case, expected, record, ours, judged, spread)
+    row |= {"stored_test": points_at_best_val(stored)}
+    row["seconds"] = round(time.perf_counter() - started, 1)
+    excess = _size(judged.rounding_excess)
+    print(f"{record[schema.RUN_ID]} {case}: {judged.verdict} ({excess})", flush=True)
+    return row
+
+
 def deep_windows(records: dict[str, dict], spreads: dict[str, float], names) -> list:
     """Each deep record's first `WINDOW_EPOCHS` epochs at 2 threads, judged against 1 thread."""
-    rows = []
-    for rid in names:
+
+    def at_both(rid: str) -> Callable[[], tuple[dict, dict]]:
         cut = shortened(records[rid], WINDOW_EPOCHS)
-        started = time.perf_counter()
-        one, two = retrain(cut, "cpu", 1), retrain(cut, "cpu", 2)
-        judged = judge(one, two, spreads[rid])
-        row = _row(DEEP_THREADS, PASS, records[rid], two, judged, spreads[rid])
-        row |= {"stored_test": points_at_best_val(one)}
-        row["seconds"] = round(time.perf_counter() - started, 1)
-        print(
-            f"{rid} {DEEP_THREADS}: {judged.verdict} ({_size(judged.rounding_excess)})", flush=True
-        )
-        rows.append(row)
-    return rows
+        return lambda: (retrain(cut, "cpu", 1), retrain(cut, "cpu", 2))
+
+    return [_trial(DEEP_THREADS, PASS, records[rid], spreads[rid], at_both(rid)) for rid in names]
 
 
 def retrained(records: dict[str, dict], spreads: dict[str, float], names, threads_names) -> list:
@@ -219,17 +227,12 @@ def retrained(records: dict[str, dict], spreads: dict[str, float], names, thread
         if _has_gat_layers(record):
             cases.append((f"slope {SLOPE}", FAIL, rid, _within(other_slope)))
         cases.append((f"output x {1 + SCALE:g}", FAIL, rid, _within(scaled_output)))
-    rows = []
-    for case, expected, rid, train in cases:
-        record = records[rid]
-        started = time.perf_counter()
-        ours = train(record)
-        judged = judge(record, ours, spreads[rid])
-        row = _row(case, expected, record, ours, judged, spreads[rid])
-        row["seconds"] = round(time.perf_counter() - started, 1)
-        print(f"{rid} {case}: {judged.verdict} ({_size(judged.rounding_excess)})", flush=True)
-        rows.append(row)
-    return rows
+    return [
+        _trial(
+            case, expected, records[rid], spreads[rid], lambda r=records[rid], t=train: (r, t(r))
+        )
+        for case, expected, rid, train in cases
+    ]
 
 
 def _within(patch) -> Callable[[dict], dict]:
