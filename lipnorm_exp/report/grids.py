@@ -239,9 +239,8 @@ def paper_budget(preset: str) -> Budget:
     return Budget(int(composed.grid.paper.epochs), len(sweep_axes(composed.hydra)["seed"]))
 
 
-#: the grids composed in this process (or handed to it by `compose_grids`), by preset, scale and
-#: protocol
-#: the grids composed so far, by preset, scale, protocol and configs folder
+#: the grids composed in this process (or handed to it by `compose_grids`), by preset, scale,
+#: protocol and configs folder
 _GRIDS: dict[tuple[str, str, str, Path], PresetGrid] = {}
 #: how many processes `compose_grids` composes in at once (a grid's jobs take a few seconds)
 WORKERS = 2
@@ -273,8 +272,7 @@ def compose_grids(wanted: Iterable[tuple[str, str, str]]) -> None:
     keys = [(*key, CONFIGS_DIR) for key in dict.fromkeys(wanted)]
     missing = [key for key in keys if key not in _GRIDS]
     if len(missing) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        for key in missing:
-            preset_grid(*key[:3])
+        _GRIDS.update((key, _composed_grid(*key)) for key in missing)
         return
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(min(WORKERS, len(missing)), mp_context=context) as pool:
