@@ -41,17 +41,19 @@ from bench_environment import environment, header
 from omegaconf import OmegaConf
 
 import lipnorm_exp.training.member as member
-from lipnorm_exp.cli.verify import retrain
+from lipnorm_exp.cli.verify import retrain, setting_spreads
 from lipnorm_exp.nn.gat_layer import GATLayer
 from lipnorm_exp.records import FINISHED, RUNS_FOLDER, iter_records, schema, setting_key
 from lipnorm_exp.records.added_keys import with_added_keys
 from lipnorm_exp.records.identity import ADDED_KEYS, COMPUTATION_KEYS, run_id
 from lipnorm_exp.records.verify import (
     GROWTH,
+    MIN_SPREAD,
     PASSING,
     ROUNDING_EPOCHS,
     RTOL,
     RULE,
+    SPREAD_SEEDS,
     judge,
     points_at_best_val,
     spread,
@@ -133,6 +135,7 @@ def seed_pairs(records: list[dict]) -> list[dict]:
         if len({r[schema.CONFIG]["seed"] for r in runs}) < 3 or runs[0][schema.CONFIG]["seed"]:
             continue
         allowed = spread(points_at_best_val(r) for r in runs)
+        assert allowed is not None  # three seeds or more
         first = runs[0]
         for other in runs[1:]:
             judged = judge(first, other, allowed)
@@ -159,7 +162,7 @@ def _row(case, expected, stored, ours, judged, allowed, **extra) -> dict:
         "rounding_excess": judged.rounding_excess,
         "stored_test": points_at_best_val(stored),
         "ours_test": points_at_best_val(ours),
-        "spread": round(allowed, 2),
+        "spread": None if allowed is None else round(allowed, 2),
         "seconds": None,
         **extra,
     }
@@ -201,7 +204,7 @@ def _trial(
     return row
 
 
-def deep_windows(records: dict[str, dict], spreads: dict[str, float], names) -> list:
+def deep_windows(records: dict[str, dict], spreads: dict[str, float | None], names) -> list:
     """Each deep record's first `WINDOW_EPOCHS` epochs at 2 threads, judged against 1 thread."""
 
     def at_both(rid: str) -> Callable[[], tuple[dict, dict]]:
@@ -211,7 +214,9 @@ def deep_windows(records: dict[str, dict], spreads: dict[str, float], names) -> 
     return [_trial(DEEP_THREADS, PASS, records[rid], spreads[rid], at_both(rid)) for rid in names]
 
 
-def retrained(records: dict[str, dict], spreads: dict[str, float], names, threads_names) -> list:
+def retrained(
+    records: dict[str, dict], spreads: dict[str, float | None], names, threads_names
+) -> list:
     """Each record trained again in each case that applies to it, judged."""
     cases: list[tuple[str, str, str, Callable[[dict], dict]]] = []
     for rid in names:
@@ -281,8 +286,9 @@ def markdown(frame: pd.DataFrame, env: dict, failures: list[str], old_passes: in
         f"growing at most {GROWTH:g}-fold an epoch for {ROUNDING_EPOCHS} epochs (the excess: "
         "the largest ratio to that envelope, at most 1 within rounding); then the same status "
         "and a final test accuracy within the setting's spread (its seeds' sample std, at least "
-        "0.5 points). The departure: the largest relative difference of those columns at "
-        "the first epoch that differs.",
+        f"{MIN_SPREAD:g} points; not judged where the setting has fewer than {SPREAD_SEEDS} "
+        "seeds). The departure: the largest relative difference of those columns at the first "
+        "epoch that differs.",
         "",
         f"- another seed: {int(pairs['passes'].sum())} of {len(pairs)} pairs (seed-0 record, "
         f"another seed of its setting; {pairs['run_id'].nunique()} settings with at least 3 "
@@ -351,14 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     by_id = {record[schema.RUN_ID]: record for record in records}
     rows = seed_pairs(records)
     old_passes = sum(bool(row.pop("old_rule_passes")) for row in rows)
-    tests: dict[str, list] = defaultdict(list)
-    for record in records:
-        if record[schema.STATUS] in FINISHED:
-            tests[setting_key(record[schema.CONFIG])].append(points_at_best_val(record))
-    spreads = {
-        rid: spread(tests[setting_key(by_id[rid][schema.CONFIG])])
-        for rid in [*args.records, *args.deep_records]
-    }
+    spreads = setting_spreads(records)
     rows += retrained(by_id, spreads, args.records, set(args.threads_records))
     rows += deep_windows(by_id, spreads, args.deep_records)
     frame = pd.DataFrame(rows)

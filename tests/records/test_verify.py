@@ -101,6 +101,19 @@ def test_a_late_chaotic_departure_passes_where_the_final_numbers_stay_within_the
     assert judge(stored, _record(chaotic, status=DIVERGED), 0.5).verdict == DIFFERENT
 
 
+def test_a_one_seed_setting_is_judged_on_its_history_alone():
+    # no spread known (one seed): chaos may move the final number anywhere, rounding may not
+    stored = _record(_history(), test=0.323)
+    chaotic = _record(_perturbed(_history(), start=1, size=6e-8, growth=1.5), test=0.380)
+    assert spread([32.3]) is None
+    assert judge(stored, chaotic, None).verdict == ROUNDING
+    assert judge(stored, chaotic, 0.5).verdict == DIFFERENT
+    changed = _record(_perturbed(_history(), start=1, size=3.2e-6, growth=1.5), test=0.323)
+    assert judge(stored, changed, None).verdict == DIFFERENT
+    diverged = _record(chaotic[schema.HISTORY], status=DIVERGED)
+    assert judge(stored, diverged, None).verdict == DIFFERENT
+
+
 def test_another_seeds_history_is_different_even_with_the_same_final_number():
     stored = _record(_history(), test=0.8)
     judged = judge(stored, _record(_history(phase=0.5), test=0.8), 2.0)
@@ -195,9 +208,10 @@ def test_relative_differences_of_numbers_lists_and_missing_values():
 
 
 def test_the_spread_is_the_seeds_sample_std_and_at_least_half_a_point():
-    assert spread([80.0]) == 0.5
+    assert spread([80.0]) is None and spread([]) is None
     assert spread([78.0, 80.0, 82.0]) == pytest.approx(2.0)
     assert spread([80.0, 80.1, float("nan"), None]) == 0.5
+    assert spread([80.0, float("nan"), None]) is None
 
 
 def test_the_verdicts_are_named_in_one_place():
@@ -332,14 +346,16 @@ def test_old_findings_are_judged_again_where_what_they_stored_allows():
     new = old.assign(rule=[RULE, OLD_RULE, RULE])
     assert rejudged(new).equals(new)
     # an earlier, stricter epoch-by-epoch rule: what passed it passes today's; its different waits
-    earlier = pd.DataFrame(
-        {
-            "run_id": ["d", "e", "f"],
-            "verdict": [IDENTICAL, ROUNDING, DIFFERENT],
-            "rule": [EARLIER_RULES[0]] * 3,
-        }
-    )
-    assert rejudged(earlier)["rule"].tolist() == [RULE, RULE, EARLIER_RULES[0]]
+    assert RULE not in EARLIER_RULES
+    for earlier_rule in EARLIER_RULES:
+        earlier = pd.DataFrame(
+            {
+                "run_id": ["d", "e", "f"],
+                "verdict": [IDENTICAL, ROUNDING, DIFFERENT],
+                "rule": [earlier_rule] * 3,
+            }
+        )
+        assert rejudged(earlier)["rule"].tolist() == [RULE, RULE, earlier_rule]
 
 
 def test_a_dry_run_trains_nothing_and_an_unknown_run_is_refused_in_one_line(
