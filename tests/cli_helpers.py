@@ -55,12 +55,22 @@ def start(args: list[str], env: dict[str, str] | None = None, **kwargs) -> subpr
 
 
 def cli(
-    args: list[str], timeout: float = 120, cwd: Path = REPO, env: dict[str, str] | None = None
+    args: list[str],
+    timeout: float = 120,
+    cwd: Path = REPO,
+    env: dict[str, str] | None = None,
+    **kwargs,
 ) -> subprocess.CompletedProcess:
     """``args`` run to the end in ``cwd`` (the checkout by default), output captured; ``env``:
-    the environment (:func:`environment` by default)."""
+    the environment (:func:`environment` by default); ``kwargs``: `subprocess.run`'s others."""
     return subprocess.run(
-        args, cwd=cwd, env=env or environment(), capture_output=True, text=True, timeout=timeout
+        args,
+        cwd=cwd,
+        env=env or environment(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
     )
 
 

@@ -97,7 +97,10 @@ from lipnorm_exp.util.errors import UserError
 
 __all__ = ["Finding", "main", "retrain", "verify_record", "write_findings"]
 
-ERROR_PREFIX = "lipnorm_exp.verify: error: "
+#: the command's name in its one-line refusals and stops
+COMMAND = "lipnorm_exp.verify"
+#: the start of the one line a refused command prints
+ERROR_PREFIX = f"{COMMAND}: error: "
 #: where findings go by default, beside the scorecard
 FINDINGS = Path("results", "verification.csv")
 #: the columns a findings file must hold to be added to (those of the first findings written)
@@ -421,8 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_command(
         body,
         UserError,
-        ERROR_PREFIX,
-        "lipnorm_exp.verify: interrupted (Ctrl-C); findings so far are written",
+        COMMAND,
+        "findings so far are written",
     )
 
 

@@ -80,8 +80,10 @@ ACTIONS = (NEW, REPLACE, TAGS, SAME, KEEP, UNFINISHED, CONFLICT)
 WRITES = (NEW, REPLACE, TAGS)
 #: which record a conflict keeps (``--prefer``)
 PREFERENCES = ("target", "source", "newer")
+#: the command's name in its one-line refusals and stops
+COMMAND = "lipnorm_exp.records.merge"
 #: the start of the one line a refused command prints
-ERROR_PREFIX = "lipnorm_exp.records.merge: error: "
+ERROR_PREFIX = f"{COMMAND}: error: "
 #: exit status of a merge refused for its conflicts (nothing written)
 EXIT_CONFLICTS = 1
 
@@ -317,9 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_command(
         lambda: merge(args),
         MergeError,
-        ERROR_PREFIX,
-        "lipnorm_exp.records.merge: interrupted (Ctrl-C); every record written is whole; "
-        "run the same command again to merge the rest",
+        COMMAND,
+        "every record written is whole; run the same command again to merge the rest",
     )
 
 

@@ -35,8 +35,10 @@ from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import ConfigError
 from lipnorm_exp.util.folders import writable_folder
 
+#: the command's name in its one-line refusals and stops
+COMMAND = "lipnorm_exp.report"
 #: the start of the one line a refused command prints
-ERROR_PREFIX = "lipnorm_exp.report: error: "
+ERROR_PREFIX = f"{COMMAND}: error: "
 #: the default ``--out``: the repository's report of its records (``make report``), committed
 REPOSITORY_OUT = Path("results")
 #: what a folder the report creates elsewhere holds, so that git ignores it and all it holds
@@ -123,9 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_command(
         body,
         ReportError,
-        ERROR_PREFIX,
-        "lipnorm_exp.report: interrupted (Ctrl-C); every file written is whole, "
-        "the others are as they were",
+        COMMAND,
+        "every file written is whole, the others are as they were",
     )
 
 

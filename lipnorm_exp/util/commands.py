@@ -54,26 +54,32 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_REFUSED, f"{self.error_prefix}{message}; see --help\n")
 
 
-def run_command(
-    body: Callable[[], int], refused: type[Exception], error_prefix: str, interrupted: str
-) -> int:
-    """Run a command's ``body`` and return its exit status; its refusals and Ctrl-C in one line.
+def run_command(body: Callable[[], int], refused: type[Exception], command: str, whole: str) -> int:
+    """Run a command's ``body`` and return its exit status; its refusals and stops in one line.
+
+    The body runs within `stop_requests`: Ctrl-C stops it, and so do SIGTERM and SIGHUP, whatever
+    the process inherited (a command started in the background of a shell inherits Ctrl-C
+    ignored).
 
     Args:
         body: the command's work; returns its exit status.
-        refused: the error type of an argument the command cannot work with: printed after
-            ``error_prefix``, exit `EXIT_REFUSED`.
-        error_prefix: the start of that line (``lipnorm_exp.report: error: ``).
-        interrupted: the line printed on Ctrl-C (what is whole, what to do), exit
-            `EXIT_INTERRUPTED`.
+        refused: the error type of an argument the command cannot work with: printed as
+            ``<command>: error: <message>``, exit `EXIT_REFUSED`.
+        command: the command's name in its lines (``lipnorm_exp.report``).
+        whole: what a stop leaves whole and what to do, printed as ``<command>: interrupted
+            (<where the stop came from>); <whole>``, exit `EXIT_INTERRUPTED`.
     """
+    # a body runs with the app extra installed; this module is imported without it (psutil)
+    from lipnorm_exp.util.stopping import stop_requests
+
     try:
-        return body()
+        with stop_requests():
+            return body()
     except refused as error:
-        print(f"{error_prefix}{error}", file=sys.stderr)
+        print(f"{command}: error: {error}", file=sys.stderr)
         return EXIT_REFUSED
-    except KeyboardInterrupt:
-        print(interrupted, file=sys.stderr)
+    except KeyboardInterrupt as stop:
+        print(f"{command}: interrupted ({str(stop) or 'Ctrl-C'}); {whole}", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
