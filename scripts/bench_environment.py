@@ -21,8 +21,33 @@ def device_name(device: torch.device | str) -> str:
     return f"CPU ({processor_model()})"
 
 
+#: the checkout these scripts belong to
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def portable_argument(argument: str) -> str:
+    """``argument`` as a committed file may show it, naming no folder of the machine it ran on.
+
+    An absolute path inside the checkout is written relative to it; one outside it (a clone, a
+    scratch folder) as ``<its last part>`` (``--checkout <LipschitzNorm>``). ``--option=<path>``
+    likewise; any other argument as it is.
+    """
+    option, equals, value = (
+        argument.rpartition("=") if argument.startswith("--") else ("", "", argument)
+    )
+    path = Path(value)
+    if not path.is_absolute():
+        return argument
+    if path.resolve().is_relative_to(REPOSITORY):
+        return f"{option}{equals}{path.resolve().relative_to(REPOSITORY)}"
+    return f"{option}{equals}<{path.name}>"
+
+
 def environment(device: torch.device | str = "cpu", **extra) -> dict:
-    """Date, device, cores, threads, versions, ``extra`` settings and the command line."""
+    """Date, device, cores, threads, versions, ``extra`` settings and the command line.
+
+    The command line names paths outside the checkout by their last part (`portable_argument`).
+    """
     return {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "device": device_name(device),
@@ -35,7 +60,7 @@ def environment(device: torch.device | str = "cpu", **extra) -> dict:
         # processes ready to run, averaged over the minute before the benchmark started
         "load_average": round(os.getloadavg()[0], 1),
         **extra,
-        "command": " ".join(["python", *sys.argv]),
+        "command": " ".join(["python", *map(portable_argument, sys.argv)]),
     }
 
 

@@ -124,3 +124,15 @@ def test_reproduction_scripts_compose(script, tmp_path):
             except Exception as error:  # noqa: BLE001 - every refusal is reported below
                 refused.append(f"{' '.join(arguments)}: {error}")
     assert refused == []
+
+
+def test_a_recorded_command_names_no_folder_outside_the_checkout(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "scripts"))
+    from bench_environment import portable_argument
+
+    assert portable_argument("/elsewhere/clones/LipschitzNorm") == "<LipschitzNorm>"
+    assert portable_argument("--out=/tmp/calibration") == "--out=<calibration>"
+    assert portable_argument(str(REPO / "scripts" / "bench_layers.py")) == "scripts/bench_layers.py"
+    assert portable_argument(f"--runs={REPO}/results/runs") == "--runs=results/runs"
+    for kept in ("results/paper/authors", "--layers", "15", "--seeds=0,1", "model.hidden=16"):
+        assert portable_argument(kept) == kept
