@@ -5,10 +5,7 @@ RUNS ?= results/runs
 OUT ?= results
 # your own runs' records (`make run`), apart from the committed ones in results/runs
 OWN_RUNS ?= runs
-# raw dataset files beside the checkout, where they are, for offline runs (paths.raw_dirs)
-ifneq ($(wildcard ../shared/datasets),)
-export LIPNORM_RAW_DIRS ?= $(CURDIR)/../shared/datasets
-endif
+# offline: LIPNORM_RAW_DIRS=<a folder holding Planetoid/Cora/raw ...> make run (paths.raw_dirs)
 
 # install is a name for the stamp's target, not a file
 .PHONY: help install run test test-docs test-fast test-slurm lint format docs tables figures scorecard report reproduce reproduce-cpu bench clean

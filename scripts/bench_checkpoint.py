@@ -43,7 +43,6 @@ def parse_args(argv=None):
     parser.add_argument("--epochs", type=int, default=8, help="epochs timed per configuration")
     parser.add_argument("--every", default="1,10,50", help="values of train.checkpoint_every")
     parser.add_argument("--data-dir", default="data", help="paths.data_dir (Cora is read here)")
-    parser.add_argument("--raw-dir", default="../shared/datasets", help="a paths.raw_dirs entry")
     parser.add_argument("--out", default="results/bench")
     parser.add_argument(
         "--smoke",
@@ -58,7 +57,7 @@ def parse_args(argv=None):
 
 def measure(overrides: list[str], args, folder: Path) -> dict:
     """Median seconds per epoch of training + evaluation, keeping the state, writing it."""
-    paths = [f"paths.data_dir={Path(args.data_dir).resolve()}", f"paths.raw_dirs=[{args.raw_dir}]"]
+    paths = [f"paths.data_dir={Path(args.data_dir).resolve()}"]  # raw files: LIPNORM_RAW_DIRS
     cfg = compose_config(config_dir(), (*paths, "device=cpu", *overrides))
     task = load_task(cfg.dataset, cfg.paths, cfg.seed)
     model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs)

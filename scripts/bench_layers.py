@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
-from omegaconf import OmegaConf
 from torch import nn
 from torch_geometric.data import Data
 from torch_geometric.nn import GATConv, TransformerConv
@@ -44,7 +43,6 @@ from lipnorm_exp.report.grids import compose_config
 from lipnorm_exp.training.epoch import train_epoch
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 ARXIV = {"nodes": 169_343, "edges": 1_166_243, "features": 128, "classes": 40}
 HIDDEN, HEADS, DROPOUT = 64, 8, 0.6
 NORMS = ("none", "paper", "published", "pyg")  # pyg: the same stack of PyG's own layer
@@ -144,19 +142,13 @@ class Graph:
 
 
 def cora() -> Graph:
-    """Cora through the project's loader (raw files copied into a temporary data folder)."""
-    dataset = OmegaConf.create(
-        {
-            "name": "cora",
-            "missing_rate": 0.0,
-            "normalize_features": True,
-            "feature_layout": "dense",
-            "download": False,
-        }
-    )
+    """Cora through the project's loader, as a run gets it (into a temporary data folder: raw
+    files copied from ``LIPNORM_RAW_DIRS``, else downloaded)."""
     with tempfile.TemporaryDirectory(prefix="bench-data-") as data_dir:
-        paths = OmegaConf.create({"data_dir": data_dir, "raw_dirs": [str(SHARED_DATASETS)]})
-        task = load_task(dataset, paths, seed=0)
+        cfg = compose_config(
+            config_dir(), (f"paths.data_dir={data_dir}", "dataset.feature_layout=dense")
+        )
+        task = load_task(cfg.dataset, cfg.paths, seed=0)
     return Graph("cora", task, task.train_batches[0])
 
 

@@ -22,7 +22,6 @@ Two measurements in one process, on the threads torch is given (the committed fi
 import argparse
 import itertools
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -34,7 +33,7 @@ import bench_environment
 import numpy as np
 import pandas as pd
 import torch
-from bench_layers import SHARED_DATASETS, Graph, PygStack, timed_step_and_evaluation
+from bench_layers import Graph, PygStack, timed_step_and_evaluation
 from omegaconf import OmegaConf
 from torch_geometric import seed_everything
 
@@ -169,11 +168,8 @@ def table1(args, data_dir: str) -> pd.DataFrame:
 
 
 def paths(data_dir: str) -> tuple[str, ...]:
-    """Data in ``data_dir`` (raw files from ``LIPNORM_RAW_DIRS``, else ../shared/datasets)."""
-    raw = () if os.environ.get("LIPNORM_RAW_DIRS") or not SHARED_DATASETS.is_dir() else (
-        f"paths.raw_dirs=[{SHARED_DATASETS}]",
-    )  # fmt: skip
-    return (f"paths.data_dir={data_dir}", *raw, "train.progress=false", "device=cpu")
+    """Data in ``data_dir`` (raw files copied from ``LIPNORM_RAW_DIRS``, else downloaded)."""
+    return (f"paths.data_dir={data_dir}", "train.progress=false", "device=cpu")
 
 
 def grid_axes(preset: Preset, narrowed: Mapping[str, tuple]) -> dict[str, list]:

@@ -7,8 +7,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-# raw dataset files beside the checkout, where they are, for offline runs (paths.raw_dirs)
-if [ -d ../shared/datasets ]; then export LIPNORM_RAW_DIRS="${LIPNORM_RAW_DIRS:-$PWD/../shared/datasets}"; fi
 P="python -m lipnorm_exp train.progress=false scale=paper"
 
 # Figs. 2-3: GAT and GAT-Lip, 20 and 30 layers, 100 epochs, gradient tracking; 3 of 5 seeds

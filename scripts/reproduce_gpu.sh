@@ -13,8 +13,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-# raw dataset files beside the checkout, where they are, for offline runs (paths.raw_dirs)
-if [ -d ../shared/datasets ]; then export LIPNORM_RAW_DIRS="${LIPNORM_RAW_DIRS:-$PWD/../shared/datasets}"; fi
 # Table 3's 30-layer column on Cora, seeds 0-4 trained together per setting, joblib launcher
 T3_30=(python -m lipnorm_exp train.progress=false scale=paper +experiment=residual
        grid.paper.datasets=cora grid.paper.depths=30 "grid.paper.seeds='0,1,2,3,4'" seeds_per_job=5

@@ -1,6 +1,7 @@
 """Shared fixtures: configs composed through Hydra with paths in a temporary folder."""
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,13 +11,11 @@ from omegaconf import DictConfig
 
 from lipnorm_exp.config import register_resolvers
 from lipnorm_exp.data import load_task
+from lipnorm_exp.data.planetoid import PLANETOID_NAMES
+from lipnorm_exp.util.errors import DataNotFoundError
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
-#: raw dataset files beside the checkout, for offline runs (``paths.raw_dirs``)
-SHARED_DATASETS = REPO.parent / "shared" / "datasets"
-if SHARED_DATASETS.is_dir():
-    os.environ.setdefault("LIPNORM_RAW_DIRS", str(SHARED_DATASETS))
 
 register_resolvers()
 
@@ -81,3 +80,24 @@ def prepared_data(folder: Path) -> Path:
 def data_dir(tmp_path_factory) -> Path:
     """Cora prepared once per test module, shared by the command lines it starts."""
     return prepared_data(tmp_path_factory.mktemp("data"))
+
+
+@pytest.fixture(scope="session")
+def planetoid_raw(tmp_path_factory) -> Callable[[str], Path]:
+    """``planetoid_raw("cora")`` → a folder holding that dataset's raw Planetoid files.
+
+    They are got the way a run gets them, through the project's own data path: copied from the
+    folders ``$LIPNORM_RAW_DIRS`` lists, else downloaded where there is a network (once per
+    session). Where neither gives them, the test is skipped with the loader's one-line reason.
+    """
+    root = tmp_path_factory.mktemp("planetoid")
+
+    def raw_folder(name: str) -> Path:
+        cfg = compose_config(root, [f"dataset={name}"])
+        try:
+            load_task(cfg.dataset, cfg.paths, seed=0)
+        except DataNotFoundError as error:
+            pytest.skip(f"{name}'s raw files: {error}")
+        return Path(cfg.paths.data_dir) / "Planetoid" / PLANETOID_NAMES[name] / "raw"
+
+    return raw_folder

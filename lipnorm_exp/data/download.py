@@ -97,7 +97,10 @@ def ensure_files(
     if raw_dirs is not None:
         mirrors = ", ".join(str(root) for root in raw_dirs)
         where += f" nor as {relative} under paths.raw_dirs=[{mirrors}]"
-        fixes += f" or set paths.raw_dirs=[<a folder holding {relative}>]"
+        fixes += (
+            f" or set paths.raw_dirs=[<a folder holding {relative}>]"
+            " (or the environment variable LIPNORM_RAW_DIRS=<that folder>)"
+        )
     if url is None:
         raise DataNotFoundError(f"{where}; {fixes} (there is no download for it)")
     if not download:

@@ -21,7 +21,7 @@ CPUINFO = Path("/proc/cpuinfo")
 def portable_paths(paths: dict[str, Any]) -> dict[str, Any]:
     """``paths`` of a resolved config with every folder written under ``root_dir`` relative to it.
 
-    ``root_dir`` itself becomes ``"."`` and ``<root>/../shared/datasets`` ``../shared/datasets``;
+    ``root_dir`` itself becomes ``"."`` and ``<root>/../raw/datasets`` ``../raw/datasets``;
     folders elsewhere (``LIPNORM_DATA_DIR``, a temporary folder) stay as they are.
     """
     root = paths["root_dir"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import SHARED_DATASETS
+from cli_helpers import TINY, cli, command, records
 from omegaconf import OmegaConf
 
 from lipnorm_exp.data import FULL_GRAPH_NODES, load_task
@@ -15,7 +15,11 @@ from lipnorm_exp.data.planetoid import PLANETOID_NAMES, raw_file_names
 from lipnorm_exp.util.errors import ConfigError, DataError, DataNotFoundError, MissingPackageError
 
 # name: nodes, classes, train, val, test (public split of Kipf & Welling)
-SIZES = {"cora": (2708, 7, 140, 500, 1000), "citeseer": (3327, 6, 120, 500, 1000)}
+SIZES = {
+    "cora": (2708, 7, 140, 500, 1000),
+    "citeseer": (3327, 6, 120, 500, 1000),
+    "pubmed": (19717, 3, 60, 500, 1000),
+}
 
 
 def dataset_cfg(name: str, **overrides):
@@ -31,12 +35,15 @@ def dataset_cfg(name: str, **overrides):
 
 
 @pytest.fixture
-def paths(tmp_path):
+def mirror(planetoid_raw) -> Path:
+    """A folder laid out like ``paths.data_dir`` holding the three datasets' raw files."""
+    return [planetoid_raw(name) for name in sorted(SIZES)][0].parents[2]
+
+
+@pytest.fixture
+def paths(tmp_path, mirror):
     return OmegaConf.create(
-        {
-            "data_dir": str(tmp_path / "data"),
-            "raw_dirs": [str(tmp_path / "absent"), SHARED_DATASETS],
-        }
+        {"data_dir": str(tmp_path / "data"), "raw_dirs": [str(tmp_path / "absent"), str(mirror)]}
     )
 
 
@@ -47,7 +54,7 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("name", sorted(SIZES))
-def test_loads_public_split_offline(name, paths):
+def test_loads_public_split_from_the_raw_files(name, paths):
     task = load_task(dataset_cfg(name), paths, seed=0)
     (data,) = task.train_batches
     nodes, classes, train, val, test = SIZES[name]
@@ -114,6 +121,7 @@ def test_missing_files_without_download(tmp_path):
     assert all(file in message for file in raw_file_names("PubMed"))
     assert f"under paths.raw_dirs=[{tmp_path / 'none'}]" in message
     assert "set paths.raw_dirs=[<a folder holding Planetoid/PubMed/raw>]" in message
+    assert "(or the environment variable LIPNORM_RAW_DIRS=<that folder>)" in message
     assert "allow the download (dataset.download=true)" in message
 
 
@@ -132,13 +140,13 @@ def test_a_missing_package_is_named_with_its_install_not_blamed_on_a_file(paths,
 
 
 @pytest.mark.parametrize("kept", [0, 3])
-def test_an_empty_or_partial_raw_folder_is_completed_from_the_mirror(kept, paths):
+def test_an_empty_or_partial_raw_folder_is_completed_from_the_mirror(kept, paths, mirror):
     """What a run cut short leaves (a download without a network, a kill) heals on the next."""
     raw = Path(paths.data_dir) / "Planetoid" / "Cora" / "raw"
     raw.mkdir(parents=True)
     files = raw_file_names("Cora")
     for name in files[:kept]:
-        shutil.copyfile(Path(SHARED_DATASETS) / "Planetoid" / "Cora" / "raw" / name, raw / name)
+        shutil.copyfile(mirror / "Planetoid" / "Cora" / "raw" / name, raw / name)
     assert load_task(dataset_cfg("cora"), paths, seed=0).num_outputs == SIZES["cora"][1]
     assert sorted(path.name for path in raw.iterdir()) == sorted(files)
 
@@ -191,10 +199,10 @@ def test_processed_tensors_of_another_dataset_are_built_again_with_a_warning(pat
     )
 
 
-def test_a_foreign_graph_file_is_named_and_its_replacement_rebuilds(paths, caplog):
+def test_a_foreign_graph_file_is_named_and_its_replacement_rebuilds(paths, mirror, caplog):
     load_task(dataset_cfg("cora"), paths, seed=0)
     graph = Path(paths.data_dir) / "Planetoid/Cora/raw/ind.cora.graph"
-    shutil.copy(SHARED_DATASETS / "Planetoid/CiteSeer/raw/ind.citeseer.graph", graph)
+    shutil.copy(mirror / "Planetoid/CiteSeer/raw/ind.citeseer.graph", graph)
     with pytest.raises(DataError) as error:
         load_task(dataset_cfg("cora"), paths, seed=0)
     assert str(error.value) == (
@@ -229,3 +237,18 @@ def test_auto_keeps_a_feature_matrix_dense_where_few_entries_are_zero():
     assert laid_out(x, "auto").layout == torch.strided
     assert laid_out(x, "sparse").layout == torch.sparse_csr
     assert laid_out(x, "dense") is x
+
+
+@pytest.mark.slow
+def test_a_pubmed_run_trains_from_the_raw_files(tmp_path, planetoid_raw):
+    """The paper's third dataset through the real command: PubMed at 100% missing vectors."""
+    data_dir = planetoid_raw("pubmed").parents[2]
+    arguments = ("dataset=pubmed", "dataset.missing_rate=1.0", "+method=gat_lip", "train.epochs=3")
+    done = cli(command(tmp_path, data_dir, *TINY, *arguments), timeout=300)
+    assert done.returncode == 0, done.stderr
+    (record,) = records(tmp_path).values()
+    assert record["status"] == "completed"
+    assert record["config"]["dataset"]["name"] == "pubmed"
+    assert record["config"]["dataset"]["missing_rate"] == 1.0
+    assert [row["epoch"] for row in record["history"]] == [1, 2, 3]
+    assert 0.0 <= record["summary"]["test_acc_at_best_val"] <= 1.0

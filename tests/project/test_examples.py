@@ -3,12 +3,10 @@ prints PyG's epoch lines, its model built as it says (which layers carry Lipschi
 warning; Planetoid's raw files come from ``$LIPNORM_RAW_DIRS`` into an absent, empty or partial
 ``raw`` folder, and where they cannot come at all the script says so in one line."""
 
-import os
 import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from cli_helpers import environment
@@ -56,21 +54,17 @@ def test_gat_lip_cora_trains_on_planetoid_from_the_raw_mirror(norm, depth, tmp_p
     assert (root / "Cora" / "processed").is_dir()
 
 
-def raw_mirror() -> Path:
-    """Cora's raw folder under the first folder of ``$LIPNORM_RAW_DIRS`` that holds it."""
-    folders = os.environ["LIPNORM_RAW_DIRS"].split(os.pathsep)
-    mirrors = [Path(folder) / "Planetoid" / "Cora" / "raw" for folder in folders if folder]
-    return next(mirror for mirror in mirrors if mirror.is_dir())
-
-
 @pytest.mark.parametrize("kept", [0, 3])
-def test_an_empty_or_partial_raw_folder_is_completed_from_the_raw_mirror(kept, tmp_path):
+def test_an_empty_or_partial_raw_folder_is_completed_from_the_raw_mirror(
+    kept, tmp_path, planetoid_raw
+):
     """A first run cut short (no network, or a download stopped) leaves ``raw`` empty or partial."""
     raw = tmp_path / "Planetoid" / "Cora" / "raw"
     raw.mkdir(parents=True)
-    files = sorted(path.name for path in raw_mirror().iterdir())
+    mirror = planetoid_raw("cora")
+    files = sorted(path.name for path in mirror.iterdir())
     for name in files[:kept]:
-        shutil.copyfile(raw_mirror() / name, raw / name)
+        shutil.copyfile(mirror / name, raw / name)
     output = example(
         "gat_lip_cora.py", "--smoke", "--root", str(tmp_path / "Planetoid"), tmp_path=tmp_path
     )

@@ -1,6 +1,7 @@
 """The Makefile as a user meets it: `make help` prints values, `make install` runs when due."""
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -39,3 +40,22 @@ def test_install_runs_only_where_pyproject_changed_since_the_environment_s_stamp
     os.utime(tmp_path / "pyproject.toml")
     os.utime(stamp, (0, 0))
     assert all(installs(target) for target in targets)  # pyproject.toml changed since
+
+
+def test_only_ci_names_a_folder_beside_the_checkout():
+    """Tests, scripts, examples and the Makefile get data as a user's run does
+    (``LIPNORM_RAW_DIRS``, a download), never from a fixed folder beside the checkout, which a
+    fresh clone does not have; only ``.ci/run`` names one, to set ``LIPNORM_RAW_DIRS``."""
+    beside = re.compile(r"\.\./" + "shared" + r"|parents?(\[\d\])?\s*/\s*[\"']" + "shared")
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    history = ("results/", "CHANGELOG.md", ".ci/run")  # records and the past say where they ran
+    offenders = [
+        path
+        for path in tracked
+        if not path.startswith(history)
+        and (REPO / path).is_file()
+        and beside.search((REPO / path).read_text(errors="ignore"))
+    ]
+    assert offenders == []

@@ -111,14 +111,14 @@ def test_record_paths_are_relative_to_the_root_where_they_lie_under_it():
     paths = {
         "root_dir": "/repo",
         "data_dir": "/repo/data",
-        "raw_dirs": ["/repo/../shared/datasets", "/elsewhere/raw"],
+        "raw_dirs": ["/repo/../raw/datasets", "/elsewhere/raw"],
         "results_dir": "/tmp/runs",
         "log_dir": "/repo2/logs",
     }
     assert portable_paths(paths) == {
         "root_dir": ".",
         "data_dir": "data",
-        "raw_dirs": ["../shared/datasets", "/elsewhere/raw"],
+        "raw_dirs": ["../raw/datasets", "/elsewhere/raw"],
         "results_dir": "/tmp/runs",
         "log_dir": "/repo2/logs",
     }
