@@ -14,6 +14,11 @@ new history against the stored one epoch by epoch
   best validation epoch) within the spread of its setting: the sample standard deviation of that
   accuracy over the setting's stored seeds, at least 0.5 points (a setting of one seed has no
   spread, and its final numbers are not judged);
+- ``departed by rounding``: the same as the last up to the final numbers, which chaos carries
+  further apart than the setting's spread (as a re-run at another thread count does on a chaotic
+  setting): no rule on one record tells this from a change of the config in its fifth digit, so
+  it neither verifies the record nor calls it different; ``--cells ... --whole-cells`` asks the
+  cell-level question instead (`lipnorm_exp.records.cell_check`);
 - ``different``: they part beyond rounding, as another seed or other code does.
 
 ``scripts/calibrate_verify.py`` calibrated the tolerance (``results/verify_calibration.md``): the
@@ -64,6 +69,14 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from lipnorm_exp.cli.file_arguments import file_path, read_table, writable_path
+from lipnorm_exp.cli.verify_cells import (
+    CELL_FINDINGS,
+    CELLS_COLUMNS,
+    CellRuns,
+    cell_finding,
+    whole_cells,
+    write_cell_findings,
+)
 from lipnorm_exp.cli.verify_cost import Pace, cost_lines, made_seconds
 from lipnorm_exp.config import config_dir
 from lipnorm_exp.config.schema import Config as ConfigSchema
@@ -90,6 +103,7 @@ from lipnorm_exp.records.verify import (
     spread,
 )
 from lipnorm_exp.report.grids import compose_config
+from lipnorm_exp.report.verdicts import TOLERANCE_POINTS
 from lipnorm_exp.util import constraints
 from lipnorm_exp.util.atomic import remove_stale_temps, replacing
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
@@ -105,8 +119,6 @@ ERROR_PREFIX = f"{COMMAND}: error: "
 FINDINGS = Path("results", "verification.csv")
 #: the columns a findings file must hold to be added to (those of the first findings written)
 FINDINGS_COLUMNS = ("run_id", "verdict", "verified_at")
-#: the columns of a table's ``.runs.csv`` that ``--cells`` reads
-CELLS_COLUMNS = ("row", "column", "seed", "run_id")
 
 
 class VerifyError(UserError):
@@ -351,6 +363,32 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the runs behind a table's cells (the report's <table>.runs.csv)",
     )
     parser.add_argument(
+        "--whole-cells",
+        action="store_true",
+        help="with --cells: train every seed each cell reports and judge the cell (an "
+        "equivalence test of the means; --cell-out)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="'ROW, COLUMN'",
+        help="with --cells: only this cell, as its .runs.csv names it (repeatable)",
+    )
+    parser.add_argument(
+        "--margin",
+        type=float,
+        default=TOLERANCE_POINTS,
+        help="--whole-cells: the equivalence margin, points of accuracy (default: the "
+        "scorecard's band, %(default)g)",
+    )
+    parser.add_argument(
+        "--cell-out",
+        type=file_path,
+        default=CELL_FINDINGS,
+        help="--whole-cells: the cell findings' CSV file (default: %(default)s)",
+    )
+    parser.add_argument(
         "--per-setting",
         type=int,
         default=1,
@@ -380,7 +418,36 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     for option, value in (("--per-setting", args.per_setting), ("--threads", args.threads)):
         if value < 1:
             parser.error(f"argument {option}: {value} must be an integer >= 1")
+    if (args.whole_cells or args.only) and not args.cells:
+        parser.error("--whole-cells and --only take the cells of --cells <table>.runs.csv")
+    if not (math.isfinite(args.margin) and args.margin > 0):
+        parser.error(f"argument --margin: {args.margin} must be a positive number of points")
     return args
+
+
+def judge_whole_cells(
+    cells: Sequence[CellRuns], findings: Mapping[str, Finding], args: argparse.Namespace
+) -> None:
+    """Write each cell's verdict on its seeds' findings to ``--cell-out``, and print it."""
+    judged = []
+    for cell in cells:
+        own = [findings[record[schema.RUN_ID]] for record in cell.records]
+        tests = [(f.stored_test, f.ours_test) for f in own]
+        pairs = [(a, b) for a, b in tests if a is not None and b is not None]
+        if len(pairs) < max(len(tests), 2):
+            print(f"{cell.name}: not judged (a seed without a test accuracy, or one seed)")
+            continue
+        found = cell_finding(cell, pairs, [f.verdict for f in own], args.margin, args.threads)
+        judged.append(found)
+        print(
+            f"{cell.name}: {found.verdict} (recorded {found.recorded_mean:.2f} ± "
+            f"{found.recorded_std:.2f}, here {found.rerun_mean:.2f} ± {found.rerun_std:.2f}; "
+            f"difference {found.difference:+.2f}, 90% CI [{found.ci90_low:+.2f}, "
+            f"{found.ci90_high:+.2f}] against ±{found.margin:g}; Welch p {found.p_equal:.3f})"
+        )
+    if judged:
+        write_cell_findings(judged, args.cell_out)
+        print(f"wrote {args.cell_out}: {len(judged)} cells")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -396,9 +463,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             from lipnorm_exp.util.device import pick_device  # torch, when it trains
 
             pick_device(args.device, "--device")
+        if args.whole_cells:
+            writable_path(args.cell_out, "--cell-out", folder=False)
         records = [record for _, record in iter_records(args.runs, set_aside_broken=False)]
-        chosen = select(records, args)
-        done = set() if args.again else verified_here(args.out)
+        cells: list[CellRuns] = []
+        if args.whole_cells:
+            finished = [record for record in records if record[schema.STATUS] in FINISHED]
+            cells = whole_cells(finished, args.cells, args.only, args.runs)
+            chosen = list({r[schema.RUN_ID]: r for c in cells for r in c.records}.values())
+        else:
+            chosen = select(records, args)
+        done = set() if args.again or args.whole_cells else verified_here(args.out)
         if done & {record[schema.RUN_ID] for record in chosen}:
             print(f"{len(done)} runs verified at this commit already in {args.out}: skipped")
             chosen = [record for record in chosen if record[schema.RUN_ID] not in done]
@@ -419,6 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_findings([finding], args.out)
         different = sum(finding.verdict == DIFFERENT for finding in findings)
         print(f"wrote {args.out}: {len(findings)} runs, {different} different")
+        if args.whole_cells:
+            judge_whole_cells(cells, {finding.run_id: finding for finding in findings}, args)
         return 1 if different else 0
 
     return run_command(

@@ -12,6 +12,7 @@ from lipnorm_exp.cli.verify import Finding, main, write_findings
 from lipnorm_exp.records import COMPLETED, DIVERGED, NUMERICS_VERSION, record_path, schema
 from lipnorm_exp.records.schema import GRAD_ATTN
 from lipnorm_exp.records.verify import (
+    DEPARTED,
     DIFFERENT,
     EARLIER_RULES,
     GROWTH,
@@ -96,9 +97,15 @@ def test_a_late_chaotic_departure_passes_where_the_final_numbers_stay_within_the
         relative_difference(chaotic[-1]["val_loss"], stored[schema.HISTORY][-1]["val_loss"]) > 0.05
     )
     assert judge(stored, _record(chaotic, test=0.797), 0.5).verdict == ROUNDING
-    # the same history ending further apart than the setting's spread, or otherwise, is not
-    assert judge(stored, _record(chaotic, test=0.790), 0.5).verdict == DIFFERENT
+    # the same history ending further apart than the setting's spread departed by rounding: it
+    # neither verifies the record nor calls it different; ending otherwise is different
+    departed = judge(stored, _record(chaotic, test=0.790), 0.5)
+    assert departed.verdict == DEPARTED and departed.verdict not in PASSING
+    assert departed.rounding_excess <= 1
     assert judge(stored, _record(chaotic, status=DIVERGED), 0.5).verdict == DIFFERENT
+    # a departure beyond the rounding window that ends within the spread is still different
+    changed = _record(_perturbed(_history(), start=2, size=3.2e-6, growth=1.5), test=0.800)
+    assert judge(stored, changed, 0.5).verdict == DIFFERENT
 
 
 def test_a_one_seed_setting_is_judged_on_its_history_alone():
@@ -107,7 +114,7 @@ def test_a_one_seed_setting_is_judged_on_its_history_alone():
     chaotic = _record(_perturbed(_history(), start=1, size=6e-8, growth=1.5), test=0.380)
     assert spread([32.3]) is None
     assert judge(stored, chaotic, None).verdict == ROUNDING
-    assert judge(stored, chaotic, 0.5).verdict == DIFFERENT
+    assert judge(stored, chaotic, 0.5).verdict == DEPARTED
     changed = _record(_perturbed(_history(), start=1, size=3.2e-6, growth=1.5), test=0.323)
     assert judge(stored, changed, None).verdict == DIFFERENT
     diverged = _record(chaotic[schema.HISTORY], status=DIVERGED)
@@ -215,7 +222,7 @@ def test_the_spread_is_the_seeds_sample_std_and_at_least_half_a_point():
 
 
 def test_the_verdicts_are_named_in_one_place():
-    assert VERDICTS == ("identical", "same up to rounding", "different")
+    assert VERDICTS == ("identical", "same up to rounding", "departed by rounding", "different")
     assert PASSING == (IDENTICAL, ROUNDING) and WITHIN_SPREAD not in PASSING
 
 
@@ -330,7 +337,8 @@ def test_the_findings_file_names_the_departure_and_the_rule_and_keeps_old_findin
     rows = frame.set_index("run_id")
     assert len(rows) == 4  # no finding dropped
     assert rows.loc["aaaaaaaaaaaaaaaa", "rule"] == RULE  # identical under either rule
-    assert rows.loc["cccccccccccccccc", "rule"] == RULE  # beyond the spread: different under both
+    # beyond the spread: different or departed by rounding today, which its history would tell
+    assert rows.loc["cccccccccccccccc", ["verdict", "rule"]].tolist() == [DIFFERENT, OLD_RULE]
     # the old rule's pass cannot be judged again without its history: it says so
     assert rows.loc["bbbbbbbbbbbbbbbb", ["verdict", "rule"]].tolist() == [WITHIN_SPREAD, OLD_RULE]
     assert rows.loc["dddddddddddddddd", "departure_column"] == "test_loss"
@@ -342,8 +350,8 @@ def test_old_findings_are_judged_again_where_what_they_stored_allows():
     old = pd.DataFrame(
         {"run_id": ["a", "b", "c"], "verdict": [IDENTICAL, WITHIN_SPREAD, DIFFERENT]}
     )
-    assert rejudged(old)["rule"].tolist() == [RULE, OLD_RULE, RULE]
-    new = old.assign(rule=[RULE, OLD_RULE, RULE])
+    assert rejudged(old)["rule"].tolist() == [RULE, OLD_RULE, OLD_RULE]
+    new = old.assign(rule=[RULE, OLD_RULE, OLD_RULE])
     assert rejudged(new).equals(new)
     # an earlier, stricter epoch-by-epoch rule: what passed it passes today's; its different waits
     assert RULE not in EARLIER_RULES
@@ -487,3 +495,30 @@ def test_the_cost_is_told_by_machine_and_numerics_most_first():
         "  2 made on cpu (AMD EPYC), numerics 2: 1.00 h",
         "  1 made on cpu, unversioned: 0.10 h",
     ]
+
+
+def test_whole_cells_trains_every_seed_of_a_cell_and_judges_the_cell(make_cfg, tmp_path, capsys):
+    """``--cells T.runs.csv --whole-cells``: each seed a finding, the cell a verdict of its own."""
+    records = [run(make_cfg(*SMALL, f"seed={seed}"))[0] for seed in (100, 101)]
+    table = tmp_path / "table1.runs.csv"
+    rows = ["row,column,run_id,seed,status"]
+    rows += [f"GAT-Lip,Cora 0%,{r['run_id']},{r['config']['seed']},completed" for r in records]
+    table.write_text("\n".join(rows) + "\n")
+    out, cells = tmp_path / "verification.csv", tmp_path / "cells.csv"
+    arguments = ("--cells", str(table), "--whole-cells", "--cell-out", str(cells))
+    assert _verify(tmp_path / "runs", out, *arguments, "--only", "GAT-Lip, Cora 0%") == 0
+    found = pd.read_csv(out, dtype={"run_id": str})
+    assert sorted(found["run_id"]) == sorted(r["run_id"] for r in records)
+    [cell] = pd.read_csv(cells).to_dict("records")
+    assert (cell["row"], cell["column"], cell["seeds"]) == ("GAT-Lip", "Cora 0%", "100 101")
+    assert cell["verdict"] == "identical" and cell["difference"] == 0.0
+    assert cell["record_verdicts"] == "2 identical" and cell["margin"] == 2.0
+    tests = [100 * r[schema.SUMMARY][schema.TEST_ACC_AT_BEST_VAL] for r in records]
+    assert cell["recorded_mean"] == pytest.approx(sum(tests) / 2, abs=1e-3)
+    assert "GAT-Lip, Cora 0%: identical (recorded" in capsys.readouterr().out
+    # a cell the table does not hold, or --whole-cells without --cells: one line, exit 2
+    assert _verify(tmp_path / "runs", out, *arguments, "--only", "GAT, Cora 0%") == 2
+    assert "--only GAT, Cora 0%: no such cell in" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        _verify(tmp_path / "runs", out, "--run-id", records[0]["run_id"], "--whole-cells")
+    assert stop.value.code == 2
