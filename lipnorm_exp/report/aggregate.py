@@ -198,18 +198,26 @@ class Selection:
         return bool(set(self.seeds) & set(self.selected_on))
 
     @property
-    def ci95(self) -> float:
-        r"""Half-width (in %) of the 95% confidence interval of `mean`: Student's t.
+    def standard_error(self) -> float:
+        r"""The standard error (in %) of `mean`: $s / \sqrt{n}$.
 
-        $t_{0.975,\,n-1}\, s / \sqrt{n}$ with $s$ the sample std of the number
-        reported over the `n` seeds (whatever the protocol's ``ddof``); ``NaN`` for fewer
-        than two seeds.
+        $s$ is the sample std of the number reported over the `n` seeds (whatever the
+        protocol's ``ddof``); ``NaN`` for fewer than two seeds.
         """
         values = finite(self.runs)[self.column(self.at_final) or self.report]
         if len(values) < 2 or values.isna().any():
             return math.nan
-        t = stats.t.ppf(0.975, len(values) - 1)
-        return float(100.0 * t * values.std(ddof=1) / math.sqrt(len(values)))
+        return float(100.0 * values.std(ddof=1) / math.sqrt(len(values)))
+
+    @property
+    def ci95(self) -> float:
+        r"""Half-width (in %) of the 95% confidence interval of `mean`: Student's t.
+
+        $t_{0.975,\,n-1}$ times `standard_error`; ``NaN`` for fewer than two seeds.
+        """
+        if math.isnan(error := self.standard_error):
+            return math.nan
+        return float(stats.t.ppf(0.975, self.n - 1) * error)
 
     @property
     def reported_epoch(self) -> str:

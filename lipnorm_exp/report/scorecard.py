@@ -35,6 +35,7 @@ from lipnorm_exp.report.verdicts import (
     DIVERGED_ALL,
     NOT_RUN,
     RULE,
+    SETTLED_SEEDS,
     TOLERANCE_POINTS,
     VERDICTS,
     ScoreLine,
@@ -87,7 +88,8 @@ def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[Sc
                 assert grid is not None, "runs come with their preset's grid"
                 settings = hyper_settings(cell, grid)
                 why = departures(chosen.runs, cell, published.depth, preset.budget, settings)
-            why = "; ".join(filter(None, (provisional(chosen), why)))
+            unsettled = provisional(chosen, published)
+            why = "; ".join(filter(None, (unsettled, why)))
             ours = chosen.text(show_depth=column.depth is None)
             if pd.notna(chosen.ci95):
                 ours += f" (95% CI ± {chosen.ci95:.1f})"
@@ -98,7 +100,15 @@ def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[Sc
             numbers = (published.mean, published.std, *ours_numbers)
             lines.append(
                 ScoreLine(
-                    item, subject, str(published), ours, verdict, why, **facts, numbers=numbers
+                    item,
+                    subject,
+                    str(published),
+                    ours,
+                    verdict,
+                    why,
+                    **facts,
+                    numbers=numbers,
+                    provisional=bool(unsettled),
                 )
             )
     return lines
@@ -149,10 +159,19 @@ def budget_text() -> str:
     return ", ".join(parts)
 
 
-def counts(lines: list[ScoreLine]) -> dict[str, int]:
-    """Lines per verdict, in the order of `VERDICTS`."""
-    tally = Counter(line.verdict for line in lines)
+def counts(lines: list[ScoreLine], only_provisional: bool = False) -> dict[str, int]:
+    """Lines per verdict, in the order of `VERDICTS`.
+
+    ``only_provisional``: of the lines whose verdict is provisional only.
+    """
+    tally = Counter(line.verdict for line in lines if line.provisional or not only_provisional)
     return {verdict: tally.get(verdict, 0) for verdict in VERDICTS}
+
+
+def counted(lines: list[ScoreLine], verdict: str) -> str:
+    """``11`` lines of ``verdict``, ``11 (3 provisional)`` where some are provisional."""
+    total, unsettled = counts(lines)[verdict], counts(lines, True)[verdict]
+    return f"{total} ({unsettled} provisional)" if unsettled else str(total)
 
 
 def _cell(text: str) -> str:
@@ -245,11 +264,12 @@ def summary_rows(lines: list[ScoreLine], marks: list[Provenance]) -> list[str]:
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for item in [*items, "all"]:
         chosen = [(ln, m) for ln, m in zip(lines, marks, strict=True) if item in (ln.item, "all")]
-        tally = counts([line for line, _ in chosen])
+        item_lines = [line for line, _ in chosen]
+        tally = counts(item_lines)
         run = [mark for line, mark in chosen if line.runs]
         cells = [
             f"**{item}**" if item == "all" else item,
-            *(str(tally[verdict]) if tally[verdict] else "" for verdict in VERDICTS),
+            *(counted(item_lines, verdict) if tally[verdict] else "" for verdict in VERDICTS),
             str(len(chosen)),
             f"{sum(mark.current for mark in run)}/{len(run)}",
             f"{sum(mark.passed for mark in run)}/{len(run)}",
@@ -263,7 +283,7 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance], covered: str) -> s
 
     ``covered`` is `coverage` of the records.
     """
-    tally = ", ".join(f"{n} {verdict}" for verdict, n in counts(lines).items())
+    tally = ", ".join(f"{counted(lines, verdict)} {verdict}" for verdict in VERDICTS)
     intro = (
         "Every number of the paper's Tables 1–3 and every claim its text makes about Figs. 2, "
         "3, 5 and 6, ours beside the paper's. Made from the run records only "
@@ -282,8 +302,11 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance], covered: str) -> s
         f"{budget_text()}, its depth, its hyper-parameter search); **holds** / **fails**: a "
         "claim, by the rule its details state; **diverged**: every seed diverged; **not run**: "
         "no records, and why. A number's verdict is provisional where it rests on fewer than "
-        f"{HELD_OUT_SEEDS} seeds, or on the seeds that chose its setting among several (its "
-        f"details say which): a setting is chosen on seeds below {REPORTING_SEEDS_FROM} and, "
+        f"{HELD_OUT_SEEDS} seeds, on the seeds that chose its setting among several (its "
+        "details say which), or where its mean lies within one standard error of the band's "
+        f"edge over fewer than {SETTLED_SEEDS} seeds (more seeds could flip it); the summary "
+        f"counts provisional verdicts apart. A setting is chosen on seeds below "
+        f"{REPORTING_SEEDS_FROM} and, "
         f"where {HELD_OUT_SEEDS} or more seeds from {REPORTING_SEEDS_FROM} on ran it, reported "
         "over those, which chose nothing; each number gives the 95% confidence interval of its "
         "mean (Student's t)."

@@ -13,7 +13,9 @@ text makes about a figure, ours beside the paper's, with one of these verdicts:
 - ``holds`` / ``fails``: a claim, checked by the rule its line states;
 - a number's verdict is **provisional** where it rests on fewer than
   `HELD_OUT_SEEDS` seeds, or on the seeds that chose its
-  setting among several (a choice on validation favours the seeds that made it): the line says
+  setting among several (a choice on validation favours the seeds that made it), or where its
+  mean lies within one standard error of the band's edge (the paper's number ± max(std, 2
+  points)) over fewer than `SETTLED_SEEDS` seeds (more seeds could flip it): the line says
   so, and its number gives the 95% confidence interval of its mean (`provisional`);
 - ``not run``: no record for it, and why (`not_run_reason`).
 """
@@ -47,6 +49,8 @@ DIVERGED_ALL = "diverged"
 VERDICTS = (REPRODUCED, HOLDS, DIFFERS, FAILS, DIVERGED_ALL, NOT_RUN)
 #: the least distance, in points of accuracy, that counts as a difference
 TOLERANCE_POINTS = 2.0
+#: the seeds over which a mean within one standard error of the band's edge stands as it is
+SETTLED_SEEDS = 10
 
 
 #: how a claim's subject states its rule; the scorecard moves the rule to the line's details
@@ -72,6 +76,8 @@ class ScoreLine:
         numbers (tuple): a published number's ``(paper mean, paper std, ours mean, ours std,
             n, final mean, final std)`` in % (``final``: the last epoch's, NaN where a seed did
             not train its full budget), for the CSV's numeric columns; empty for a claim.
+        provisional (bool): whether the verdict is provisional (`provisional`; ``why`` says
+            why).
     """
 
     item: str
@@ -85,15 +91,28 @@ class ScoreLine:
     seeds: str = ""
     runs: tuple[str, ...] = ()
     numbers: tuple = ()
+    provisional: bool = False
+
+
+def tolerance(published: published_numbers.PaperValue) -> float:
+    """The band's half-width around ``published``: max(its std, `TOLERANCE_POINTS`)."""
+    return max(published.std or 0.0, TOLERANCE_POINTS)
 
 
 def number_verdict(ours: float, published: published_numbers.PaperValue) -> str:
-    """``reproduced`` within ± max(std, `TOLERANCE_POINTS`) of ``published``."""
-    tolerance = max(published.std or 0.0, TOLERANCE_POINTS)  # outside it: ``differs``
-    return REPRODUCED if abs(ours - published.mean) <= tolerance else DIFFERS
+    """``reproduced`` within ± `tolerance` of ``published``, ``differs`` outside."""
+    return REPRODUCED if abs(ours - published.mean) <= tolerance(published) else DIFFERS
 
 
-def provisional(chosen: Selection) -> str:
+def edge_distance(chosen: Selection, published: published_numbers.PaperValue) -> float:
+    """How many standard errors ``chosen``'s mean lies from the band's nearer edge (NaN: none).
+
+    Positive outside the band (``differs``), negative inside (``reproduced``).
+    """
+    return (abs(chosen.mean - published.mean) - tolerance(published)) / chosen.standard_error
+
+
+def provisional(chosen: Selection, published: published_numbers.PaperValue) -> str:
     """Why the verdict on ``chosen``'s number is provisional, or ``""`` where it is not."""
     if chosen.on_choosing_seeds:
         return (
@@ -102,6 +121,13 @@ def provisional(chosen: Selection) -> str:
         )
     if chosen.n < HELD_OUT_SEEDS:
         return f"provisional: over {chosen.n} seeds, fewer than {HELD_OUT_SEEDS}"
+    distance = edge_distance(chosen, published)
+    if abs(distance) < 1 and chosen.n < SETTLED_SEEDS:
+        return (
+            f"provisional: its mean lies {abs(distance):.2f} standard errors "
+            f"{'outside' if distance > 0 else 'inside'} the band's edge, over {chosen.n} seeds "
+            f"(fewer than {SETTLED_SEEDS}: more seeds could flip it)"
+        )
     return ""
 
 
@@ -230,6 +256,7 @@ __all__ = [
     "NOT_RUN",
     "REPRODUCED",
     "RULE",
+    "SETTLED_SEEDS",
     "TOLERANCE_POINTS",
     "VERDICTS",
     "ScoreLine",

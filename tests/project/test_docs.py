@@ -26,7 +26,7 @@ BLOCK = re.compile(r"(?:^<!-- (run-with|no-run): (.*?) -->\n)?^```(\w*)\n(.*?)^`
 #: the commands a ``run-with`` marker appends its arguments to
 EXTENDED = re.compile(r"^(python -m lipnorm_exp|lipnorm-exp|python examples/\S+)(\s|$)")
 #: the most blocks the pages may keep from running, each with its reason
-MOST_NOT_RUN = 3
+MOST_NOT_RUN = 4
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,11 @@ def listed(names: list[str]) -> str:
 
 
 def test_the_readmes_table1_tally_is_the_scorecards():
-    cells = [row for (item, _), row in SCORECARD.items() if item == "Table 1" and row["n"]]  # run
+    cells = [  # run, over seeds that chose nothing (a number over choosing seeds is provisional)
+        row
+        for (item, _), row in SCORECARD.items()
+        if item == "Table 1" and row["n"] and not row["seeds"].startswith("0")
+    ]
     reproduced = [row for row in cells if row["verdict"] == "reproduced"]
     others = [row for row in cells if row["verdict"] != "reproduced"]
     above = [row for row in others if float(row["difference"]) > 0]
