@@ -1,4 +1,10 @@
-"""What keeping freed memory in glibc's heap gains (`lipnorm_exp.util.allocator`), per cell kind.
+"""What keeping freed memory in glibc's heap would gain, per cell kind: `SETTINGS` or not.
+
+By default glibc gives a freed block above its mmap threshold (128 KiB at first, raised as
+mmapped blocks are freed) back to the kernel and trims the top of its heap, and the next epoch
+faults the same pages in again; with blocks up to 32 MiB served from the heap (the largest
+threshold glibc allows on 64-bit machines) and the heap trimmed only above twice that, an epoch
+reuses its memory. Only the buffers' addresses change, not the arithmetic.
 
 Each cell (:data:`CELLS`: Table 1 cells on Cora and CiteSeer, the README's run, TREES cells) is
 built and trained as a run is (``bench_reproduce.trainee``: config, ``load_task``,
@@ -17,6 +23,7 @@ Writes <out>/allocator.md and <out>/allocator.csv.
 """
 
 import argparse
+import ctypes
 import json
 import resource
 import statistics
@@ -32,8 +39,10 @@ from bench_environment import environment, header, write_results
 from bench_reproduce import CPU, Trainee, trainee
 
 from lipnorm_exp.training.epoch import NonFiniteError, evaluate, train_epoch
-from lipnorm_exp.util.allocator import SETTINGS, keep_freed_memory
 
+#: ``mallopt`` parameters (glibc's ``malloc.h``) and the values of ``with``
+M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
+SETTINGS = {M_MMAP_THRESHOLD: 32 * 2**20, M_TRIM_THRESHOLD: 64 * 2**20, M_TOP_PAD: 32 * 2**20}
 #: cell kind -> the overrides of a run of it (TREES: scripts/reproduce_cpu.sh's sizes at d = 4,
 #: one pass of its epoch's ten timed, as bench_reproduce samples it)
 CELLS = {
@@ -95,11 +104,18 @@ def timed_epoch(run: Trainee) -> dict[str, float]:
     }
 
 
+def set_malloc(settings: dict[int, int]) -> bool:
+    """``mallopt(parameter, value)`` for each of ``settings`` (glibc); whether it took them all."""
+    mallopt = ctypes.CDLL(None).mallopt
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    return all([mallopt(parameter, value) == 1 for parameter, value in settings.items()])
+
+
 def child(cell: str, setting: str, data_dir: str, epochs: int) -> None:
     """This process: one cell at one setting; prints its medians as JSON."""
     torch.set_num_threads(1)
     if setting == "with":
-        assert keep_freed_memory(), "glibc refused the setting"
+        assert set_malloc(SETTINGS), "glibc refused the setting"
     run = trainee(CELLS[cell], "v2", data_dir)
     timed_epoch(run)
     measured = [timed_epoch(run) for _ in range(epochs)]
@@ -143,8 +159,8 @@ def main(argv=None) -> None:
     lines = header("glibc's allocator keeping freed memory: runs with and without", env)
     lines += [
         "",
-        f"`with`: mallopt {SETTINGS} (M_MMAP_THRESHOLD: -3, M_TRIM_THRESHOLD: -1, M_TOP_PAD: -2; "
-        "lipnorm_exp/util/allocator.py); `without`: glibc's defaults (a threshold of 128 KiB "
+        f"`with`: mallopt {SETTINGS} (M_MMAP_THRESHOLD: -3, M_TRIM_THRESHOLD: -1, M_TOP_PAD: -2); "
+        "`without`: glibc's defaults (a threshold of 128 KiB "
         "that glibc raises itself as mmapped blocks are freed). Each cell trains in a fresh "
         "process per setting, the two in turn, `pairs` times; each process times "
         "`epochs_per_process` epochs after one untimed epoch. Columns: the medians over the "
