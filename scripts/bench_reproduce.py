@@ -563,6 +563,12 @@ def main(argv=None) -> None:
             print(projections[-1], flush=True)
         pubmed = None if args.smoke else time_pubmed(records, args.epochs, data_dir)
     env["load_average_at_end"] = round(os.getloadavg()[0], 1)
+    untimed = [preset.name for preset in PRESETS if preset not in presets]
+    if not args.smoke and (untimed or args.versions != ["v2", "v1"]):
+        env["not timed in this run"] = (
+            f"{', '.join(untimed) or 'no preset'}; versions other than "
+            f"{', '.join(args.versions)} (an earlier run's figures: this file's git history)"
+        )
     projection = pd.DataFrame(projections)
     write_outputs(Path(args.out), env, pyg, pd.DataFrame(rows), projection, pubmed, presets)
 
