@@ -1,6 +1,6 @@
 """The paper's grid on a CPU: its cost measured, not guessed, at numerics version 2 and 1.
 
-Two measurements in one process, on the threads torch is given (the committed file: one):
+Three measurements in one process, on the threads torch is given (the committed file: one):
 
 1. **Table 1's epoch against PyG.** A 2-layer GAT-Lip on Cora, hidden 128 as 2 heads x 64,
    dropout 0.5 and the published protocol's other values, built from the project's config as
@@ -8,15 +8,21 @@ Two measurements in one process, on the threads torch is given (the committed fi
    ``dataset.feature_layout=auto``: CSR messages, a sparse input) and at version 1
    (``gather``, ``dense``), beside PyG's ``GATConv`` stack of the same sizes with a dense input
    Linear (no norm: PyG has none). One training step plus one evaluation pass, the three
-   in turn (round robin), median of ``--repeats`` after warm-up.
+   in turn (round robin), median of ``--repeats`` after warm-up (wall time).
 2. **Each CPU preset's projected cost.** A sample of each preset's paper-scale cells
    (:data:`PRESETS`) trains a few epochs at version 2 and version 1 side by side (one epoch
    of each in turn), each built and trained as a run is (config, ``load_task``,
-   ``build_model``, ``make_optimizer``, ``train_epoch`` then ``evaluate``). A preset's
-   CPU-hours are the sum over its cells of seeds x epochs x time per epoch (:func:`project`).
+   ``build_model``, ``make_optimizer``, ``train_epoch`` then ``evaluate``), timed in CPU
+   seconds of this thread (``time.thread_time``) and in wall seconds, with the load average;
+   a full-graph cell also gets its FLOP bound (``gemm_bound``). A preset's CPU-hours are the
+   sum over its cells of seeds x epochs x CPU seconds per epoch (:func:`project`).
+3. **PubMed's scorecard lines** (``pubmed_plan``): each cell timed likewise at version 2, each
+   line's CPU-hours projected.
 
-    OMP_NUM_THREADS=1 python scripts/bench_reproduce.py        # about 20 minutes on one thread
-    python scripts/bench_reproduce.py --smoke --out /tmp/bench  # seconds: does it still run?
+``--presets`` and ``--versions`` time a subset (the file then names what was not timed).
+
+    OMP_NUM_THREADS=1 python scripts/bench_reproduce.py        # an hour or more on one thread
+    python scripts/bench_reproduce.py --smoke --out /tmp/bench  # a minute: does it still run?
 """
 
 import argparse
