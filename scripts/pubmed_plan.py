@@ -7,8 +7,8 @@ Table 2's GCNII at 16 layers is selected and reported alike; its GAT-Lip line is
 GAT-Lip 100% cell (the same runs). Table 3 and Fig. 6 run at the protocol's settings, 5 seeds.
 Epochs: the presets' 1000, except Table 3, which stops after 200 epochs without a better
 validation accuracy: the mean epochs its Cora records of the same model and depth ran (else
-1000). ``bench_reproduce`` times the cells (:func:`timed_cells`) and projects each line
-(:func:`project_lines`).
+1000). ``bench_reproduce`` times the cells (`timed_cells`) and projects each line
+(`project_lines`).
 """
 
 import re
