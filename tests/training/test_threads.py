@@ -70,3 +70,16 @@ def test_the_command_sets_the_passive_wait_before_torch_is_imported():
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert done.stdout.split() == ["PASSIVE", "False"]
+
+
+def test_auto_in_a_joblib_worker_takes_its_share_of_the_cores_at_most():
+    joblib = pytest.importorskip("joblib")
+
+    def arxiv_threads():
+        from lipnorm_exp.training.threads import threads_of
+
+        return threads_of("auto", "ogbn_arxiv")
+
+    workers = 2
+    threads = joblib.Parallel(n_jobs=workers)(joblib.delayed(arxiv_threads)() for _ in range(2))
+    assert threads == [max(1, os.cpu_count() // workers)] * 2
