@@ -1,6 +1,6 @@
 """The paper's grid on a CPU: its cost measured, not guessed, at numerics version 2 and 1.
 
-Two measurements in one process, on the threads torch is given (the committed file: one):
+Three measurements in one process, on the threads torch is given (the committed file: one):
 
 1. **Table 1's epoch against PyG.** A 2-layer GAT-Lip on Cora, hidden 128 as 2 heads x 64,
    dropout 0.5 and the published protocol's other values, built from the project's config as
@@ -8,20 +8,27 @@ Two measurements in one process, on the threads torch is given (the committed fi
    ``dataset.feature_layout=auto``: CSR messages, a sparse input) and at version 1
    (``gather``, ``dense``), beside PyG's ``GATConv`` stack of the same sizes with a dense input
    Linear (no norm: PyG has none). One training step plus one evaluation pass, the three
-   in turn (round robin), median of ``--repeats`` after warm-up.
+   in turn (round robin), median of ``--repeats`` after warm-up (wall time).
 2. **Each CPU preset's projected cost.** A sample of each preset's paper-scale cells
    (:data:`PRESETS`) trains a few epochs at version 2 and version 1 side by side (one epoch
    of each in turn), each built and trained as a run is (config, ``load_task``,
-   ``build_model``, ``make_optimizer``, ``train_epoch`` then ``evaluate``). A preset's
-   CPU-hours are the sum over its cells of seeds x epochs x time per epoch (:func:`project`).
+   ``build_model``, ``make_optimizer``, ``train_epoch`` then ``evaluate``), timed in CPU
+   seconds of this thread (``time.thread_time``) and in wall seconds, with the load average;
+   a full-graph cell also gets its FLOP bound (``gemm_bound``). A preset's CPU-hours are the
+   sum over its cells of seeds x epochs x CPU seconds per epoch (:func:`project`).
+3. **PubMed's scorecard lines** (``pubmed_plan``): each cell timed likewise at version 2, each
+   line's CPU-hours projected.
 
-    OMP_NUM_THREADS=1 python scripts/bench_reproduce.py        # about 20 minutes on one thread
-    python scripts/bench_reproduce.py --smoke --out /tmp/bench  # seconds: does it still run?
+``--presets`` and ``--versions`` time a subset (the file then names what was not timed).
+
+    OMP_NUM_THREADS=1 python scripts/bench_reproduce.py        # an hour or more on one thread
+    python scripts/bench_reproduce.py --smoke --out /tmp/bench  # a minute: does it still run?
 """
 
 import argparse
 import itertools
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -32,13 +39,15 @@ from pathlib import Path
 import bench_environment
 import numpy as np
 import pandas as pd
+import pubmed_plan
 import torch
 from bench_layers import Graph, PygStack, timed_step_and_evaluation
+from gemm_bound import epoch_bound
 from omegaconf import OmegaConf
 from torch_geometric import seed_everything
 
 from lipnorm_exp.config import build_model
-from lipnorm_exp.data import load_task
+from lipnorm_exp.data import FULL_GRAPH_NODES, load_task
 from lipnorm_exp.records import FINISHED, RUNS_FOLDER
 from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.report.grids import CONFIGS_DIR, compose_config, paper_protocol
@@ -116,6 +125,13 @@ def parse_args(argv=None):
     parser.add_argument("--epochs", type=int, default=3, help="epochs timed per sampled cell")
     parser.add_argument("--runs", type=Path, default=RUNS_FOLDER, help="the records' folder")
     parser.add_argument("--out", default="results/bench")
+    parser.add_argument(
+        "--presets", type=lambda text: text.split(","), help="time only these (comma-separated)"
+    )
+    parser.add_argument(
+        "--versions", type=lambda text: text.split(","), default=["v2", "v1"],
+        help="numerics versions timed (comma-separated; PubMed: v2 only)",
+    )  # fmt: skip
     parser.add_argument(
         "--smoke",
         action="store_true",
@@ -213,6 +229,7 @@ class Trainee:
     task: object
     track_gradients: bool
     passes: int  # the passes of a cell's epoch over those of the trainee's (TREES)
+    full_graph: bool  # trained as one whole graph (Planetoid): its FLOP bound is measured
 
 
 def trainee(overrides: tuple[str, ...], version: str, data_dir: str) -> Trainee:
@@ -230,37 +247,57 @@ def trainee(overrides: tuple[str, ...], version: str, data_dir: str) -> Trainee:
     task = load_task(cfg.dataset, cfg.paths, cfg.seed)
     model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs)
     optimizer = make_optimizer(model, cfg.train)
-    return Trainee(model, optimizer, task, bool(cfg.train.track_gradients), passes / sample)
+    full = cfg.dataset.name in FULL_GRAPH_NODES
+    return Trainee(model, optimizer, task, bool(cfg.train.track_gradients), passes / sample, full)
 
 
-def epoch_seconds(run: Trainee) -> float:
-    """One epoch as a run trains it (``train_epoch``, then ``evaluate``), its training passes
-    scaled to the cell's."""
-    start = time.perf_counter()
+def epoch_seconds(run: Trainee) -> tuple[float, float]:
+    """Wall and CPU seconds of one epoch as a run trains it (``train_epoch``, then
+    ``evaluate``), its training passes scaled to the cell's.
+
+    CPU: ``time.thread_time`` of this thread, where torch computes on one thread.
+    """
+    wall, cpu = time.perf_counter(), time.thread_time()
     try:
         train_epoch(run.model, run.optimizer, run.task, CPU, run.track_gradients)
-        trained = time.perf_counter()
+        trained = time.perf_counter(), time.thread_time()
         evaluate(run.model, run.task, CPU)
     except NonFiniteError:  # a diverging sample: its epoch's time still counts
-        trained = time.perf_counter()
-    return (trained - start) * run.passes + time.perf_counter() - trained
+        trained = time.perf_counter(), time.thread_time()
+    done = time.perf_counter(), time.thread_time()
+    return tuple(
+        (end_train - start) * run.passes + end - end_train
+        for start, end_train, end in zip((wall, cpu), trained, done, strict=True)
+    )
 
 
-def time_cell(preset: Preset, cell: dict, epochs: int, data_dir: str) -> dict:
-    """Median epoch seconds of ``cell`` at v1 and v2, one epoch of each in turn after one
-    untimed epoch each."""
-    overrides = cell_overrides(preset, cell)
-    runs = {version: trainee(overrides, version, data_dir) for version in ("v2", "v1")}
-    times: dict[str, list[float]] = {version: [] for version in runs}
+def time_cell(
+    preset: str, cell: dict, overrides: tuple[str, ...], epochs: int, data_dir: str,
+    versions: tuple[str, ...] = ("v2", "v1"),
+) -> dict:  # fmt: skip
+    """Median wall and CPU seconds per epoch of ``cell`` at ``versions``, one epoch of each in
+    turn after one untimed epoch each; a full graph's FLOP bound (`gemm_bound`) at v2."""
+    load = os.getloadavg()[0]
+    runs = {version: trainee(overrides, version, data_dir) for version in versions}
+    times: dict[str, list[tuple[float, float]]] = {version: [] for version in runs}
     for repeat in range(1 + epochs):
         for version, run in runs.items():
             seconds = epoch_seconds(run)
             if repeat:
                 times[version].append(seconds)
-    row = {"preset": preset.name, **cell}
-    row |= {f"{version} s": statistics.median(times[version]) for version in ("v1", "v2")}
-    row["v1/v2"] = row["v1 s"] / row["v2 s"]
-    print(f"  {preset.name} {cell}: v1 {row['v1 s']:.3f} s, v2 {row['v2 s']:.3f} s", flush=True)
+    row = {"preset": preset, **cell}
+    for version in sorted(versions):
+        row[f"{version} wall s"] = statistics.median(wall for wall, _ in times[version])
+        row[f"{version} cpu s"] = statistics.median(cpu for _, cpu in times[version])
+    if "v1" in runs:
+        row["v1/v2"] = row["v1 cpu s"] / row["v2 cpu s"]
+    row["load"] = load
+    v2 = runs["v2"]
+    if v2.full_graph:
+        row |= epoch_bound(lambda: evaluate(v2.model, v2.task, CPU))
+        row["v2 cpu/bound"] = row["v2 cpu s"] / row["bound s"]
+    shown = ", ".join(f"{v} {row[f'{v} cpu s']:.3f} s" for v in sorted(versions))
+    print(f"  {preset} {cell}: CPU {shown}", flush=True)
     return row
 
 
@@ -315,7 +352,7 @@ def seconds_at(samples: pd.DataFrame, preset: Preset, cell: dict, version: str) 
         if key != preset.depth_key:
             same = same[same[key] == timed_value(preset, key, value)]
     same = same.sort_values(preset.depth_key)
-    depths, seconds = same[preset.depth_key].to_numpy(float), same[f"{version} s"].to_numpy()
+    depths, seconds = same[preset.depth_key].to_numpy(float), same[f"{version} cpu s"].to_numpy()
     if len(depths) == 1:
         return float(seconds[0])
     i = int(np.clip(np.searchsorted(depths, cell[preset.depth_key]), 1, len(depths) - 1))
@@ -323,12 +360,14 @@ def seconds_at(samples: pd.DataFrame, preset: Preset, cell: dict, version: str) 
     return float(seconds[i - 1] + slope * (cell[preset.depth_key] - depths[i - 1]))
 
 
-def project(preset: Preset, axes: dict, samples: pd.DataFrame, records: list[dict]) -> dict:
-    """The preset's CPU-hours at v1 and v2 over the cells of ``axes`` (:data:`RULE`)."""
+def project(
+    preset: Preset, axes: dict, samples: pd.DataFrame, records: list[dict], versions: list[str]
+) -> dict:
+    """The preset's CPU-hours at ``versions`` over the cells of ``axes`` (:data:`RULE`)."""
     protocol = paper_protocol(preset.name)
     mine = [row for row in records if preset.name in row["tags"] and row["protocol"] == protocol]
     runs = seeds(preset)
-    hours = {"v1": 0.0, "v2": 0.0}
+    hours = dict.fromkeys(versions, 0.0)
     epochs, sources = [], []
     labels = {}
     for cell in cells(axes):
@@ -350,9 +389,8 @@ def project(preset: Preset, axes: dict, samples: pd.DataFrame, records: list[dic
         "records": len(mine),
         "epochs per run": float(np.mean(epochs)),
         "epochs from": ", ".join(f"{s} {sources.count(s)}" for s in dict.fromkeys(sources)),
-        "v1 h": hours["v1"],
-        "v2 h": hours["v2"],
-        "v1/v2": hours["v1"] / hours["v2"],
+        **{f"{version} h": hours[version] for version in sorted(hours)},
+        **({"v1/v2": hours["v1"] / hours["v2"]} if "v1" in hours else {}),
     }
 
 
@@ -376,13 +414,23 @@ RULE = (
     "records ran them (scripts/reproduce_cpu.sh: Planetoid 200-1000 epochs, Table 3 up to "
     "1000 with its stop after 200 epochs without a better validation accuracy, TREES d >= 3 "
     "evaluations every 10 passes over 5000 trees), not the paper's 1000 everywhere. "
-    "**Seconds per epoch**: those of the cell's timed sample (a training epoch and an "
-    "evaluation, median of the timed epochs), at another depth the line through the two timed "
+    "**Seconds per epoch**: the CPU seconds (`time.thread_time`, torch on one thread) of the "
+    "cell's timed sample (a training epoch and an evaluation, median of the timed epochs), "
+    "so that the projection does not grow with the machine's load (the wall seconds are in "
+    "the samples' table beside them); at another depth the line through the two timed "
     "depths around it; TREES samples train 1 pass of their epoch's 10 (d = 2: 20 of 1000) and "
     "that time is scaled up. v2: the defaults (`model.message_path=auto`, "
     "`dataset.feature_layout=auto`); v1: `model.message_path=gather "
     "dataset.feature_layout=dense` (of them, those a run has: TREES has no feature layout, "
     "GCN, GIN and GGNN no message path), both at this commit's code."
+)
+BOUND = (
+    "**FLOP bound** (full-graph cells): `GFLOP` = the dense products (`mm`, `addmm`, `bmm` of "
+    "strided tensors; the CSR messages' and a sparse input's sparse-dense products left out) "
+    "of one evaluation pass, times 4 (a training epoch's forward and backward about 3, the "
+    "evaluation 1); `bound s` = 4 x the sum over those products of one `torch.mm` (`bmm`) of "
+    "the same shape timed on this machine (CPU seconds), `GEMM GFLOP/s` the rate that gives; "
+    "`v2 cpu/bound` = the cell's CPU seconds per epoch over its bound (scripts/gemm_bound.py)."
 )
 
 
@@ -395,13 +443,17 @@ def preset_notes(presets) -> list[str]:
     return lines
 
 
-def write_outputs(out: Path, env: dict, pyg: pd.DataFrame, samples, projection) -> None:
+def write_outputs(
+    out: Path, env: dict, pyg: pd.DataFrame, samples, projection, pubmed, presets
+) -> None:
     out.mkdir(parents=True, exist_ok=True)
     ratio = pyg.set_index("model")["ms"]
     frames = [pyg.assign(table="table1"), samples.assign(table="sample"),
               projection.assign(table="projection")]  # fmt: skip
+    if pubmed is not None:
+        frames += [pubmed[0].assign(table="pubmed sample"), pubmed[1].assign(table="pubmed")]
     pd.concat(frames, ignore_index=True).to_csv(out / "reproduce.csv", index=False)
-    total = projection[["v1 h", "v2 h"]].sum()
+    total = projection.filter(like=" h").sum()
     lines = bench_environment.header("The paper's grid on a CPU: measured epochs", env)
     lines += [
         "",
@@ -411,28 +463,52 @@ def write_outputs(out: Path, env: dict, pyg: pd.DataFrame, samples, projection) 
         "64, output Linear; ours built from the config as a run builds it; PyG: the same "
         "sizes of `GATConv` (attention dropout the same, no norm) after a dense input Linear, "
         "Adam with `foreach=True` as ours. One training step plus one evaluation pass, the "
-        "three in turn, median of the timed epochs after warm-up.",
+        "three in turn, median of the timed epochs after warm-up (wall time).",
         "",
         table(pyg),
         "",
         f"PyG / ours v2: **{ratio['PyG GATConv'] / ratio['ours v2']:.2f}x**; "
         f"ours v1 / ours v2: **{ratio['ours v1'] / ratio['ours v2']:.2f}x**.",
         "",
-        "## Each CPU preset's projected cost",
+        "## Each CPU preset's projected cost (CPU-hours)",
         "",
         RULE,
         "",
-        *preset_notes(PRESETS if len(projection) > 2 else SMOKE_PRESETS),
+        *preset_notes(presets),
         "",
         table(projection),
         "",
-        f"Total: v1 {total['v1 h']:.1f} h, v2 {total['v2 h']:.1f} h, "
-        f"v1/v2 **{total['v1 h'] / total['v2 h']:.2f}x**.",
+        "Total: "
+        + ", ".join(f"{key} **{hours:.1f}**" for key, hours in total.items())
+        + " of CPU"
+        + (f", v1/v2 **{total['v1 h'] / total['v2 h']:.2f}x**." if "v1 h" in total else "."),
+    ]
+    if pubmed is not None:
+        cost = pubmed[1]["cpu h"].sum()
+        lines += [
+            "",
+            "## PubMed: every scorecard line's projected cost (CPU-hours, v2)",
+            "",
+            " ".join(pubmed_plan.__doc__.replace("``", "`").split()),
+            "",
+            "CPU-hours = seeds x epochs x CPU seconds per epoch summed over a line's candidates "
+            "(the reporting seeds at its costliest), each candidate's seconds timed (Fig. 6: "
+            f"at depths {pubmed_plan.FIG6_TIMED}, the line through them for the others).",
+            "",
+            table(pubmed[1]),
+            "",
+            f"Total: **{cost:.0f} CPU-hours** ({cost / 24:.1f} days of one core).",
+        ]
+    lines += [
         "",
         "## The timed samples (seconds per epoch)",
         "",
+        BOUND,
+        "",
         table(samples.dropna(axis=1, how="all")),
     ]
+    if pubmed is not None:
+        lines += ["", "### PubMed (v2 only)", "", table(pubmed[0].dropna(axis=1, how="all"))]
     (out / "reproduce.md").write_text("\n".join(lines) + "\n")
     print(f"\nwrote {out / 'reproduce.csv'} and {out / 'reproduce.md'}")
 
@@ -441,9 +517,29 @@ def table(frame: pd.DataFrame) -> str:
     return frame.to_markdown(index=False, floatfmt=".3g")
 
 
+def time_pubmed(records: list[dict], epochs: int, data_dir: str) -> tuple[pd.DataFrame, ...]:
+    """PubMed's timed cells (v2) and each scorecard line's projected cost (`pubmed_plan`)."""
+    sampled = {
+        cell: time_cell("pubmed", {"cell": " ".join(cell)}, cell, epochs, data_dir, ("v2",))
+        for cell in pubmed_plan.timed_cells()
+    }
+    residual = [row for row in records if "residual" in row["tags"]]
+
+    def cora_epochs(candidate: tuple[str, ...]) -> float | None:
+        on_cora = tuple("dataset=cora" if item == "dataset=pubmed" else item for item in candidate)
+        cfg = compose_config(CONFIGS_DIR, on_cora)
+        key = cell_key(OmegaConf.to_container(cfg, resolve=True))
+        found = [row["epochs"] for row in residual if row["key"] == key]
+        return float(np.mean(found)) if found else None
+
+    timed = {cell: row["v2 cpu s"] for cell, row in sampled.items()}
+    return pd.DataFrame(sampled.values()), pubmed_plan.project_lines(timed, cora_epochs)
+
+
 def main(argv=None) -> None:
     args = parse_args(argv)
     presets = SMOKE_PRESETS if args.smoke else PRESETS
+    presets = [preset for preset in presets if args.presets is None or preset.name in args.presets]
     env = bench_environment.environment(
         CPU, repeats=args.repeats, warmup=args.warmup, epochs_per_sample=args.epochs
     )
@@ -456,11 +552,31 @@ def main(argv=None) -> None:
         for preset in presets:
             axes = grid_axes(preset, preset.cpu)
             timed = grid_axes(preset, {**preset.cpu, **preset.timed})
-            sampled = [time_cell(preset, cell, args.epochs, data_dir) for cell in cells(timed)]
+            sampled = [
+                time_cell(
+                    preset.name,
+                    cell,
+                    cell_overrides(preset, cell),
+                    args.epochs,
+                    data_dir,
+                    args.versions,
+                )  # fmt: skip
+                for cell in cells(timed)
+            ]
             rows += sampled
-            projections.append(project(preset, axes, pd.DataFrame(sampled), records))
+            frame = pd.DataFrame(sampled)
+            projections.append(project(preset, axes, frame, records, args.versions))
             print(projections[-1], flush=True)
-    write_outputs(Path(args.out), env, pyg, pd.DataFrame(rows), pd.DataFrame(projections))
+        pubmed = None if args.smoke else time_pubmed(records, args.epochs, data_dir)
+    env["load_average_at_end"] = round(os.getloadavg()[0], 1)
+    untimed = [preset.name for preset in PRESETS if preset not in presets]
+    if not args.smoke and (untimed or args.versions != ["v2", "v1"]):
+        env["not timed in this run"] = (
+            f"{', '.join(untimed) or 'no preset'}; versions other than "
+            f"{', '.join(args.versions)} (an earlier run's figures: this file's git history)"
+        )
+    projection = pd.DataFrame(projections)
+    write_outputs(Path(args.out), env, pyg, pd.DataFrame(rows), projection, pubmed, presets)
 
 
 if __name__ == "__main__":

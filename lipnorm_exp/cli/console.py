@@ -4,7 +4,8 @@
 these commands; what the commands run (Hydra, pandas, matplotlib...) comes with the ``app``
 extra. Each function here imports its command's module only when called, so that without the
 extra the command ends in one line naming the module it lacks and the install that brings it,
-exit status 2, instead of a traceback; ``lipnorm-exp --version`` answers without the extra.
+exit status 2, instead of a traceback; ``lipnorm-exp --version`` answers without the extra. The
+commands that train set OpenMP's wait policy before anything imports torch.
 """
 
 import sys
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 
 from lipnorm_exp import __version__
 from lipnorm_exp.util.commands import run_entry_point
+from lipnorm_exp.util.openmp import passive_wait
 
 __all__ = ["lipnorm_exp", "merge", "print_version", "report", "verify"]
 
@@ -24,8 +26,12 @@ def print_version(argv: Sequence[str]) -> None:
 
 
 def lipnorm_exp() -> None:
-    """``lipnorm-exp``: a run or a sweep (`lipnorm_exp.cli.app.console`); ``--version``."""
+    """``lipnorm-exp``: a run or a sweep (`lipnorm_exp.cli.app.console`); ``--version``.
+
+    OpenMP's threads wait asleep (`passive_wait`: before torch is imported, as it must be).
+    """
     print_version(sys.argv[1:])
+    passive_wait()
     run_entry_point("lipnorm-exp", "lipnorm_exp.cli.app:console")
 
 
@@ -40,5 +46,9 @@ def merge() -> None:
 
 
 def verify() -> None:
-    """``lipnorm-exp-verify``: runs trained again against their records (`verify`)."""
+    """``lipnorm-exp-verify``: runs trained again against their records (`verify`).
+
+    OpenMP's threads wait asleep (`passive_wait`).
+    """
+    passive_wait()
     run_entry_point("lipnorm-exp-verify", "lipnorm_exp.cli.verify:main")

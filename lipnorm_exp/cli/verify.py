@@ -168,8 +168,6 @@ def retrain(
     ``overrides``: config keys (dotted) set to other values first, keys that leave the run id
     as it is (``model.message_path``, say); ``keep``: a folder the new record is copied into.
     """
-    import torch
-
     from lipnorm_exp.training.launch import run
 
     here = compose_config(config_dir(), ())
@@ -182,13 +180,9 @@ def retrain(
         paths = cast(dict[str, Any], OmegaConf.to_container(here.paths, resolve=True))
         config.paths = {**paths, "results_dir": folder}
         config.force, config.device, config.train.progress = True, device, False
+        config.train.threads = threads
         config.logger = {"name": "none"}
-        before = torch.get_num_threads()
-        torch.set_num_threads(threads)
-        try:
-            [ours] = run(config)
-        finally:
-            torch.set_num_threads(before)
+        [ours] = run(config)
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy(record_path(folder, ours[schema.RUN_ID]), keep)

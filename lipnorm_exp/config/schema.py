@@ -46,12 +46,16 @@ from lipnorm_exp.util.constraints import (
 )
 from lipnorm_exp.util.variants import MESSAGE_PATHS
 
+#: ``train.threads``: chosen per dataset (`lipnorm_exp.training.threads`)
+AUTO = "auto"
+
 #: the epoch whose test accuracy a protocol reports (``protocol.reported_epoch``): the one of the
 #: best validation accuracy, or the last one trained
 BEST_VAL_EPOCH, FINAL_EPOCH = "best_val", "final"
 REPORTED_EPOCHS = (BEST_VAL_EPOCH, FINAL_EPOCH)
 
 __all__ = [
+    "AUTO",
     "BEST_VAL_EPOCH",
     "FINAL_EPOCH",
     "REPORTED_EPOCHS",
@@ -268,6 +272,9 @@ class Train:
     lipschitz_every: Positive
     progress: bool
     checkpoint_every: NonNegative
+    #: torch's threads: ``auto`` (`lipnorm_exp.training.threads`) or a number; absent from
+    #: records made before it existed
+    threads: Annotated[Positive | Annotated[str, OneOf((AUTO,))], Absent]
 
 
 @dataclass

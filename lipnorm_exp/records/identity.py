@@ -29,7 +29,9 @@ NON_DEFINING_KEYS = (
     "seeds_per_job",
     "hydra",
 )
-NON_DEFINING_TRAIN_KEYS = ("progress", "checkpoint_every")
+#: ``train`` keys likewise (``threads``: as ``device``, where a run computes; its record's
+#: ``machine`` names the threads it used)
+NON_DEFINING_TRAIN_KEYS = ("progress", "checkpoint_every", "threads")
 #: keys that choose how a run computes, not what: the same function with other rounding, as the
 #: device (``model.message_path``: how the attention layers sum their messages;
 #: ``dataset.feature_layout``: whether the input features are multiplied as a sparse matrix);

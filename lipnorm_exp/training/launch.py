@@ -35,6 +35,7 @@ from lipnorm_exp.training.finished import LaunchedRecord, finished_record, run_l
 from lipnorm_exp.training.member import Member
 from lipnorm_exp.training.prepare import prepare
 from lipnorm_exp.training.state import NullTracker, TrackerFactory
+from lipnorm_exp.training.threads import run_threads
 from lipnorm_exp.training.together import Together, check_together
 from lipnorm_exp.util.errors import ConfigError
 
@@ -89,7 +90,7 @@ def launch_records(
         check_together(cfg)
     configs = member_configs(cfg)
     rids = [run_id(member) for member in configs]
-    with run_locks(results_dir, rids, desc):
+    with run_locks(results_dir, rids, desc), run_threads(cfg):
         found = [
             finished_record(member, results_dir, rid, desc)
             for member, rid in zip(configs, rids, strict=True)

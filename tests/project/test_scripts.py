@@ -38,12 +38,14 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 def test_every_python_script_is_a_known_command():
     assert COMMANDS == [
         "authors_deepgat.py",
+        "bench_allocator.py",
         "bench_checkpoint.py",
         "bench_cli.py",
         "bench_huggingface.py",
         "bench_layers.py",
         "bench_reproduce.py",
         "bench_sweep.py",
+        "bench_threads.py",
         "calibrate_verify.py",
         "epoch_budget.py",
     ]
@@ -58,6 +60,8 @@ def test_every_python_script_is_a_known_command():
         ["bench_reproduce.py"],
         ["bench_checkpoint.py"],
         ["bench_sweep.py"],
+        ["bench_threads.py"],
+        ["bench_allocator.py"],
         ["bench_huggingface.py"],
         ["bench_cli.py"],
         ["calibrate_verify.py"],

@@ -733,11 +733,13 @@ CASES = [
 
 #: keys added or changed since the pins, none of which defines a run (``seeds_per_job``: how a
 #: preset's sweep groups its seeds into jobs; ``train.checkpoint_every``: how often a run saves its
-#: state; ``model.message_path`` and ``dataset.feature_layout``: how a run computes, which its
-#: numerics version names)
+#: state; ``train.threads``: on how many threads it computes, which its record's machine names;
+#: ``model.message_path`` and ``dataset.feature_layout``: how a run computes, which its numerics
+#: version names)
 ADDED_SINCE = (
     "seeds_per_job",
     "train.checkpoint_every",
+    "train.threads",
     "rerun_stale",
     "model.message_path",
     "dataset.feature_layout",

@@ -145,7 +145,7 @@ def test_completed_run_record_holds_config_summary_history_and_versions(make_cfg
     assert set(on_disk["versions"]) == {"python", "torch", "torch_geometric", "lipnorm_exp"}
     assert on_disk["machine"]["device"] == "cpu" and on_disk["machine"]["cpus"] == os.cpu_count()
     assert on_disk["machine"]["processor"] and on_disk["machine"]["processor_model"]
-    assert on_disk["machine"]["threads"] == torch.get_num_threads()
+    assert on_disk["machine"]["threads"] == 1  # train.threads=auto on Cora
     assert on_disk[schema.SCHEMA_VERSION_KEY] == SCHEMA_VERSION == 2
     assert on_disk[schema.NUMERICS] == NUMERICS_VERSION
     assert list(on_disk)[:2] == [schema.SCHEMA_VERSION_KEY, schema.RUN_ID]

@@ -1,0 +1,207 @@
+"""The PubMed lines of the scorecard as runs to make: their cells, seeds and epochs.
+
+Table 1's candidates are those ``scripts/reproduce_pubmed.sh`` runs (read from it: the script is
+their one list), each over the selecting seeds 0-2, and the cell's reporting seeds 100-104 at
+the costliest of its candidates (the chosen one is not known before selection; an upper bound).
+Table 2's GCNII at 16 layers is selected and reported alike; its GAT-Lip line is Table 1's
+GAT-Lip 100% cell (the same runs). Table 3 and Fig. 6 run at the protocol's settings, 5 seeds.
+Epochs: the presets' 1000, except Table 3, which stops after 200 epochs without a better
+validation accuracy: the mean epochs its Cora records of the same model and depth ran (else
+1000). ``bench_reproduce`` times the cells (`timed_cells`) and projects each line
+(`project_lines`).
+"""
+
+import re
+import shlex
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["FIG6_TIMED", "LINES", "project_lines", "timed_cells"]
+
+SCRIPT = Path(__file__).resolve().parent / "reproduce_pubmed.sh"
+SELECTING, REPORTING, PROTOCOL_SEEDS = 3, 5, 5
+EPOCHS = 1000
+TABLE1 = ("+experiment=missing_vector", "scale=paper", "dataset=pubmed")
+METHODS = {"gcn": "GCN", "ggnn": "GGNN", "gat": "GAT", "gat_pn": "GAT-PN", "gat_lip": "GAT-Lip"}
+#: Fig. 6's depths, and the two its cells are timed at (the others on the line through them: a
+#: layer costs the same at any depth)
+FIG6_DEPTHS = (2, 5, 10, 15, 20, 25, 30)
+FIG6_TIMED = (2, 10)
+
+
+@dataclass(frozen=True)
+class Line:
+    """A scorecard line: its candidates' overrides, the seeds of each, the reporting seeds
+    (run at one candidate), or the line whose runs it shares."""
+
+    name: str
+    candidates: tuple[tuple[str, ...], ...]
+    seeds: int
+    reporting: int = 0
+    shared_with: str = ""
+
+
+def table1_rows(script: Path = SCRIPT) -> list[tuple[str, str, int, tuple[str, ...]]]:
+    """(missing rate, method, depth, other overrides) of each Table 1 candidate of ``script``."""
+    text = script.read_text()
+    block = re.search(r"<<'ROWS'[^\n]*\n(.*?)\nROWS", text, re.S)
+    assert block, f"{script}: no ROWS block"
+    rows = []
+    for line in block.group(1).splitlines():
+        rate, method, depth, *extra = shlex.split(line)
+        rows.append((rate, method, int(depth), tuple(extra)))
+    return rows
+
+
+def _table1_lines() -> list[Line]:
+    lines = []
+    rows = table1_rows()
+    for rate in ("0.0", "1.0"):
+        for method, label in METHODS.items():
+            candidates = tuple(
+                (*TABLE1, f"dataset.missing_rate={rate}", f"+method={method}",
+                 f"model.depth={depth}", *extra)
+                for r, m, depth, extra in rows if (r, m) == (rate, method)
+            )  # fmt: skip
+            percent = "0%" if rate == "0.0" else "100%"
+            lines.append(
+                Line(f"Table 1 {label} PubMed {percent}", candidates, SELECTING, REPORTING)
+            )
+    return lines
+
+
+def _protocol_line(name: str, overrides: tuple[str, ...]) -> Line:
+    return Line(name, (overrides,), PROTOCOL_SEEDS)
+
+
+LINES: list[Line] = [
+    *_table1_lines(),
+    Line(
+        "Table 2 GCNII PubMed 100%, 16 layers",
+        (
+            (
+                "+experiment=gcnii",
+                "scale=paper",
+                "dataset=pubmed",
+                "+method=gcnii",
+                "model.depth=16",
+            ),
+        ),
+        SELECTING,
+        REPORTING,
+    ),
+    Line("Table 2 GAT-Lip PubMed 100%", (), 0, shared_with="Table 1 GAT-Lip PubMed 100%"),
+    *(
+        _protocol_line(
+            f"Table 3 {label} PubMed, {depth} layers",
+            (
+                "+experiment=residual",
+                "scale=paper",
+                "dataset=pubmed",
+                f"+method={method}",
+                f"model.depth={depth}",
+            ),
+        )  # fmt: skip
+        for depth in (15, 30)
+        for method, label in (
+            ("gat", "GAT"),
+            ("gat_res", "GAT-res"),
+            ("gat_lip", "GAT-Lip"),
+            ("gat_lip_res", "GAT-Lip-res"),
+        )  # fmt: skip
+    ),
+    *(
+        Line(
+            f"Fig. 6 PubMed {model.upper()}, {norm}",
+            tuple(
+                (
+                    "+experiment=depth",
+                    "scale=paper",
+                    "dataset=pubmed",
+                    f"model={model}",
+                    f"norm={norm}",
+                    f"model.depth={depth}",
+                )
+                for depth in FIG6_DEPTHS
+            ),  # fmt: skip
+            PROTOCOL_SEEDS,
+        )
+        for model in ("gat", "gt")
+        for norm in ("none", "pairnorm", "layernorm", "lip")
+    ),
+]
+
+
+def _depth(overrides: tuple[str, ...]) -> int:
+    [depth] = [int(item.split("=")[1]) for item in overrides if item.startswith("model.depth=")]
+    return depth
+
+
+def _at_depth(overrides: tuple[str, ...], depth: int) -> tuple[str, ...]:
+    return tuple(f"model.depth={depth}" if item.startswith("model.depth=") else item
+                 for item in overrides)  # fmt: skip
+
+
+def _interpolated(line: Line) -> bool:
+    return line.name.startswith("Fig. 6")
+
+
+def timed_cells() -> list[tuple[str, ...]]:
+    """The overrides of every cell to time: each candidate, Fig. 6 at `FIG6_TIMED` only."""
+    cells = []
+    for line in LINES:
+        for candidate in line.candidates:
+            if _interpolated(line) and _depth(candidate) not in FIG6_TIMED:
+                continue
+            cells.append(candidate)
+    return list(dict.fromkeys(cells))
+
+
+def _seconds(line: Line, candidate: tuple[str, ...], timed: dict[tuple, float]) -> float:
+    if candidate in timed:
+        return timed[candidate]
+    low, high = FIG6_TIMED
+    at_low, at_high = timed[_at_depth(candidate, low)], timed[_at_depth(candidate, high)]
+    return at_low + (at_high - at_low) * (_depth(candidate) - low) / (high - low)
+
+
+def project_lines(
+    timed: dict[tuple[str, ...], float], cora_epochs: Callable[[tuple[str, ...]], float | None]
+) -> pd.DataFrame:
+    """Each line's runs, epochs and projected CPU-hours from ``timed`` CPU seconds per epoch.
+
+    ``cora_epochs``: the mean epochs Cora's records of a Table 3 candidate ran (``None``: none).
+    """
+    rows = []
+    for line in LINES:
+        if line.shared_with:
+            rows.append({"line": line.name, "runs": 0, "cpu h": 0.0,
+                         "epochs from": f"the runs of {line.shared_with}"})  # fmt: skip
+            continue
+        costs, epochs, sources = [], [], set()
+        for candidate in line.candidates:
+            count, source = float(EPOCHS), "the preset's 1000"
+            if candidate[0] == "+experiment=residual":
+                recorded = cora_epochs(candidate)
+                if recorded is not None:
+                    count, source = recorded, "Cora's records (early stop)"
+            epochs.append(count)
+            sources.add(source)
+            costs.append(count * _seconds(line, candidate, timed))
+        runs = line.seeds * len(costs) + line.reporting
+        hours = (line.seeds * sum(costs) + line.reporting * max(costs)) / 3600
+        rows.append(
+            {
+                "line": line.name,
+                "cells": len(costs),
+                "runs": runs,
+                "epochs per run": statistics.mean(epochs),
+                "epochs from": ", ".join(sorted(sources)),
+                "cpu h": hours,
+            }
+        )
+    return pd.DataFrame(rows)
