@@ -43,13 +43,16 @@ def trained(rid: str, **placed) -> LaunchedRecord:
     return LaunchedRecord(record, reused=False)
 
 
-def test_a_run_in_no_cell_is_pointed_to_the_scorecard_of_its_folder(tmp_path, monkeypatch):
+def test_a_run_in_no_cell_is_pointed_to_a_scorecard_of_its_own(tmp_path, monkeypatch):
+    """The report of the committed folder (a run's default) goes to my_report, that of any other
+    folder beside it: never into the committed results/."""
     monkeypatch.chdir(tmp_path)
     line = closing_line([trained("abc", model="gt")], tmp_path / "results" / "runs")
     assert line == (
         "lipnorm_exp: record results/runs/abc.json (completed, test accuracy 81.2% at the best "
-        "validation epoch 7); no cell of the paper's tables: make scorecard compares a folder's "
-        "preset runs (+experiment=<name>) with the paper"
+        "validation epoch 7); no cell of the paper's tables: lipnorm-exp-report --runs "
+        "results/runs --out my_report --only scorecard compares a folder's preset runs "
+        "(+experiment=<name>) with the paper"
     )
     reused = LaunchedRecord(trained("abc", model="gt").record, reused=True)
     assert "(skipped, test accuracy 81.2% at" in closing_line(
@@ -57,7 +60,11 @@ def test_a_run_in_no_cell_is_pointed_to_the_scorecard_of_its_folder(tmp_path, mo
     )
     elsewhere = closing_line([trained("a", model="gt"), trained("b", model="gt")], tmp_path / "own")
     assert elsewhere.startswith("lipnorm_exp: records own/a.json, own/b.json; no cell")
-    assert "make scorecard RUNS=own compares" in elsewhere
+    assert "lipnorm-exp-report --runs own --out own_report --only scorecard compares" in elsewhere
+    outside = closing_line([trained("a", model="gt")], tmp_path.parent / "theirs")
+    assert f"--runs {tmp_path.parent / 'theirs'} --out {tmp_path.parent / 'theirs_report'} " in (
+        outside
+    )
 
 
 @pytest.mark.slow  # through the CLI
