@@ -1,8 +1,10 @@
 # lipnorm_exp — `make help` lists the targets.
 PYTHON ?= python
 RUNS ?= results/runs
-# where the report writes (the committed report: results)
-OUT ?= results
+# where the report writes: unset, the report's own choice, results (the committed report) for the
+# committed records in results/runs and <RUNS>_report beside any other folder of records
+OUT ?=
+REPORT = $(PYTHON) -m lipnorm_exp.report --runs $(RUNS) $(if $(OUT),--out $(OUT))
 # your own runs' records (`make run`), apart from the committed ones in results/runs
 OWN_RUNS ?= runs
 # offline: LIPNORM_RAW_DIRS=<a folder holding Planetoid/Cora/raw ...> make run (paths.raw_dirs)
@@ -12,7 +14,7 @@ OWN_RUNS ?= runs
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) \
-		| sed -e 's|$$(OWN_RUNS)|$(OWN_RUNS)|g' -e 's|$$(RUNS)|$(RUNS)|g' -e 's|$$(OUT)|$(OUT)|g' \
+		| sed -e 's|$$(OWN_RUNS)|$(OWN_RUNS)|g' -e 's|$$(RUNS)|$(RUNS)|g' \
 			-e 's|$$(SLURM_PACKAGES)|$(SLURM_PACKAGES)|g' \
 		| awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
@@ -60,26 +62,26 @@ format: ## ruff fix and format
 docs: install ## the documentation site (mkdocs.yml, docs/) into site/, every warning an error
 	NO_MKDOCS_2_WARNING=1 $(PYTHON) -m mkdocs build --strict
 
-tables: ## the paper's tables from the records in $(RUNS)
-	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out $(OUT) --only tables
+tables: ## the paper's tables from the records in $(RUNS) (where they go: see report)
+	$(REPORT) --only tables
 
-figures: ## the paper's figures from the records in $(RUNS)
-	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out $(OUT) --only figures
+figures: ## the paper's figures from the records in $(RUNS) (where they go: see report)
+	$(REPORT) --only figures
 
-scorecard: ## the reproduction scorecard ($(OUT)/SCORECARD.md, $(OUT)/scorecard.csv) from the records in $(RUNS)
-	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out $(OUT) --only scorecard
+scorecard: ## the reproduction scorecard (SCORECARD.md, scorecard.csv) from the records in $(RUNS) (where it goes: see report)
+	$(REPORT) --only scorecard
 
-report: ## tables, figures and the scorecard in $(OUT), in one process (the records read once)
-	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out $(OUT)
+report: ## tables, figures and the scorecard, in one process (the records read once): into results for the committed records (results/runs), else into <RUNS>_report; OUT=<folder> names another
+	$(REPORT)
 
 # every preset: the files configs/experiment/*.yaml, by name
 PRESETS ?= $(sort $(basename $(notdir $(wildcard configs/experiment/*.yaml))))
 ARGS ?=
-reproduce: install ## every preset's full paper grid, then the report (ARGS='hydra/launcher=joblib ...')
+reproduce: install ## every preset's full paper grid into $(RUNS), then the report (ARGS='hydra/launcher=joblib ...')
 	for preset in $(PRESETS); do \
-		$(PYTHON) -m lipnorm_exp +experiment=$$preset scale=paper train.progress=false $(ARGS) || exit 1; \
+		$(PYTHON) -m lipnorm_exp +experiment=$$preset scale=paper train.progress=false paths.results_dir=$(RUNS) $(ARGS) || exit 1; \
 	done
-	$(PYTHON) -m lipnorm_exp.report --runs $(RUNS) --out results
+	$(REPORT)
 
 reproduce-cpu: install ## the paper-scale sweeps behind results/ on a CPU (narrowed grids, hours), then the report
 	bash scripts/reproduce_cpu.sh

@@ -3,7 +3,9 @@
 PyTorch's ``nn.TransformerEncoder``, its attention converted to ``LipschitzMultiheadAttention``
 by ``lipschitz_normalize``. The task: padded sequences of random tokens, labelled by whether a
 marker token occurs in them; the padding goes through ``src_key_padding_mask``, which
-LipschitzNorm honours (the norms' maxima run over the keys the mask leaves).
+LipschitzNorm honours (the norms' maxima run over the keys the mask leaves). The task is easy:
+with and without LipschitzNorm the encoder reaches a test accuracy of 1.0000 within a few
+epochs; the example shows the conversion at work in a stock encoder, not a gain in accuracy.
 
     python examples/transformer_encoder.py
     python examples/transformer_encoder.py --norm none --layers 6

@@ -40,7 +40,7 @@ from bench_environment import environment, header
 from calibrate_verify import seed_pairs
 from omegaconf import OmegaConf
 
-from lipnorm_exp.cli.verify import retrain, setting_spreads
+from lipnorm_exp.cli.verify_runs import retrain, setting_spreads
 from lipnorm_exp.config import config_dir
 from lipnorm_exp.records import FINISHED, RUNS_FOLDER, iter_records, schema
 from lipnorm_exp.records.added_keys import with_added_keys

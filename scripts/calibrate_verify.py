@@ -41,7 +41,7 @@ from bench_environment import environment, header
 from omegaconf import OmegaConf
 
 import lipnorm_exp.training.member as member
-from lipnorm_exp.cli.verify import retrain, setting_spreads
+from lipnorm_exp.cli.verify_runs import retrain, setting_spreads
 from lipnorm_exp.nn.gat_layer import GATLayer
 from lipnorm_exp.records import FINISHED, RUNS_FOLDER, iter_records, schema, setting_key
 from lipnorm_exp.records.added_keys import with_added_keys

@@ -1,5 +1,5 @@
 """MkDocs hooks (``mkdocs.yml``): the results' own pages join the site as they are, each at a
-path of its own, and the math of every page is typeset.
+path of its own, with the figures they show, and the math of every page is typeset.
 
 ``results/README.md`` (how the records were made, and the findings), ``results/SCORECARD.md``
 (the reproduction scorecard, ``make scorecard``) and the benchmarks' ``results/bench/**/*.md``
@@ -26,6 +26,8 @@ from mkdocs.structure.pages import Page
 
 #: the results' pages, relative to the repository root, as the site serves them
 RESULT_PAGES = ("results/README.md", "results/SCORECARD.md", "results/bench/**/*.md")
+#: the report's figures, which the results' pages show
+RESULT_FIGURES = "results/*/*/figures/*.png"
 #: the pages served at another path than their own (whose own is another page's)
 MOVED = {"results/README.md": "results/findings/index.html"}
 #: TeX as ``pymdownx.arithmatex`` (``generic: true``) leaves it: ``\(...\)`` in a span, ``\[...\]``
@@ -35,11 +37,15 @@ TEX = re.compile(r'<(span|div) class="arithmatex">\\[(\[](.*?)\\[)\]]</\1>', re.
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     """Add the files ``RESULT_PAGES`` matches to the site's files, under the same paths (those of
-    ``MOVED`` under theirs); refuse two pages that build to one output file."""
+    ``MOVED`` under theirs); refuse two pages that build to one output file.
+
+    The report's figures (``RESULT_FIGURES``) come along at their paths, so that a page of the
+    results shows one as GitHub does, by its path relative to the page (``results/README.md``:
+    ``![Fig. 6](paper/published/figures/fig6_depth.png)``)."""
     root = Path(config.config_file_path).parent
-    for pattern in RESULT_PAGES:
-        for page in sorted(root.glob(pattern)):
-            path = page.relative_to(root).as_posix()
+    for pattern in (*RESULT_PAGES, RESULT_FIGURES):
+        for found in sorted(root.glob(pattern)):
+            path = found.relative_to(root).as_posix()
             files.append(
                 File(
                     path,

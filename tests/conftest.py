@@ -1,6 +1,7 @@
 """Shared fixtures: configs composed through Hydra with paths in a temporary folder."""
 
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,6 +23,51 @@ register_resolvers()
 if os.environ.get("PYTEST_XDIST_WORKER"):  # workers share the cores: one thread each
     os.environ["OMP_NUM_THREADS"] = "1"
     torch.set_num_threads(1)
+
+
+#: what tools keep in the checkout of their own accord (bytecode, pytest's and the linters' caches)
+CACHES = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+#: what the checkout held untracked as the session started
+UNTRACKED = pytest.StashKey[set[str]]()
+#: what the tests left in the checkout that it did not hold before
+LEFT = pytest.StashKey[list[str]]()
+
+
+def untracked() -> set[str] | None:
+    """The paths in the checkout that git does not track, a new folder as one, caches aside;
+    ``None`` where the checkout is not git's."""
+    listed = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored=matching", "--untracked-files=normal"],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    if listed.returncode != 0:
+        return None
+    paths = (line[3:] for line in listed.stdout.splitlines() if line[:2] in ("??", "!!"))
+    return {path for path in paths if CACHES.isdisjoint(path.rstrip("/").split("/"))}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Note what the checkout holds untracked as the tests start (once, not in each worker)."""
+    before = None if hasattr(session.config, "workerinput") else untracked()
+    if before is not None:
+        session.config.stash[UNTRACKED] = before
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the session where the tests left files in the checkout: they write under tmp paths."""
+    before = session.config.stash.get(UNTRACKED, None)
+    left = sorted((untracked() or set()) - before) if before is not None else []
+    if left:
+        session.config.stash[LEFT] = left
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
+    """Name what the tests left in the checkout (`pytest_sessionfinish`), if anything."""
+    left = config.stash.get(LEFT, [])
+    if left:
+        terminalreporter.write_sep("=", "the tests wrote into the checkout", red=True)
+        terminalreporter.write_line(f"{', '.join(left)}: a test writes under tmp paths only")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -4,19 +4,23 @@
 validation epoch 57); the paper: Table 1 (+experiment=missing_vector) GAT-Lip Cora 0%:
 83.1 ± 0.5 at depth 5``: the published number of the paper's cell the run belongs to
 (`published_for`), or, for a run in no cell, the
-command that compares a folder's preset runs with the paper (``make scorecard``).
+command that compares a folder's preset runs with the paper: the report's scorecard of that
+folder, into a folder of the user's own (`report_command`), never into the committed report.
 """
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from lipnorm_exp.records import record_path, schema
 from lipnorm_exp.records.labels import metric_label
+from lipnorm_exp.report.command import REPOSITORY_OUT, default_out
 from lipnorm_exp.sweeps.progress import outcome_of
 from lipnorm_exp.training.finished import LaunchedRecord
 
-__all__ = ["closing_line"]
+__all__ = ["OWN_REPORT", "closing_line", "report_command"]
+
+#: where the scorecard of records in the committed folder (a run's default) is sent
+OWN_REPORT = Path("my_report")
 
 
 def _shown(path: Path) -> str:
@@ -56,10 +60,20 @@ def closing_line(launched: Sequence[LaunchedRecord], results_dir: str | Path) ->
     published = published_for(records[0][schema.CONFIG])
     if published:
         return f"lipnorm_exp: {saved}; the paper: {'; '.join(published)}"
-    runs = _shown(Path(results_dir))
-    default = runs == os.path.join("results", "runs")  # the Makefile's RUNS
-    scorecard = "make scorecard" + ("" if default else f" RUNS={runs}")
     return (
-        f"lipnorm_exp: {saved}; no cell of the paper's tables: {scorecard} compares a folder's "
-        "preset runs (+experiment=<name>) with the paper"
+        f"lipnorm_exp: {saved}; no cell of the paper's tables: {report_command(results_dir)} "
+        "compares a folder's preset runs (+experiment=<name>) with the paper"
     )
+
+
+def report_command(results_dir: str | Path) -> str:
+    """The command that writes the scorecard of the records in ``results_dir``.
+
+    Into the report's own folder for them (`default_out`), or `OWN_REPORT` where that is the
+    committed report: the records of a run are in the committed folder by default.
+    """
+    runs = Path(results_dir)
+    out = default_out(runs)
+    if out.resolve() == REPOSITORY_OUT.resolve():
+        out = OWN_REPORT
+    return f"lipnorm-exp-report --runs {_shown(runs)} --out {_shown(out)} --only scorecard"

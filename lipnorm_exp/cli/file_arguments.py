@@ -9,11 +9,13 @@ what would do.
 import argparse
 from collections.abc import Collection
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from lipnorm_exp.util.atomic import temp_path
 from lipnorm_exp.util.errors import UserError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["file_path", "read_table", "writable_path"]
 
@@ -60,7 +62,7 @@ def writable_path(path: Path, argument: str, folder: bool) -> None:
         raise UserError(f"{argument} {path}: {where} cannot be written ({reason})") from None
 
 
-def read_table(path: Path, argument: str, columns: Collection[str], what: str) -> pd.DataFrame:
+def read_table(path: Path, argument: str, columns: Collection[str], what: str) -> "pd.DataFrame":
     """The comma-separated UTF-8 table at ``path``, holding ``columns`` (run ids as text).
 
     ``what`` names the file the argument takes (``a table's .runs.csv``), for the fix.
@@ -69,6 +71,8 @@ def read_table(path: Path, argument: str, columns: Collection[str], what: str) -
         UserError: ``path`` is not a file, is empty, not UTF-8 text or not CSV, or lacks one of
             ``columns``.
     """
+    import pandas as pd  # once a table is read: a command's --help needs none
+
     if not path.is_file():
         raise UserError(f"{argument} {path} is not a file; give {what}")
     try:

@@ -25,7 +25,7 @@ from lipnorm_exp.util.atomic import replacing
 from lipnorm_exp.util.errors import UserError
 
 __all__ = [
-    "CELL_FINDINGS",
+    "CELLS_COLUMNS",
     "CellFinding",
     "CellRuns",
     "cell_finding",
@@ -33,8 +33,6 @@ __all__ = [
     "write_cell_findings",
 ]
 
-#: where cell findings go by default, beside the record findings
-CELL_FINDINGS = Path("results", "cell_verification.csv")
 #: the columns of a table's ``.runs.csv`` that ``--cells`` reads
 CELLS_COLUMNS = ("row", "column", "seed", "run_id")
 

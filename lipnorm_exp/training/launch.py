@@ -25,6 +25,7 @@ from functools import partial
 import torch
 from omegaconf import DictConfig, ListConfig
 from tqdm.auto import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from lipnorm_exp.config import member_configs
 from lipnorm_exp.records import run_id
@@ -152,28 +153,30 @@ def fit(members: list[Member], engine: Engine, setup_s: float = 0.0, desc: str =
         total=train.epochs,
     )
     open_runs = list(members)
-    try:
-        for epoch in bar:
-            active = [member for member in open_runs if member.state.epoch == epoch - 1]
-            for member in active:
-                member.state.start_epoch()
-            for member, outcome in zip(active, engine.epoch(active), strict=True):
-                member.take(epoch, outcome, partial(engine.lipschitz, member))
-            for member in active:
-                if member.state.done:
-                    open_runs.remove(member)
-                    member.close(setup_s, desc)
-                else:
-                    member.keep()
-            bar.set_postfix(_progress(members))
-            if not open_runs:
-                break
-    except BaseException as error:
-        for member in open_runs:
-            member.close(setup_s, desc, error)
-        raise
-    finally:
-        bar.close()
+    # the console's log lines (a run's end) through the bar: each on a line of its own
+    with logging_redirect_tqdm(tqdm_class=tqdm):
+        try:
+            for epoch in bar:
+                active = [member for member in open_runs if member.state.epoch == epoch - 1]
+                for member in active:
+                    member.state.start_epoch()
+                for member, outcome in zip(active, engine.epoch(active), strict=True):
+                    member.take(epoch, outcome, partial(engine.lipschitz, member))
+                for member in active:
+                    if member.state.done:
+                        open_runs.remove(member)
+                        member.close(setup_s, desc)
+                    else:
+                        member.keep()
+                bar.set_postfix(_progress(members))
+                if not open_runs:
+                    break
+        except BaseException as error:
+            for member in open_runs:
+                member.close(setup_s, desc, error)
+            raise
+        finally:
+            bar.close()
 
 
 def _progress(members: list[Member]) -> dict[str, str]:

@@ -1,15 +1,19 @@
 """The console commands of ``[project.scripts]`` without the ``app`` extra: each ends in one line
-naming the extra to install, exit 2, and ``lipnorm-exp --version`` prints the package's version.
+naming the extra to install, exit 2, and ``lipnorm-exp --version`` prints the package's version;
+with it, each command's ``--help`` (and the report's refusals) answer without importing torch,
+pandas or matplotlib.
 
 Each command runs in a subprocess as its console script calls it (the entry point that
 ``pyproject.toml`` names), with every module that the ``app`` extra's distributions provide made
-unimportable by a finder at the front of ``sys.meta_path``, as after ``pip install lipnorm_exp``.
+unimportable by a finder at the front of ``sys.meta_path``, as after ``pip install lipnorm_exp``,
+and under ``python -X importtime``, whose report names every module the process imported.
 ``tests/project/test_wheel.py`` installs the wheel without extras and runs the installed scripts.
 """
 
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from importlib import metadata
 
 import pytest
@@ -36,6 +40,10 @@ PYTHON_M = {
 }
 #: namespace packages that this project shares with the extra's distributions
 SHARED = {"hydra_plugins"}
+#: what a command imports only for its work (a run, a report), never for its help or refusals
+HEAVY = {"torch", "pandas", "matplotlib"}
+#: a line of ``-X importtime``'s report (its header, or a module it names)
+IMPORT_LINE = re.compile(r"^import time:(?:\s+\d+ \|\s+\d+ \|\s*(\S+)|.*)\n", re.M)
 
 
 def app_modules() -> set[str]:
@@ -52,7 +60,18 @@ def app_modules() -> set[str]:
     }
 
 
-def console(command: str, *arguments: str, blocked: set[str]) -> subprocess.CompletedProcess:
+@dataclass
+class Answer:
+    """What a command gave: its exit status, its output, and the top-level modules it imported
+    (``-X importtime``'s report, left out of ``stderr``)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    imported: set[str]
+
+
+def console(command: str, *arguments: str, blocked: set[str]) -> Answer:
     """``command`` called as its console script calls its entry point, or ``python -m <module>``
     for a ``command`` of `PYTHON_M`.
 
@@ -72,10 +91,12 @@ def console(command: str, *arguments: str, blocked: set[str]) -> subprocess.Comp
         "sys.meta_path.insert(0, Absent())\n"
         f"sys.argv = [{command!r}, *{list(arguments)!r}]\n" + call
     )
-    return subprocess.run(
-        [sys.executable, "-c", script],
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", script],
         cwd=REPO, env=environment(), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
+    imported = {name.split(".")[0] for name in IMPORT_LINE.findall(done.stderr) if name}
+    return Answer(done.returncode, done.stdout, IMPORT_LINE.sub("", done.stderr), imported)
 
 
 def test_the_blocked_modules_are_the_app_extras():
@@ -111,6 +132,37 @@ def test_with_the_app_extra_each_command_runs(command):
     done = console(command, "--help", blocked=set())
     assert done.returncode == 0, done.stderr
     assert "usage" in done.stdout.lower() or "Config groups" in done.stdout
+
+
+def test_the_import_report_names_what_a_command_imports(tmp_path):
+    done = console("lipnorm-exp-report", "--runs", str(tmp_path), blocked=set())
+    assert done.stderr.strip().endswith("holds no run records (*.json, searched recursively)")
+    assert {"pandas", "matplotlib"} <= done.imported  # the report's work, once its records load
+
+
+@pytest.mark.parametrize("command", [*sorted(SCRIPTS), *PYTHON_M])
+def test_each_commands_help_imports_no_torch_pandas_or_matplotlib(command):
+    done = console(command, "--help", blocked=set())
+    assert done.returncode == 0, done.stderr
+    assert "usage" in done.stdout.lower() or "Config groups" in done.stdout
+    assert "lipnorm_exp" in done.imported
+    assert done.imported & HEAVY == set()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (["--only", "nothing"], "argument --only: invalid choice: 'nothing'"),
+        (["--runs", "nowhere"], "--runs nowhere is not a folder; give the folder of run records"),
+        (["--out", "Makefile"], "--out Makefile is a file, not a folder; give a folder"),
+    ],
+)
+def test_the_reports_refusals_import_no_torch_pandas_or_matplotlib(arguments, says):
+    done = console("lipnorm-exp-report", *arguments, blocked=set())
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"lipnorm_exp.report: error: {says}")
+    assert done.imported & HEAVY == set()
 
 
 @pytest.mark.parametrize("blocked", [set(), "app"])

@@ -475,7 +475,8 @@ def test_a_config_that_is_not_utf8_is_refused_in_one_line():
 @pytest.mark.slow  # through the CLI
 def test_a_search_without_multirun_is_refused_not_run_at_the_defaults(tmp_path):
     args = [sys.executable, "-m", "lipnorm_exp", "+search=supplementary", "train.epochs=1"]
-    done = cli([*args, f"paths.results_dir={tmp_path / 'runs'}"])
+    paths = [f"paths.{key}={tmp_path / key}" for key in ("results_dir", "log_dir", "data_dir")]
+    done = cli([*args, *paths])
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "which one run cannot; allowed: --multirun" in done.stderr
-    assert not list(tmp_path.glob("runs/*.json"))  # no run recorded
+    assert not list(tmp_path.glob("results_dir/*.json"))  # no run recorded

@@ -114,6 +114,38 @@ def test_the_site_builds_with_warnings_as_errors(site):
     assert (site / "results" / "bench" / "layers" / "index.html").is_file()
 
 
+#: the report's figures the Findings page shows, as images: the paper's Figs. 2, 3, 5 and 6
+FINDINGS_FIGURES = [
+    "paper/published/figures/fig2_gradients.png",
+    "paper/published/figures/fig3_train_acc.png",
+    "paper/standard/figures/fig2_gradients.png",
+    "paper/published/figures/fig6_depth.png",
+    "paper/alon_yahav/figures/fig5_trees.png",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.docs
+def test_the_findings_show_the_papers_figures_as_images(site):
+    page = site / "results" / "findings" / "index.html"
+    shown = re.findall(r'<img [^>]*src="([^"]+)"', page.read_text())
+    assert [source.split("../", 1)[-1] for source in shown] == FINDINGS_FIGURES
+    for source in shown:
+        assert (page.parent / source).resolve().is_file(), source
+        assert (page.parent / source).resolve().read_bytes() == (
+            REPO / "results" / source.split("../", 1)[-1]
+        ).read_bytes()
+
+
+@pytest.mark.slow
+@pytest.mark.docs
+def test_a_wide_table_scrolls_within_the_page(site):
+    scorecard = (site / "results" / "SCORECARD" / "index.html").read_text()
+    assert "stylesheets/tables.css" in scorecard and "<table>" in scorecard
+    rules = (site / "stylesheets" / "tables.css").read_text()
+    assert re.search(r"table:not\(\[class\]\) \{[^}]*overflow-x: auto;", rules)
+
+
 #: a reST role as Markdown leaves it: the role's name, then its target as code
 RAW_ROLE = re.compile(r":(?:math|class|func|meth|attr|mod|obj|data|exc|ref):<code>")
 #: code, where a page may quote reST (docs/contributing.md does)

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from lipnorm_exp.cli import verify_cost
-from lipnorm_exp.cli.verify import Finding, main, write_findings
+from lipnorm_exp.cli.verify import main
+from lipnorm_exp.cli.verify_runs import Finding, write_findings
 from lipnorm_exp.records import COMPLETED, DIVERGED, NUMERICS_VERSION, record_path, schema
 from lipnorm_exp.records.schema import GRAD_ATTN
 from lipnorm_exp.records.verify import (

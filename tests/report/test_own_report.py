@@ -114,3 +114,15 @@ def test_load_records_gives_one_row_per_record_for_pandas(tmp_path):
         assert len(row["history"]) == len(record["history"])
     mean = frame.groupby(["label", "depth"])["test_acc_at_best_val"].mean()
     assert mean.notna().all()
+
+
+def test_a_report_of_runs_of_no_preset_names_no_folder_it_does_not_make(tmp_path, capsys):
+    (record,) = committed("quick", None, 1)
+    folder_of([record], tmp_path / "runs")
+    out = tmp_path / "my_report"
+    assert main(["--runs", str(tmp_path / "runs"), "--out", str(out)]) == 0
+    protocol = record["config"]["protocol"]["name"]
+    printed = capsys.readouterr().out
+    assert f"scale quick, protocol {protocol}: no run of a preset, nothing written" in printed
+    assert str(out / "quick") not in printed and not (out / "quick").exists()
+    assert (out / MARKDOWN).is_file()  # the scorecard, every line not run

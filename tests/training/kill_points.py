@@ -30,6 +30,7 @@ import pandas as pd
 import torch_geometric.io.fs as pyg_fs
 
 import lipnorm_exp.cli.verify as verify
+import lipnorm_exp.cli.verify_runs as verify_runs
 import lipnorm_exp.records.store as store
 import lipnorm_exp.training.alone as alone
 import lipnorm_exp.training.together as together
@@ -122,11 +123,11 @@ elif point.startswith("epoch_"):
     alone.train_epoch = signalling_at_epoch(alone.train_epoch)
     together.Together._train_step = signalling_at_epoch(together.Together._train_step)
 elif point == "retrain":
-    verify.retrain = signalling_before(verify.retrain)
+    verify_runs.retrain = signalling_before(verify_runs.retrain)
 elif point == "findings_write":
     pd.DataFrame.to_csv = to_csv_half
 elif point == "findings_written":
-    verify.write_findings = signalling_after(verify.write_findings)
+    verify_runs.write_findings = signalling_after(verify_runs.write_findings)
 else:
     raise SystemExit(f"unknown point {point}")
 
