@@ -29,6 +29,7 @@ from lipnorm_exp.records import (
 )
 from lipnorm_exp.records.merge import ERROR_PREFIX, apply_merge, main, plan_merge
 from lipnorm_exp.training.launch import run
+from lipnorm_exp.util.atomic import temp_path
 
 TINY = ("model.depth=1", "model.hidden=8", "model.heads=1", "train.epochs=3")
 
@@ -102,7 +103,7 @@ def test_records_new_to_the_folder_are_copied_and_the_source_is_left_as_it_was(
 def test_a_merge_removes_what_a_killed_writer_left_in_the_folder(made, tmp_path):
     into = tmp_path / "into"
     into.mkdir()
-    dead = into / f".{made['x']}.json.999999999.0a1b2c3d.tmp"  # its writer is gone
+    dead = temp_path(into / f"{made['x']}.json", pid=999999999)  # its writer is gone
     dead.write_text("{")
     assert main([str(made["there"]), "--into", str(into)]) == 0
     assert list(into.glob(".*.tmp")) == []

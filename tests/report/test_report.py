@@ -41,6 +41,7 @@ from lipnorm_exp.report.table_files import csv_text, latex
 from lipnorm_exp.report.tables import build_table, compact
 from lipnorm_exp.report.trees import batch_sizes_text, departures, notes, trees_table
 from lipnorm_exp.report.used_runs import provenance_line
+from lipnorm_exp.util.atomic import temp_path
 
 TABLE1, TABLE2, TABLE3 = (spec for preset in PRESETS for spec in preset.paper_tables)
 DRAW = {spec.name: spec.draw for _, spec in owned_figures()}
@@ -1158,7 +1159,7 @@ def test_a_stop_while_writing_leaves_every_file_whole_and_says_so_in_one_line(
 def test_the_report_removes_what_a_killed_report_left_in_its_folders(runs_dir, tmp_path):
     left = tmp_path / "out" / "quick" / "standard" / "tables"
     left.mkdir(parents=True)
-    (left / ".table1.csv.999999999.0a1b2c3d.tmp").write_text("half")  # its writer is gone
+    temp_path(left / "table1.csv", pid=999999999).write_text("half")  # its writer is gone
     assert main(["--runs", str(runs_dir), "--out", str(tmp_path / "out"), "--only", "tables"]) == 0
     assert list((tmp_path / "out").rglob(".*.tmp")) == []
 
