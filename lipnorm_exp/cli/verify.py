@@ -29,7 +29,8 @@ Where the processor or the thread count differ from the record's, a difference m
 (floating-point sums in another order), not a change of code: each finding names both machines.
 Findings go to a CSV file (``results/verification.csv`` by default), one row per run, replacing
 an earlier finding of the same run, the file written whole after each run (a temporary file
-renamed over it), so that a kill at any moment leaves it as it was or with whole rows; each
+renamed over it, under a lock that verifies writing the same file take turns at), so that a kill
+at any moment leaves it as it was or with whole rows and no finding is lost; each
 names the rule that judged it and the size of the first departure (the largest relative
 difference at the first epoch that differs, and its column);
 findings of the earlier rule are judged again where what they stored allows
@@ -94,6 +95,7 @@ from lipnorm_exp.util import constraints
 from lipnorm_exp.util.atomic import remove_stale_temps, replacing
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 from lipnorm_exp.util.errors import UserError
+from lipnorm_exp.util.lock import folder_lock
 
 __all__ = ["Finding", "main", "retrain", "verify_record", "write_findings"]
 
@@ -307,17 +309,20 @@ def write_findings(findings: list[Finding], path: Path) -> pd.DataFrame:
     """Add ``findings`` to the CSV at ``path``, each replacing an earlier one of its run.
 
     The earlier findings of the file that an earlier rule judged are judged again where they can
-    be ([`rejudged`][lipnorm_exp.records.verify.rejudged]); none is dropped.
+    be ([`rejudged`][lipnorm_exp.records.verify.rejudged]); none is dropped. The file is read,
+    added to and renamed over under a lock on its name, so that verifies writing one file at
+    once take turns and lose none of each other's findings.
     """
     new = pd.DataFrame([asdict(finding) for finding in findings], columns=_COLUMNS)
-    found = read_findings(path)
-    if found is not None:
-        old = rejudged(found).reindex(columns=_COLUMNS)
-        new = pd.concat([old[~old["run_id"].isin(new["run_id"])], new], ignore_index=True)
-    new = new.sort_values("run_id")[_COLUMNS]
-    new["first_different_epoch"] = new["first_different_epoch"].astype("Int64")
-    with replacing(path) as temporary:
-        new.to_csv(temporary, index=False)
+    with folder_lock(path.parent, path.name):
+        found = read_findings(path)
+        if found is not None:
+            old = rejudged(found).reindex(columns=_COLUMNS)
+            new = pd.concat([old[~old["run_id"].isin(new["run_id"])], new], ignore_index=True)
+        new = new.sort_values("run_id")[_COLUMNS]
+        new["first_different_epoch"] = new["first_different_epoch"].astype("Int64")
+        with replacing(path) as temporary:
+            new.to_csv(temporary, index=False)
     remove_stale_temps(path.parent)
     return new
 

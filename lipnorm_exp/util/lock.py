@@ -19,7 +19,8 @@ def folder_lock(
 
     Processes take turns with it: workers started together by a launcher (joblib, submitit) at
     preparing a dataset's files (one name per dataset) and at rewriting a run record's tags,
-    and any two processes given the same run (one name per run id). The lock is released when
+    any two processes given the same run (one name per run id), and verifies adding to one
+    findings file (its name). The lock is released when
     the block ends or the process dies (``filelock``'s ``flock`` on POSIX). ``on_wait`` is
     called once, before waiting, when another process holds the lock.
 
