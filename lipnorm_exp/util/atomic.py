@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from lipnorm_exp.util.errors import DISK_FULL, DiskFullError
 from lipnorm_exp.util.processes import process_alive
 
 __all__ = ["STALE_AFTER_S", "remove_stale_temps", "replacing", "temp_path", "write_whole"]
@@ -45,27 +46,34 @@ def temp_path(target: str | Path, pid: int | None = None) -> Path:
 
 
 @contextmanager
-def replacing(target: str | Path) -> Iterator[Path]:
+def replacing(target: str | Path, size: int | None = None) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces ``target`` in one rename.
 
     On an error (or a ``KeyboardInterrupt``) the temporary file is removed and ``target`` is
-    left as it was.
+    left as it was. ``size``: the bytes to be written, where known.
+
+    Raises:
+        DiskFullError: its device has no room for the file (one line naming the folder, and
+            ``size``).
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
     temporary = temp_path(target)
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         yield temporary
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException as error:
         temporary.unlink(missing_ok=True)
+        if isinstance(error, OSError) and error.errno in DISK_FULL:
+            raise DiskFullError.of(target, size) from error
         raise
 
 
 def write_whole(target: str | Path, text: str) -> Path:
     """Write ``text`` to ``target`` whole or not at all (`replacing`); returns ``target``."""
-    with replacing(target) as temporary:
-        temporary.write_text(text)
+    data = text.encode()
+    with replacing(target, len(data)) as temporary:
+        temporary.write_bytes(data)
     return Path(target)
 
 

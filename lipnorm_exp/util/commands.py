@@ -6,6 +6,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from lipnorm_exp.util.errors import DiskFullError
+
 __all__ = [
     "APP_EXTRA",
     "EXIT_INTERRUPTED",
@@ -64,7 +66,8 @@ def run_command(body: Callable[[], int], refused: type[Exception], command: str,
     Args:
         body: the command's work; returns its exit status.
         refused: the error type of an argument the command cannot work with: printed as
-            ``<command>: error: <message>``, exit `EXIT_REFUSED`.
+            ``<command>: error: <message>``, exit `EXIT_REFUSED`; so is a file that could
+            not be written for want of space (`DiskFullError`).
         command: the command's name in its lines (``lipnorm_exp.report``).
         whole: what a stop leaves whole and what to do, printed as ``<command>: interrupted
             (<where the stop came from>); <whole>``, exit `EXIT_INTERRUPTED`.
@@ -75,7 +78,7 @@ def run_command(body: Callable[[], int], refused: type[Exception], command: str,
     try:
         with stop_requests():
             return body()
-    except refused as error:
+    except (refused, DiskFullError) as error:
         print(f"{command}: error: {error}", file=sys.stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt as stop:

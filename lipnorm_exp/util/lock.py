@@ -6,7 +6,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from lipnorm_exp.util.errors import UserError
+from lipnorm_exp.util.errors import DISK_FULL, DiskFullError, UserError
 
 __all__ = ["folder_lock"]
 
@@ -31,6 +31,7 @@ def folder_lock(
     leaves its file, which the next holder removes.
 
     Raises:
+        DiskFullError: the lock file cannot be made for want of space.
         UserError: the lock file cannot be opened (a folder in its place, say), named.
     """
     locks = Path(folder) / ".locks"
@@ -45,6 +46,8 @@ def folder_lock(
                 on_wait()
             lock.acquire()
     except OSError as error:
+        if error.errno in DISK_FULL:
+            raise DiskFullError.of(path) from None
         raise UserError(
             f"{path} cannot be opened as a lock file ({error.strerror}); remove it, and it is "
             "made again"

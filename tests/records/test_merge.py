@@ -6,6 +6,7 @@ unfinished one never merged, and two different finished results a conflict that 
 unless ``--prefer`` decides it.
 """
 
+import errno
 import json
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ from conftest import CONFIGS, compose_config
 from hydra import compose, initialize_config_dir
 
 import lipnorm_exp.records.merge as merge_module
+import lipnorm_exp.records.store as store
 from lipnorm_exp.records import (
     EPOCH_TIME_KEY,
     INTERRUPTED,
@@ -98,6 +100,21 @@ def test_records_new_to_the_folder_are_copied_and_the_source_is_left_as_it_was(
     for rid in (made["x"], made["y"]):
         assert read(tmp_path / "new", rid) == read(source, rid)
     assert contents(source) == before
+
+
+def test_a_full_disk_ends_the_merge_in_one_line_naming_the_folder(
+    made, tmp_path, monkeypatch, capsys
+):
+    def no_space(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    into = tmp_path / "new"
+    monkeypatch.setattr(store.os, "fsync", no_space)
+    assert main([str(made["there"]), "--into", str(into)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"{ERROR_PREFIX}no space left on the device of {into} to write ")
+    assert line.endswith(" kB needed); free space there and run the command again")
+    assert list(into.glob("*.json")) == list(into.glob(".*.tmp")) == []
 
 
 def test_a_merge_removes_what_a_killed_writer_left_in_the_folder(made, tmp_path):

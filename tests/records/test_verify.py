@@ -1,5 +1,6 @@
 """``lipnorm-exp-verify``: a record trained again with today's code, and what it is judged."""
 
+import errno
 import json
 import math
 import threading
@@ -32,6 +33,7 @@ from lipnorm_exp.records.verify import (
     spread,
 )
 from lipnorm_exp.training.launch import run
+from lipnorm_exp.util.errors import DiskFullError
 from lipnorm_exp.util.lock import folder_lock
 
 REPO = Path(__file__).resolve().parents[2]
@@ -340,7 +342,7 @@ def test_the_findings_file_names_the_departure_and_the_rule_and_keeps_old_findin
     assert "7.0" not in out.read_text().splitlines()[-1]  # an epoch is written as a whole number
 
 
-def _finding(rid: str) -> Finding:
+def _identical(rid: str) -> Finding:
     return Finding(
         run_id=rid,
         verdict=IDENTICAL,
@@ -387,7 +389,7 @@ def test_two_verifies_writing_one_large_findings_file_at_once_lose_nothing(tmp_p
 
     def write(rid: str) -> None:
         try:
-            write_findings([_finding(rid)], out)
+            write_findings([_identical(rid)], out)
         except BaseException as error:  # reported by the test, not lost in the thread
             failures.append(error)
 
@@ -402,6 +404,21 @@ def test_two_verifies_writing_one_large_findings_file_at_once_lose_nothing(tmp_p
     frame = pd.read_csv(out, dtype={"run_id": str})
     assert len(frame) == 20_002
     assert {"a" * 16, "b" * 16, f"{19_999:016x}"} <= set(frame["run_id"])
+
+
+def test_a_full_disk_leaves_the_findings_file_as_it_was_and_names_its_folder(tmp_path, monkeypatch):
+    out = tmp_path / "verification.csv"
+    write_findings([_identical("a" * 16)], out)
+    before = out.read_bytes()
+
+    def no_space(frame, path, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", no_space)
+    with pytest.raises(DiskFullError, match=f"^no space left on the device of {tmp_path} to "):
+        write_findings([_identical("b" * 16)], out)
+    assert out.read_bytes() == before
+    assert list(tmp_path.glob(".*.tmp")) == []
 
 
 def test_old_findings_are_judged_again_where_what_they_stored_allows():
