@@ -47,7 +47,6 @@ again takes a finished seed from there, so a killed run resumes), then
         --norm lipschitznorm --seeds 0,1,2 --out results/authors_code
 """
 
-import argparse
 import json
 import statistics
 import sys
@@ -55,6 +54,14 @@ from pathlib import Path
 from typing import Any
 
 from authors_checkout import COMMIT, REPOSITORY, checkout_refusal
+
+from lipnorm_exp.cli.file_arguments import output_folder
+from lipnorm_exp.util.commands import (
+    OneLineParser,
+    distinct_seeds,
+    positive_int,
+    positive_number,
+)
 
 #: their DeepGAT's norm values that build a normalisation this script can run
 NORMS = ("none", "lipschitznorm", "lipschitznorm-si", "pairnorm", "pairnorm-si")
@@ -68,45 +75,26 @@ THEIR_OPTION = {
 }
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose refusals are one line on stderr (exit status 2)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: {message}\n")
-
-
-def seed_list(text: str) -> list[int]:
-    """``"0,1,2"`` → ``[0, 1, 2]``."""
-    try:
-        seeds = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give integers separated by commas") from None
-    return seeds
-
-
-def positive(text: str) -> int:
-    """A positive integer option."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give an integer >= 1")
-    return int(text)
-
-
 def arguments() -> OneLineParser:
     """The command line; the options left ``None`` take their README example's values."""
-    parser = OneLineParser(description=__doc__.split("\n", 1)[0])
+    parser = OneLineParser(
+        description=__doc__.split("\n", 1)[0], error_prefix="authors_deepgat.py: error: "
+    )
     parser.add_argument("--checkout", type=Path, required=True, help="their repository")
     parser.add_argument("--dataset", choices=("Cora", "CiteSeer", "PubMed"))
-    parser.add_argument("--heads", type=positive)
-    parser.add_argument("--hidden", type=positive, help="channels per head (their --hidden_dim)")
-    parser.add_argument("--layers", type=positive, default=15)
-    parser.add_argument("--epochs", type=positive)
-    parser.add_argument("--lr", type=float)
+    parser.add_argument("--heads", type=positive_int)
+    parser.add_argument(
+        "--hidden", type=positive_int, help="channels per head (their --hidden_dim)"
+    )
+    parser.add_argument("--layers", type=positive_int, default=15)
+    parser.add_argument("--epochs", type=positive_int)
+    parser.add_argument("--lr", type=positive_number)
     parser.add_argument("--norm", choices=NORMS, default="none")
-    parser.add_argument("--seeds", type=seed_list, help="comma-separated (default 0..nexps-1)")
-    parser.add_argument("--threads", type=positive, default=1)
-    parser.add_argument("--datadir", type=Path, default=Path("data/authors"))
-    parser.add_argument("--out", type=Path, help="folder for the .json and .md results")
-    parser.add_argument("--log-every", type=positive, default=100, help="epochs between lines")
+    parser.add_argument("--seeds", type=distinct_seeds, help="comma-separated (default 0..nexps-1)")
+    parser.add_argument("--threads", type=positive_int, default=1)
+    parser.add_argument("--datadir", type=output_folder, default="data/authors")
+    parser.add_argument("--out", type=output_folder, help="folder for the .json and .md results")
+    parser.add_argument("--log-every", type=positive_int, default=100, help="epochs between lines")
     return parser
 
 

@@ -25,7 +25,6 @@ Three measurements in one process, on the threads torch is given (the committed 
     python scripts/bench_reproduce.py --smoke --out /tmp/bench  # a minute: does it still run?
 """
 
-import argparse
 import itertools
 import json
 import os
@@ -46,6 +45,7 @@ from gemm_bound import epoch_bound
 from omegaconf import OmegaConf
 from torch_geometric import seed_everything
 
+from lipnorm_exp.cli.file_arguments import output_folder
 from lipnorm_exp.config import build_model
 from lipnorm_exp.data import FULL_GRAPH_NODES, load_task
 from lipnorm_exp.records import FINISHED, RUNS_FOLDER
@@ -54,6 +54,12 @@ from lipnorm_exp.report.grids import CONFIGS_DIR, compose_config, paper_protocol
 from lipnorm_exp.sweeps.progress import sweep_axes
 from lipnorm_exp.training.epoch import NonFiniteError, evaluate, train_epoch
 from lipnorm_exp.training.state import make_optimizer
+from lipnorm_exp.util.commands import (
+    OneLineParser,
+    existing_folder,
+    non_negative_int,
+    positive_int,
+)
 
 CPU = torch.device("cpu")
 #: Table 1's model: GAT-Lip, 2 layers, input Linear to 128, 2 heads x 64, dropout 0.5
@@ -119,12 +125,21 @@ SMOKE_PRESETS = (
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    """The command line; a bad argument is refused in one line before anything runs."""
+    parser = OneLineParser(
+        description=__doc__.split("\n\n")[0], error_prefix="bench_reproduce.py: error: "
+    )
     parser.add_argument("--repeats", type=int, default=30, help="Table 1 epochs timed (>= 20)")
-    parser.add_argument("--warmup", type=int, default=3, help="Table 1 epochs untimed first")
-    parser.add_argument("--epochs", type=int, default=3, help="epochs timed per sampled cell")
-    parser.add_argument("--runs", type=Path, default=RUNS_FOLDER, help="the records' folder")
-    parser.add_argument("--out", default="results/bench")
+    parser.add_argument(
+        "--warmup", type=non_negative_int, default=3, help="Table 1 epochs untimed first"
+    )
+    parser.add_argument(
+        "--epochs", type=positive_int, default=3, help="epochs timed per sampled cell"
+    )
+    parser.add_argument(
+        "--runs", type=existing_folder, default=str(RUNS_FOLDER), help="the records' folder"
+    )
+    parser.add_argument("--out", type=output_folder, default="results/bench")
     parser.add_argument(
         "--presets", type=lambda text: text.split(","), help="time only these (comma-separated)"
     )
@@ -141,7 +156,7 @@ def parse_args(argv=None):
     if args.smoke:
         args.repeats, args.warmup, args.epochs = 2, 0, 1
     elif args.repeats < 20:
-        parser.error("--repeats must be >= 20")
+        parser.error(f"argument --repeats: {args.repeats} is not an integer >= 20")
     return args
 
 
@@ -576,7 +591,7 @@ def main(argv=None) -> None:
             f"{', '.join(args.versions)} (an earlier run's figures: this file's git history)"
         )
     projection = pd.DataFrame(projections)
-    write_outputs(Path(args.out), env, pyg, pd.DataFrame(rows), projection, pubmed, presets)
+    write_outputs(args.out, env, pyg, pd.DataFrame(rows), projection, pubmed, presets)
 
 
 if __name__ == "__main__":

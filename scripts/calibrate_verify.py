@@ -25,7 +25,6 @@ Writes ``<out>/verify_calibration.csv`` (one row per judgement) and ``verify_cal
     python scripts/calibrate_verify.py --smoke --out /tmp/calibration   # does it still run?
 """
 
-import argparse
 import contextlib
 import copy
 import math
@@ -34,13 +33,13 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pandas as pd
 from bench_environment import environment, header
 from omegaconf import OmegaConf
 
 import lipnorm_exp.training.member as member
+from lipnorm_exp.cli.file_arguments import output_folder
 from lipnorm_exp.cli.verify_runs import retrain, setting_spreads
 from lipnorm_exp.nn.gat_layer import GATLayer
 from lipnorm_exp.records import FINISHED, RUNS_FOLDER, iter_records, schema, setting_key
@@ -58,6 +57,7 @@ from lipnorm_exp.records.verify import (
     points_at_best_val,
     spread,
 )
+from lipnorm_exp.util.commands import OneLineParser, existing_folder
 
 #: cheap records trained again: Cora, 100-300 epochs, one thread, seconds each: 2 layers (GAT-PN
 #: 1 x 8 without and with dropout, GAT-Lip 1 x 16, GAT-PN 4 x 16 at lr 0.1, GCN) and a 10-layer
@@ -317,10 +317,14 @@ def markdown(frame: pd.DataFrame, env: dict, failures: list[str], old_passes: in
     return lines
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    """The command line."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=Path, default=RUNS_FOLDER, help="the committed records")
+def arguments() -> OneLineParser:
+    """The command line; a bad argument is refused in one line before anything runs."""
+    parser = OneLineParser(
+        description=__doc__.split("\n\n")[0], error_prefix="calibrate_verify.py: error: "
+    )
+    parser.add_argument(
+        "--runs", type=existing_folder, default=str(RUNS_FOLDER), help="the committed records"
+    )
     parser.add_argument("--records", nargs="+", default=list(RECORDS), help="to train again")
     parser.add_argument(
         "--threads-records",
@@ -328,7 +332,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=list(THREADS_RECORDS),
         help="of those, the ones trained again at 2 threads too",
     )
-    parser.add_argument("--out", type=Path, default=Path("results"), help="where to write")
+    parser.add_argument("--out", type=output_folder, default="results", help="where to write")
     parser.add_argument(
         "--deep-records",
         nargs="*",
@@ -336,15 +340,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="deep records whose first epochs are trained at 1 and 2 threads",
     )
     parser.add_argument("--smoke", action="store_true", help="one cheap record, two cases")
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.records, args.threads_records, args.deep_records = list(SMOKE_RECORDS), [], []
-    return args
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Calibrate; write the CSV and Markdown files; 0 where every check holds, else 1."""
-    args = parse_args(argv)
+    parser = arguments()
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.records, args.threads_records, args.deep_records = list(SMOKE_RECORDS), [], []
     changed = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=no"],
         capture_output=True,
@@ -355,6 +359,9 @@ def main(argv: list[str] | None = None) -> int:
     env = environment("cpu", records=" ".join(names), uncommitted_changes=bool(changed))
     records = [record for _, record in iter_records(args.runs, set_aside_broken=False)]
     by_id = {record[schema.RUN_ID]: record for record in records}
+    missing = [rid for rid in [*names, *args.threads_records] if rid not in by_id]
+    if missing:
+        parser.error(f"argument --runs: {args.runs} holds no record of {', '.join(missing)}")
     rows = seed_pairs(records)
     old_passes = sum(bool(row.pop("old_rule_passes")) for row in rows)
     spreads = setting_spreads(records)

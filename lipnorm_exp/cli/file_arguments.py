@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lipnorm_exp.util.atomic import temp_path
+from lipnorm_exp.util.commands import folder_path
 from lipnorm_exp.util.errors import UserError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["file_path", "read_table", "writable_path"]
+__all__ = ["file_path", "output_folder", "read_table", "writable_path"]
 
 
 def file_path(text: str) -> Path:
@@ -60,6 +61,21 @@ def writable_path(path: Path, argument: str, folder: bool) -> None:
     except OSError as error:
         reason = error.strerror or type(error).__name__
         raise UserError(f"{argument} {path}: {where} cannot be written ({reason})") from None
+
+
+def output_folder(text: str) -> Path:
+    """An argument that names a folder to write in: one there, or one that can be made, writable.
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is empty, a file, lies under a file, or cannot be
+            written (`writable_path`'s reason).
+    """
+    path = folder_path(text)
+    try:
+        writable_path(path, "folder", folder=True)
+    except UserError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return path
 
 
 def read_table(path: Path, argument: str, columns: Collection[str], what: str) -> "pd.DataFrame":

@@ -34,7 +34,8 @@ Where the processor or the thread count differ from the record's, a difference m
 (floating-point sums in another order), not a change of code: each finding names both machines.
 Findings go to a CSV file (``results/verification.csv`` by default), one row per run, replacing
 an earlier finding of the same run, the file written whole after each run (a temporary file
-renamed over it), so that a kill at any moment leaves it as it was or with whole rows; each
+renamed over it, under a lock that verifies writing the same file take turns at), so that a kill
+at any moment leaves it as it was or with whole rows and no finding is lost; each
 names the rule that judged it and the size of the first departure (the largest relative
 difference at the first epoch that differs, and its column);
 findings of the earlier rule are judged again where what they stored allows

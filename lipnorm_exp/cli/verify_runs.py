@@ -53,6 +53,7 @@ from lipnorm_exp.report.grids import compose_config
 from lipnorm_exp.report.verdicts import TOLERANCE_POINTS
 from lipnorm_exp.util.atomic import remove_stale_temps, replacing
 from lipnorm_exp.util.errors import UserError
+from lipnorm_exp.util.lock import folder_lock
 
 __all__ = [
     "Finding",
@@ -260,17 +261,20 @@ def write_findings(findings: list[Finding], path: Path) -> pd.DataFrame:
     """Add ``findings`` to the CSV at ``path``, each replacing an earlier one of its run.
 
     The earlier findings of the file that an earlier rule judged are judged again where they can
-    be ([`rejudged`][lipnorm_exp.records.verify.rejudged]); none is dropped.
+    be ([`rejudged`][lipnorm_exp.records.verify.rejudged]); none is dropped. The file is read,
+    added to and renamed over under a lock on its name, so that verifies writing one file at
+    once take turns and lose none of each other's findings.
     """
     new = pd.DataFrame([asdict(finding) for finding in findings], columns=_COLUMNS)
-    found = read_findings(path)
-    if found is not None:
-        old = rejudged(found).reindex(columns=_COLUMNS)
-        new = pd.concat([old[~old["run_id"].isin(new["run_id"])], new], ignore_index=True)
-    new = new.sort_values("run_id")[_COLUMNS]
-    new["first_different_epoch"] = new["first_different_epoch"].astype("Int64")
-    with replacing(path) as temporary:
-        new.to_csv(temporary, index=False)
+    with folder_lock(path.parent, path.name):
+        found = read_findings(path)
+        if found is not None:
+            old = rejudged(found).reindex(columns=_COLUMNS)
+            new = pd.concat([old[~old["run_id"].isin(new["run_id"])], new], ignore_index=True)
+        new = new.sort_values("run_id")[_COLUMNS]
+        new["first_different_epoch"] = new["first_different_epoch"].astype("Int64")
+        with replacing(path) as temporary:
+            new.to_csv(temporary, index=False)
     remove_stale_temps(path.parent)
     return new
 

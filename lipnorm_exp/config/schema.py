@@ -321,6 +321,8 @@ class Wandb:
 LOGGERS = {"none": NoLogger, "wandb": Wandb}
 
 FolderPath = Annotated[str, Folder()]
+#: a label of a run, stored in its record and given to W&B as a tag (which takes 64 at most)
+Tag = Annotated[str, Matches(r"[^\n]{1,64}", "a label of 1 to 64 characters on one line")]
 
 
 @dataclass
@@ -352,7 +354,7 @@ class Config:
     force: bool
     rerun_stale: Annotated[bool, Absent]  # absent from records made before it existed
     device: Annotated[str, Matches(r"auto|cpu|cuda(:\d+)?", "auto, cpu, cuda or cuda:<index>")]
-    tags: list[str]
+    tags: list[Tag]
     protocol: Protocol
     dataset: Annotated[Any, ByName(DATASETS)]
     model: Annotated[Model, ByName(MODELS)]

@@ -5,6 +5,9 @@ A kill at any moment of preparing a dataset leaves a folder the next run uses or
 - raw files are copied under a temporary name and renamed (`copy_file`), so a copy is
   there whole or not at all;
 - processed files of the datasets built here are saved the same way (`AtomicSave`);
+- processed files are read as tensors and plain data only, never as objects whose loading runs
+  code (a file planted in a shared data folder, say): a processed folder holding one is
+  removed and built again with a warning, like one that cannot be read;
 - a processed folder that cannot be read back (a kill while a library wrote it, a file
   truncated since) is removed and built again from the raw files (`load_prepared`),
   after those have been read through, so that one that is truncated or unreadable is named in
@@ -23,8 +26,12 @@ import gzip
 import hashlib
 import json
 import logging
+import os
+import pickle
 import shutil
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -40,17 +47,58 @@ __all__ = [
     "load_prepared",
     "read_gzip",
     "read_raw_files",
+    "weights_only_loads",
 ]
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=Sequence[Any])  # a dataset: its graphs by index
 
+#: torch's switch that makes every ``torch.load`` weights-only, whatever its caller asks
+FORCE_WEIGHTS_ONLY = "TORCH_FORCE_WEIGHTS_ONLY_LOAD"
+#: torch's opposite switch, which may not be set at the same time
+FORCE_NO_WEIGHTS_ONLY = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
+
 
 def _first_line(error: BaseException) -> str:
     """``Type: first line of the message``."""
     lines = str(error).strip().splitlines()
     return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+
+
+def _why_unreadable(error: BaseException) -> str:
+    """Why a processed folder could not be read, in words (`_first_line` for most errors)."""
+    if isinstance(error, pickle.UnpicklingError):  # refused by torch's weights-only reader
+        return "it holds objects other than tensors and plain data, which loading could run as code"
+    return _first_line(error)
+
+
+@contextmanager
+def weights_only_loads() -> Iterator[None]:
+    """Within the block, every ``torch.load`` reads tensors and plain data only.
+
+    PyG reads a processed file weights-only but retries a refused one with
+    ``weights_only=False``, and reads a processed folder's ``pre_transform.pt`` that way from
+    the start: either would run the code a planted pickle names. torch's own switch,
+    `FORCE_WEIGHTS_ONLY`, overrides both; it is set for the block (its opposite unset) and
+    restored after. PyG's warning that its first, weights-only, try failed is not shown: its
+    advice (allow what the file names) is what must not be done, and `load_prepared` says why
+    it prepares the folder again.
+    """
+    before = {
+        name: os.environ.pop(name, None) for name in (FORCE_WEIGHTS_ONLY, FORCE_NO_WEIGHTS_ONLY)
+    }
+    os.environ[FORCE_WEIGHTS_ONLY] = "1"
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Weights only load failed", UserWarning)
+            yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def copy_file(source: Path, target: Path) -> None:
@@ -179,7 +227,9 @@ def load_prepared(
     """``build()`` the dataset, rebuilding its processed folder once where it cannot be read.
 
     With a ``stamp`` (the ``pre_transform`` ``build`` processes with), a processed folder whose
-    first graph holds another stamp is removed, with a warning saying why, and built again.
+    first graph holds another stamp is removed, with a warning saying why, and built again. The
+    processed files are read weights-only (`weights_only_loads`): a folder holding a file of
+    other objects is removed, with a warning, and built again, none of its code run.
 
     Args:
         build: makes the dataset (processing the raw files when ``processed_dir`` lacks them).
@@ -196,6 +246,18 @@ def load_prepared(
     """
     if processed_dir.is_dir():
         remove_stale_temps(processed_dir)
+    with weights_only_loads():
+        return _prepared(build, processed_dir, raw_files, read_raw, stamp)
+
+
+def _prepared(
+    build: Callable[[], T],
+    processed_dir: Path,
+    raw_files: Sequence[Path],
+    read_raw: Callable[[Path], Any],
+    stamp: Stamp | None,
+) -> T:
+    """`load_prepared`'s work, once its loads are weights-only."""
     try:
         return _built_from(build, processed_dir, stamp)
     except UserError:
@@ -206,7 +268,7 @@ def load_prepared(
         failure = error
     read_raw_files(raw_files, read_raw)
     if processed_dir.exists():
-        reason = _first_line(failure)
+        reason = _why_unreadable(failure)
         log.warning("%s cannot be read (%s); preparing it again", processed_dir, reason)
         shutil.rmtree(processed_dir)
         try:

@@ -279,11 +279,12 @@ def write_record(results_dir: str | Path, record: Record, path: Path | None = No
     It is written as strict JSON (`strict_json`).
     """
     path = path or record_path(results_dir, record[RUN_ID])
-    with replacing(path) as temporary:
+    data = json.dumps(strict_json(record), indent=1, allow_nan=False).encode()
+    with replacing(path, len(data)) as temporary:
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         os.fchmod(descriptor, 0o644)  # whatever the umask: a record is for everyone to read
-        with os.fdopen(descriptor, "w") as handle:
-            json.dump(strict_json(record), handle, indent=1, allow_nan=False)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
     return path

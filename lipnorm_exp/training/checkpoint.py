@@ -253,8 +253,9 @@ class Checkpoint:
         """Write the state kept last, unless it is on disk already (or none is kept)."""
         if self.kept is None or self.kept["epoch"] == self.written_epoch:
             return
-        with replacing(self.path) as temporary:
-            temporary.write_bytes(encode(self.kept))
+        data = encode(self.kept)
+        with replacing(self.path, len(data)) as temporary:
+            temporary.write_bytes(data)
         self.written_epoch = self.kept["epoch"]
 
     def remove(self) -> None:

@@ -12,6 +12,7 @@ holds every epoch so far, and a final record removes the checkpoint.
 import logging
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
@@ -40,6 +41,7 @@ from lipnorm_exp.records.schema import Record
 from lipnorm_exp.training.checkpoint import Checkpoint, restore, snapshot
 from lipnorm_exp.training.epoch import EpochOutcome
 from lipnorm_exp.training.state import RunState, TrackerFactory, make_optimizer
+from lipnorm_exp.util.errors import DiskFullError
 from lipnorm_exp.util.stopping import held_stops
 
 __all__ = ["STREAM_KEY", "Member"]
@@ -137,12 +139,24 @@ class Member:
             self.state.end_epoch(epoch, outcome.loss, outcome.metrics, outcome.grads, lipschitz)
 
     def keep(self) -> None:
-        """Keep the run's state at the end of its last epoch for its checkpoint."""
+        """Keep the run's state at the end of its last epoch for its checkpoint.
+
+        Raises:
+            DiskFullError: the checkpoint found no room; the message says where the run resumes.
+        """
         extra = {} if self.stream is None else {STREAM_KEY: self.stream.state.clone()}
-        self.checkpoint.keep(
-            self.state.epoch,
-            lambda: snapshot(self.model, self.state, self.task.generators, **extra),
-        )
+        try:
+            self.checkpoint.keep(
+                self.state.epoch,
+                lambda: snapshot(self.model, self.state, self.task.generators, **extra),
+            )
+        except DiskFullError as error:
+            raise DiskFullError(f"{error}; {self._resumes()}") from error
+
+    def _resumes(self) -> str:
+        """Where the run's next launch goes on from, in words."""
+        epoch = self.checkpoint.written_epoch
+        return f"run {self.rid} " + (f"resumes after epoch {epoch}" if epoch else "starts over")
 
     def close(self, setup_s: float, desc: str = "", error: BaseException | None = None) -> None:
         """End the run: its outcome into the record, the record saved, one log line.
@@ -152,13 +166,19 @@ class Member:
         ``failed``, saying after which epoch it stopped and from which one its next launch
         resumes. A final record removes the checkpoint. A stop request (Ctrl-C, SIGTERM) while
         the record is written takes effect once it is whole
-        (`held_stops`).
+        (`held_stops`). A record that finds no room on the disk leaves the checkpoint as it
+        is, for the next launch to resume from.
+
+        Raises:
+            DiskFullError: the record found no room; the message says where the run resumes.
         """
         self._end(error)
         self._add_timing(setup_s)
         with held_stops():
             try:
                 save_record(self.results_dir, self.record)
+            except DiskFullError as full:
+                raise DiskFullError(f"{full}; {self._resumes()}") from full
             finally:
                 self.tracker.finish(self.record)
             if self.record[schema.STATUS] in FINISHED:
@@ -171,7 +191,8 @@ class Member:
             self.record[schema.RESUMED_AT] = self.checkpoint.resumed_at
         if error is None:
             return
-        self.checkpoint.write()
+        with suppress(DiskFullError):  # the last checkpoint written stays, and the record says so
+            self.checkpoint.write()
         if isinstance(error, KeyboardInterrupt):
             self.record[schema.STATUS] = INTERRUPTED
             self.record[schema.ERROR] = str(error) or type(error).__name__

@@ -2,16 +2,24 @@
 
 import argparse
 import importlib
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from lipnorm_exp.util.errors import DiskFullError
 
 __all__ = [
     "APP_EXTRA",
     "EXIT_INTERRUPTED",
     "EXIT_REFUSED",
     "OneLineParser",
+    "distinct_seeds",
+    "existing_folder",
     "folder_path",
+    "non_negative_int",
+    "positive_int",
+    "positive_number",
     "run_command",
     "run_entry_point",
 ]
@@ -35,6 +43,78 @@ def folder_path(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"{text!r} is not a folder (a non-empty path)")
     return Path(text)
+
+
+def _integer(text: str, low: int) -> int:
+    """``text`` as an integer of at least ``low``.
+
+    Raises:
+        argparse.ArgumentTypeError: it is not one.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if value < low:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= {low}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An argument that is an integer >= 1 (epochs, threads)."""
+    return _integer(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """An argument that is an integer >= 0 (a seed, epochs left untimed)."""
+    return _integer(text, 0)
+
+
+def positive_number(text: str) -> float:
+    """An argument that is a finite number > 0 (a learning rate).
+
+    Raises:
+        argparse.ArgumentTypeError: it is not one (``nan``, ``inf``, ``0``, ``abc``).
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number > 0")
+    return value
+
+
+def distinct_seeds(text: str) -> list[int]:
+    """An argument of seeds separated by commas (``0,1,2``), each an integer >= 0, none twice.
+
+    Raises:
+        argparse.ArgumentTypeError: one is not such an integer, or is given twice.
+    """
+    try:
+        seeds = [non_negative_int(part) for part in text.split(",")]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not integers >= 0 separated by commas"
+        ) from None
+    twice = sorted({seed for seed in seeds if seeds.count(seed) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} gives seed {', '.join(map(str, twice))} twice; give each seed once"
+        )
+    return seeds
+
+
+def existing_folder(text: str) -> Path:
+    """An argument that names a folder that exists (one to read from).
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is empty, or no folder is there.
+    """
+    path = folder_path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a folder")
+    return path
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -64,7 +144,8 @@ def run_command(body: Callable[[], int], refused: type[Exception], command: str,
     Args:
         body: the command's work; returns its exit status.
         refused: the error type of an argument the command cannot work with: printed as
-            ``<command>: error: <message>``, exit `EXIT_REFUSED`.
+            ``<command>: error: <message>``, exit `EXIT_REFUSED`; so is a file that could
+            not be written for want of space (`DiskFullError`).
         command: the command's name in its lines (``lipnorm_exp.report``).
         whole: what a stop leaves whole and what to do, printed as ``<command>: interrupted
             (<where the stop came from>); <whole>``, exit `EXIT_INTERRUPTED`.
@@ -75,7 +156,7 @@ def run_command(body: Callable[[], int], refused: type[Exception], command: str,
     try:
         with stop_requests():
             return body()
-    except refused as error:
+    except (refused, DiskFullError) as error:
         print(f"{command}: error: {error}", file=sys.stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt as stop:

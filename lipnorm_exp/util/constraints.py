@@ -22,6 +22,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 __all__ = [
     "MAY_BE_ABSENT",
+    "NAME_MAX",
     "Dropout",
     "Fraction",
     "NonNegative",
@@ -52,6 +53,10 @@ class _MayBeAbsent:
 
 #: an ``Annotated`` marker: the key may be missing from the config
 MAY_BE_ABSENT = _MayBeAbsent()
+#: the longest name of a file or folder most file systems take, in bytes (a path's every part)
+NAME_MAX = 255
+#: a longer string is shown in a refusal by its start and its length
+SHOWN_CHARACTERS = 80
 
 
 @dataclass(frozen=True)
@@ -143,13 +148,18 @@ class Folder:
         if not value.strip():
             return False
         path = Path(value).expanduser().absolute()
+        if any(len(part.encode()) > NAME_MAX for part in path.parts):
+            return False
         while not path.exists() and path != path.parent:
             path = path.parent
         return path.is_dir()
 
     def describe(self, kind: str) -> str:
         """What a folder path is."""
-        return "a folder (a non-empty path with no file in the way)"
+        return (
+            f"a folder (a non-empty path with no file in the way, each of its names at most "
+            f"{NAME_MAX} bytes)"
+        )
 
 
 def _number(value: float) -> str:
@@ -257,7 +267,10 @@ def _kind_of(value: Any) -> str:
 
 
 def show(value: Any, annotation: Any = Any) -> str:
-    """``value`` as written on the command line, with its kind where its type does not fit."""
+    """``value`` as written on the command line, with its kind where its type does not fit.
+
+    A value longer than `SHOWN_CHARACTERS` is shown by its start and its length.
+    """
     if value is None:
         text = "null"
     elif isinstance(value, bool):
@@ -266,6 +279,8 @@ def show(value: Any, annotation: Any = Any) -> str:
         text = value if value.strip() == value and value else repr(value)
     else:
         text = str(value)
+    if len(text) > SHOWN_CHARACTERS:
+        text = f"{text[: SHOWN_CHARACTERS // 2]}... ({len(text)} characters)"
     scalar = not isinstance(value, list | dict)
     if value is not None and scalar and not fits_type(split(annotation)[0], value):
         text += f" ({_kind_of(value)})"

@@ -1,5 +1,11 @@
 """Errors that reach the user as one line."""
 
+import errno
+from pathlib import Path
+
+#: what a write that finds no room raises (``OSError.errno``): the device is full, or the quota
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
 
 class UserError(Exception):
     """Something the user can fix; its message, one line, names the key, file or folder."""
@@ -15,6 +21,24 @@ class DataNotFoundError(UserError, FileNotFoundError):
 
 class DataError(UserError, OSError):
     """Data files on disk that cannot be read or prepared; the message names the file."""
+
+
+def _in_words(size: int) -> str:
+    """``size`` bytes as a person reads them: ``3 kB``, ``1.2 MB``."""
+    return f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{-(-size // 1000)} kB"
+
+
+class DiskFullError(UserError):
+    """A file that could not be written for want of space; the message names its folder."""
+
+    @classmethod
+    def of(cls, target: Path, size: int | None = None) -> "DiskFullError":
+        """The error of writing ``target`` (``size`` bytes, where known) on a full device."""
+        needed = "" if size is None else f" ({_in_words(size)} needed)"
+        return cls(
+            f"no space left on the device of {target.parent} to write {target.name}{needed}; "
+            "free space there and run the command again"
+        )
 
 
 class MissingPackageError(UserError, ImportError):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from lipnorm_exp.util.errors import UserError
+from lipnorm_exp.util.errors import DISK_FULL, DiskFullError, UserError
 
 __all__ = ["folder_lock"]
 
@@ -19,7 +19,8 @@ def folder_lock(
 
     Processes take turns with it: workers started together by a launcher (joblib, submitit) at
     preparing a dataset's files (one name per dataset) and at rewriting a run record's tags,
-    and any two processes given the same run (one name per run id). The lock is released when
+    any two processes given the same run (one name per run id), and verifies adding to one
+    findings file (its name). The lock is released when
     the block ends or the process dies (``filelock``'s ``flock`` on POSIX). ``on_wait`` is
     called once, before waiting, when another process holds the lock.
 
@@ -30,6 +31,7 @@ def folder_lock(
     leaves its file, which the next holder removes.
 
     Raises:
+        DiskFullError: the lock file cannot be made for want of space.
         UserError: the lock file cannot be opened (a folder in its place, say), named.
     """
     locks = Path(folder) / ".locks"
@@ -44,6 +46,8 @@ def folder_lock(
                 on_wait()
             lock.acquire()
     except OSError as error:
+        if error.errno in DISK_FULL:
+            raise DiskFullError.of(path) from None
         raise UserError(
             f"{path} cannot be opened as a lock file ({error.strerror}); remove it, and it is "
             "made again"

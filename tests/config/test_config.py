@@ -129,10 +129,25 @@ BAD_VALUES = [
     (["+protocol.foo=1"], r"^protocol\.foo=1 is not a key of protocol; allowed: batch_size_per_"),
     (["+dataset.depth=3"], r"^dataset\.depth=3 is not a key of dataset cora; allowed: download, "),
     (["~model.depth"], r"^model\.depth is missing; it must be an integer >= 1$"),
-    (["tags=abc"], r"^tags must be a list \(each item a string\), got abc \(a string\)$"),
+    (
+        ["tags=abc"],
+        r"^tags must be a list \(each item a label of 1 to 64 characters on one line\), got abc "
+        r"\(a string\)$",
+    ),
     (["logger=wandb", "logger.mode=on"], r"^logger\.mode must be null or one of online, "),
     (["paths.data_dir=/etc/hosts"], r"^paths\.data_dir must be a folder .*, got /etc/hosts$"),
     (["paths.results_dir=/etc/hosts/runs"], r"^paths\.results_dir must be a folder"),
+    (
+        [f"paths.results_dir=/tmp/{'a' * 256}/runs"],
+        r"^paths\.results_dir must be a folder \(a non-empty path with no file in the way, each "
+        r"of its names at most 255 bytes\), got /tmp/a{35}\.\.\. \(266 characters\)$",
+    ),
+    (
+        [f"tags=[{'x' * 5000}]"],
+        r"^tags must be a list \(each item a label of 1 to 64 characters on one line\), got "
+        r"\['x{38}\.\.\. \(5004 characters\)$",
+    ),
+    (["tags=['']"], r"^tags must be a list \(each item a label of 1 to 64 characters"),
     (["dataset=trees", "dataset.depth=abc"], r"^dataset\.depth must be an integer in \[1, 14\]"),
     (["dataset=trees", "dataset.depth=15"], r"^dataset\.depth must be an integer in \[1, 14\]"),
     (

@@ -199,6 +199,35 @@ def test_processed_tensors_of_another_dataset_are_built_again_with_a_warning(pat
     )
 
 
+class Planted:
+    """Unpickled, it creates the file ``marker``: what a hostile pickle could run instead."""
+
+    def __init__(self, marker: Path):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.parametrize("planted", ["data.pt", "pre_transform.pt"])
+def test_a_planted_processed_file_is_never_run_and_the_dataset_is_prepared_again(
+    paths, planted, tmp_path, caplog
+):
+    (clean,) = load_task(dataset_cfg("cora"), paths, seed=0).train_batches
+    processed = Path(paths.data_dir) / "Planetoid/Cora/processed"
+    marker = tmp_path / "ran"
+    torch.save((Planted(marker), {}, None), processed / planted)
+    with caplog.at_level(logging.WARNING, logger="lipnorm_exp.data.prepare"):
+        (data,) = load_task(dataset_cfg("cora"), paths, seed=0).train_batches
+    assert not marker.exists()
+    assert f"{processed} cannot be read (it holds objects other than tensors and plain data" in (
+        caplog.text
+    )
+    for key in ("x", "edge_index", "y", "train_mask", "val_mask", "test_mask"):
+        assert torch.equal(data[key], clean[key])
+    torch.load(processed / planted, weights_only=True)  # built anew: plain data again
+
+
 def test_a_foreign_graph_file_is_named_and_its_replacement_rebuilds(paths, mirror, caplog):
     load_task(dataset_cfg("cora"), paths, seed=0)
     graph = Path(paths.data_dir) / "Planetoid/Cora/raw/ind.cora.graph"

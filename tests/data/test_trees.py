@@ -5,6 +5,7 @@ import pytest
 import torch
 from conftest import compose_config
 from omegaconf import OmegaConf
+from test_planetoid import Planted
 
 from lipnorm_exp.config import build_model, validate
 from lipnorm_exp.data import load_task, trees
@@ -159,6 +160,20 @@ def test_a_cache_of_other_trees_in_the_folder_is_prepared_again(paths, caplog):
     with caplog.at_level("WARNING", logger="lipnorm_exp.data.prepare"):
         load_task(trees_cfg(2), paths, 0)  # the cache prepared again is taken as it is
     assert caplog.text == ""
+
+
+def test_a_planted_cache_is_never_run_and_the_trees_are_drawn_again(paths, tmp_path, caplog):
+    marker = tmp_path / "ran"
+    processed = Path(TreeNeighborsMatch.folder(paths.data_dir, 2, 5000, 0)) / "processed"
+    processed.mkdir(parents=True)
+    torch.save((Planted(marker), {}, None), processed / "trees.pt")
+    with caplog.at_level("WARNING", logger="lipnorm_exp.data.prepare"):
+        load_task(trees_cfg(2), paths, 0)
+    assert not marker.exists()
+    assert "it holds objects other than tensors and plain data" in caplog.text
+    fresh = TreeNeighborsMatch(str(Path(paths.data_dir) / "fresh"), depth=2, num_trees=5000)
+    rebuilt = TreeNeighborsMatch(paths.data_dir, depth=2, num_trees=5000)
+    assert torch.equal(rebuilt._data.node_value, fresh._data.node_value)
 
 
 def test_a_cache_of_another_seed_in_the_folder_is_prepared_again(paths, caplog):

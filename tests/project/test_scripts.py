@@ -77,6 +77,38 @@ def test_benchmark_runs_in_its_smoke_mode(command, tmp_path):
     assert all(path.stat().st_size > 0 for path in tmp_path.iterdir())
 
 
+#: bad arguments of the scripts, each refused in one line before any work: (script, arguments,
+#: what the line says)
+BAD_ARGUMENTS = [
+    ("calibrate_verify.py", ["--out", "/etc/hostname/o"], "--out: folder /etc/hostname/o lies "),
+    ("calibrate_verify.py", ["--runs", "{missing}"], "--runs: '{missing}' is not a folder"),
+    ("calibrate_verify.py", ["--runs", "{empty}", "--smoke"], "--runs: {empty} holds no record"),
+    ("authors_deepgat.py", ["--seeds", "0,0"], "--seeds: '0,0' gives seed 0 twice"),
+    ("authors_deepgat.py", ["--seeds", "-1"], "--seeds: '-1' is not integers >= 0"),
+    ("authors_deepgat.py", ["--lr", "nan"], "--lr: 'nan' is not a finite number > 0"),
+    ("authors_deepgat.py", ["--out", "/etc/hostname"], "--out: folder /etc/hostname is a file"),
+    ("bench_reproduce.py", ["--epochs", "0"], "--epochs: '0' is not an integer >= 1"),
+    ("bench_reproduce.py", ["--warmup", "-1"], "--warmup: '-1' is not an integer >= 0"),
+    ("bench_reproduce.py", ["--repeats", "3"], "--repeats: 3 is not an integer >= 20"),
+    ("bench_reproduce.py", ["--runs", "{missing}"], "--runs: '{missing}' is not a folder"),
+    ("bench_reproduce.py", ["--out", "/etc/hostname"], "--out: folder /etc/hostname is a file"),
+]
+
+
+@pytest.mark.parametrize(("script", "arguments", "says"), BAD_ARGUMENTS)
+def test_a_scripts_bad_argument_is_refused_in_one_line_before_any_work(
+    script, arguments, says, tmp_path
+):
+    folders = {"missing": str(tmp_path / "missing"), "empty": str(tmp_path)}
+    arguments = [argument.format(**folders) for argument in arguments]
+    if script == "authors_deepgat.py":
+        arguments = ["--checkout", str(tmp_path), *arguments]
+    done = _run([str(SCRIPTS / script), *arguments], cwd=REPO)
+    assert done.returncode == 2 and done.stdout == "", done.stderr[-3000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"{script}: error: argument {says.format(**folders)}"), line
+
+
 def test_epoch_budget_runs_on_the_committed_records():
     done = _run(
         [str(SCRIPTS / "epoch_budget.py"), "--preset", "gradients", "--budgets", "25,50"],

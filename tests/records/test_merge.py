@@ -6,6 +6,7 @@ unfinished one never merged, and two different finished results a conflict that 
 unless ``--prefer`` decides it.
 """
 
+import errno
 import json
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ from conftest import CONFIGS, compose_config
 from hydra import compose, initialize_config_dir
 
 import lipnorm_exp.records.merge as merge_module
+import lipnorm_exp.records.store as store
 from lipnorm_exp.records import (
     EPOCH_TIME_KEY,
     INTERRUPTED,
@@ -29,6 +31,7 @@ from lipnorm_exp.records import (
 )
 from lipnorm_exp.records.merge import ERROR_PREFIX, apply_merge, main, plan_merge
 from lipnorm_exp.training.launch import run
+from lipnorm_exp.util.atomic import temp_path
 
 TINY = ("model.depth=1", "model.hidden=8", "model.heads=1", "train.epochs=3")
 
@@ -99,10 +102,25 @@ def test_records_new_to_the_folder_are_copied_and_the_source_is_left_as_it_was(
     assert contents(source) == before
 
 
+def test_a_full_disk_ends_the_merge_in_one_line_naming_the_folder(
+    made, tmp_path, monkeypatch, capsys
+):
+    def no_space(descriptor):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    into = tmp_path / "new"
+    monkeypatch.setattr(store.os, "fsync", no_space)
+    assert main([str(made["there"]), "--into", str(into)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"{ERROR_PREFIX}no space left on the device of {into} to write ")
+    assert line.endswith(" kB needed); free space there and run the command again")
+    assert list(into.glob("*.json")) == list(into.glob(".*.tmp")) == []
+
+
 def test_a_merge_removes_what_a_killed_writer_left_in_the_folder(made, tmp_path):
     into = tmp_path / "into"
     into.mkdir()
-    dead = into / f".{made['x']}.json.999999999.0a1b2c3d.tmp"  # its writer is gone
+    dead = temp_path(into / f"{made['x']}.json", pid=999999999)  # its writer is gone
     dead.write_text("{")
     assert main([str(made["there"]), "--into", str(into)]) == 0
     assert list(into.glob(".*.tmp")) == []

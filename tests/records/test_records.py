@@ -8,7 +8,6 @@ import math
 import os
 import platform
 import re
-import time
 import warnings
 from pathlib import Path
 
@@ -46,7 +45,7 @@ from lipnorm_exp.records.schema import SCHEMA_VERSION, SUMMARY_ACCURACIES, SUMMA
 from lipnorm_exp.training.checkpoint import CHECKPOINT_DIR
 from lipnorm_exp.training.epoch import NonFiniteError, evaluate
 from lipnorm_exp.training.launch import launch_records, run
-from lipnorm_exp.util.atomic import STALE_AFTER_S, temp_path
+from lipnorm_exp.util.atomic import temp_path
 from lipnorm_exp.util.errors import ConfigError
 
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2")
@@ -525,19 +524,15 @@ def test_temporary_files_of_writers_that_are_gone_are_removed(make_cfg, tmp_path
     runs = tmp_path / "runs"
     runs.mkdir()
     ours = temp_path(runs / "mine.json")  # this process is alive: still being written
-    ours.write_text("{")
-    dead = runs / ".abc.json.999999999.0a1b2c3d.tmp"  # no such process
-    dead.write_text("{")
-    old, new = runs / ".abc.Xy12ab_q.tmp", runs / ".def.Zz98yx_w.tmp"  # named by older versions
-    for path in (old, new):
+    dead = temp_path(runs / "abc.json", pid=999999999)  # no such process
+    other = runs / ".notes.999999999.0a1b2c3d.tmp"  # another program's: never removed
+    for path in (ours, dead, other):
         path.write_text("{")
-    stale = time.time() - STALE_AFTER_S - 60
-    os.utime(old, (stale, stale))
     checkpoints = runs / CHECKPOINT_DIR
     checkpoints.mkdir()
-    (checkpoints / ".abc.pt.999999999.0a1b2c3d.tmp").write_bytes(b"half a checkpoint")
+    temp_path(checkpoints / "abc.pt", pid=999999999).write_bytes(b"half a checkpoint")
     run(cfg)
-    assert sorted(p.name for p in runs.glob(".*.tmp")) == sorted([ours.name, new.name])
+    assert sorted(p.name for p in runs.glob(".*.tmp")) == sorted([ours.name, other.name])
     assert list(checkpoints.glob(".*.tmp")) == []
 
 

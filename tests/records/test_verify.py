@@ -1,13 +1,15 @@
 """``lipnorm-exp-verify``: a record trained again with today's code, and what it is judged."""
 
+import errno
 import json
 import math
+import threading
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from lipnorm_exp.cli import verify_cost
+from lipnorm_exp.cli import verify_cost, verify_runs
 from lipnorm_exp.cli.verify import main
 from lipnorm_exp.cli.verify_runs import Finding, write_findings
 from lipnorm_exp.records import COMPLETED, DIVERGED, NUMERICS_VERSION, record_path, schema
@@ -33,6 +35,8 @@ from lipnorm_exp.records.verify import (
     spread,
 )
 from lipnorm_exp.training.launch import run
+from lipnorm_exp.util.errors import DiskFullError
+from lipnorm_exp.util.lock import folder_lock
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL = ("model.depth=2", "model.hidden=16", "model.heads=2", "train.epochs=3")
@@ -345,6 +349,85 @@ def test_the_findings_file_names_the_departure_and_the_rule_and_keeps_old_findin
     assert rows.loc["dddddddddddddddd", "departure_column"] == "test_loss"
     assert rows.loc["dddddddddddddddd", "first_different_epoch"] == 7
     assert "7.0" not in out.read_text().splitlines()[-1]  # an epoch is written as a whole number
+
+
+def _identical(rid: str) -> Finding:
+    return Finding(
+        run_id=rid,
+        verdict=IDENTICAL,
+        rule=RULE,
+        first_different_epoch=None,
+        departure=None,
+        departure_column=None,
+        rounding_window=None,
+        rounding_excess=None,
+        stored_test=80.0,
+        ours_test=80.0,
+        spread=1.0,
+        stored_commit="0" * 40,
+        verified_at="1" * 40,
+        stored_processor="AMD EPYC",
+        ours_processor="AMD EPYC",
+        threads=1,
+        epochs=300,
+        seconds=9.5,
+    )
+
+
+def test_two_verifies_writing_one_large_findings_file_at_once_lose_nothing(tmp_path, monkeypatch):
+    out = tmp_path / "verification.csv"
+    rows = [f"{k:016x},identical,{RULE},,80.0,80.0,1.0,{'1' * 40}" for k in range(20_000)]
+    header = "run_id,verdict,rule,first_different_epoch,stored_test,ours_test,spread,verified_at"
+    out.write_text("\n".join([header, *rows]) + "\n")
+    # the first writer holds the file, read, until the second is waiting for it
+    first_has_read, second_waits = threading.Event(), threading.Event()
+
+    def rejudged_then_wait(found):
+        if threading.current_thread().name == "first":
+            first_has_read.set()
+            assert second_waits.wait(timeout=60), "the second writer did not wait for the first"
+        return rejudged(found)
+
+    def lock_telling_the_wait(folder, name):
+        on_wait = second_waits.set if threading.current_thread().name == "second" else None
+        return folder_lock(folder, name, on_wait=on_wait)
+
+    monkeypatch.setattr(verify_runs, "rejudged", rejudged_then_wait)
+    monkeypatch.setattr(verify_runs, "folder_lock", lock_telling_the_wait)
+    failures = []
+
+    def write(rid: str) -> None:
+        try:
+            write_findings([_identical(rid)], out)
+        except BaseException as error:  # reported by the test, not lost in the thread
+            failures.append(error)
+
+    first = threading.Thread(target=write, args=("a" * 16,), name="first")
+    second = threading.Thread(target=write, args=("b" * 16,), name="second")
+    first.start()
+    assert first_has_read.wait(timeout=60)
+    second.start()
+    first.join()
+    second.join()
+    assert failures == []
+    frame = pd.read_csv(out, dtype={"run_id": str})
+    assert len(frame) == 20_002
+    assert {"a" * 16, "b" * 16, f"{19_999:016x}"} <= set(frame["run_id"])
+
+
+def test_a_full_disk_leaves_the_findings_file_as_it_was_and_names_its_folder(tmp_path, monkeypatch):
+    out = tmp_path / "verification.csv"
+    write_findings([_identical("a" * 16)], out)
+    before = out.read_bytes()
+
+    def no_space(frame, path, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", no_space)
+    with pytest.raises(DiskFullError, match=f"^no space left on the device of {tmp_path} to "):
+        write_findings([_identical("b" * 16)], out)
+    assert out.read_bytes() == before
+    assert list(tmp_path.glob(".*.tmp")) == []
 
 
 def test_old_findings_are_judged_again_where_what_they_stored_allows():

@@ -1,8 +1,10 @@
 """The report: records → each preset's tables and figures, with the runs behind every number."""
 
+import errno
 import io
 import json
 import math
+import re
 import shutil
 import statistics
 import subprocess
@@ -41,6 +43,7 @@ from lipnorm_exp.report.table_files import csv_text, latex
 from lipnorm_exp.report.tables import build_table, compact
 from lipnorm_exp.report.trees import batch_sizes_text, departures, notes, trees_table
 from lipnorm_exp.report.used_runs import provenance_line
+from lipnorm_exp.util.atomic import temp_path
 
 TABLE1, TABLE2, TABLE3 = (spec for preset in PRESETS for spec in preset.paper_tables)
 DRAW = {spec.name: spec.draw for _, spec in owned_figures()}
@@ -1155,10 +1158,32 @@ def test_a_stop_while_writing_leaves_every_file_whole_and_says_so_in_one_line(
     assert {path.name: path.read_bytes() for path in figures.iterdir()} == before
 
 
+def test_a_full_disk_ends_the_report_in_one_line_naming_the_folder(
+    runs_dir, tmp_path, monkeypatch, capsys
+):
+    out = tmp_path / "out"
+    real_write = Path.write_bytes
+
+    def full_under_out(path, data):
+        if out in path.parents and path.name.endswith(".tmp"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(path, data)
+
+    monkeypatch.setattr(Path, "write_bytes", full_under_out)
+    assert main(["--runs", str(runs_dir), "--out", str(out), "--only", "tables"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert re.fullmatch(
+        rf"lipnorm_exp\.report: error: no space left on the device of {re.escape(str(out))}\S* "
+        r"to write \S+ \([0-9]+ kB needed\); free space there and run the command again",
+        line,
+    )
+    assert list(out.rglob(".*.tmp")) == []
+
+
 def test_the_report_removes_what_a_killed_report_left_in_its_folders(runs_dir, tmp_path):
     left = tmp_path / "out" / "quick" / "standard" / "tables"
     left.mkdir(parents=True)
-    (left / ".table1.csv.999999999.0a1b2c3d.tmp").write_text("half")  # its writer is gone
+    temp_path(left / "table1.csv", pid=999999999).write_text("half")  # its writer is gone
     assert main(["--runs", str(runs_dir), "--out", str(tmp_path / "out"), "--only", "tables"]) == 0
     assert list((tmp_path / "out").rglob(".*.tmp")) == []
 

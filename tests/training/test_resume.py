@@ -6,8 +6,10 @@ In-process runs are stopped by a ``KeyboardInterrupt`` raised at the start of a 
 by real signals (``tests/training/kill_points.py``).
 """
 
+import errno
 import json
 import logging
+import re
 import shutil
 import signal
 from pathlib import Path
@@ -18,7 +20,16 @@ from cli_helpers import cli, command, records
 
 import lipnorm_exp.training.alone as alone
 import lipnorm_exp.training.together as together
-from lipnorm_exp.records import COMPLETED, FAILED, INTERRUPTED, SET_ASIDE, run_id, schema
+from lipnorm_exp.records import (
+    COMPLETED,
+    FAILED,
+    INTERRUPTED,
+    SET_ASIDE,
+    record_path,
+    run_id,
+    schema,
+    store,
+)
 from lipnorm_exp.training.checkpoint import (
     CHECKPOINT_DIR,
     Checkpoint,
@@ -28,6 +39,7 @@ from lipnorm_exp.training.checkpoint import (
     random_state,
 )
 from lipnorm_exp.training.launch import launch_records, run
+from lipnorm_exp.util.errors import DiskFullError
 
 SMALL = ("model.depth=3", "model.hidden=16", "model.heads=2", "model.attn_dropout=0.3")
 #: a schedule and an early stop whose state must survive the stop, over 24 epochs at most
@@ -145,6 +157,64 @@ def test_a_failed_run_keeps_its_epochs_and_resumes(make_cfg, tmp_path, monkeypat
     assert failed["status"] == FAILED and failed["error"] == "MemoryError: stopped by the test"
     assert failed["stopped_after_epoch"] == failed["resumes_after_epoch"] == 4
     assert without_timings(run(make_cfg(*STATEFUL))[0]) == without_timings(straight)
+
+
+def no_space(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_record_that_finds_the_disk_full_ends_in_one_line_and_the_run_resumes(
+    make_cfg, tmp_path, monkeypatch
+):
+    [straight] = run(make_cfg(*STATEFUL, f"paths.results_dir={tmp_path / 'straight'}"))
+    cfg = make_cfg(*STATEFUL)
+    rid, runs = run_id(cfg), tmp_path / "runs"
+    with monkeypatch.context() as patch:
+        patch.setattr(store.os, "fsync", no_space)  # a record's write, once trained to the end
+        with pytest.raises(DiskFullError) as full:
+            run(cfg)
+    # the last checkpoint (train.checkpoint_every=4) before the last epoch, which ends the run
+    last = (len(straight["history"]) - 1) // 4 * 4
+    assert re.fullmatch(
+        rf"no space left on the device of {re.escape(str(runs))} to write {rid}\.json "
+        rf"\([0-9]+ kB needed\); free space there and run the command again; run {rid} "
+        rf"resumes after epoch {last}",
+        str(full.value),
+    )
+    assert not record_path(runs, rid).exists() and list(runs.glob(".*.tmp")) == []
+    [resumed] = run(cfg)  # on a freed disk
+    assert without_timings(resumed) == without_timings(straight)
+    assert resumed["resumed_at"] == [last]
+
+
+def test_a_checkpoint_that_finds_the_disk_full_keeps_the_last_one_and_the_run_resumes(
+    make_cfg, tmp_path, monkeypatch
+):
+    [straight] = run(make_cfg(*STATEFUL, f"paths.results_dir={tmp_path / 'straight'}"))
+    cfg = make_cfg(*STATEFUL)
+    rid, runs = run_id(cfg), tmp_path / "runs"
+    written: list[Path] = []
+    real_write = Path.write_bytes
+
+    def full_at_the_second_checkpoint(path, data):
+        if CHECKPOINT_DIR in path.parts:
+            written.append(path)
+            if len(written) >= 2:  # full from then on
+                no_space()
+        return real_write(path, data)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "write_bytes", full_at_the_second_checkpoint)
+        with pytest.raises(
+            DiskFullError, match=f"to write {rid}.pt .*; run {rid} resumes after epoch 4$"
+        ):
+            run(cfg)
+    (failed,) = records_in(runs)  # the record, smaller, found room
+    assert failed["status"] == FAILED and failed["resumes_after_epoch"] == 4
+    assert len(failed["history"]) == 8
+    [resumed] = run(cfg)
+    assert without_timings(resumed) == without_timings(straight)
+    assert resumed["resumed_at"] == [4]
 
 
 def interrupted_checkpoint(make_cfg, monkeypatch, *overrides) -> tuple[str, object]:
