@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lipnorm_exp.records import record_path, schema
 from lipnorm_exp.records.labels import metric_label
-from lipnorm_exp.report.command import REPOSITORY_OUT, default_out
+from lipnorm_exp.report.folders import REPOSITORY_OUT, default_out
 from lipnorm_exp.sweeps.progress import outcome_of
 from lipnorm_exp.training.finished import LaunchedRecord
 

@@ -26,9 +26,9 @@ refused argument answer at once.
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 
 from lipnorm_exp.records.store import RUNS_FOLDER
+from lipnorm_exp.report.folders import REPOSITORY_OUT, ReportError, default_out
 from lipnorm_exp.util.commands import OneLineParser, folder_path, run_command
 
 __all__ = ["ReportError", "default_out", "main", "parse_args"]
@@ -37,21 +37,6 @@ __all__ = ["ReportError", "default_out", "main", "parse_args"]
 COMMAND = "lipnorm_exp.report"
 #: the start of the one line a refused command prints
 ERROR_PREFIX = f"{COMMAND}: error: "
-#: the report of the committed records (``make report``), committed
-REPOSITORY_OUT = Path("results")
-#: what a folder the report creates elsewhere holds, so that git ignores it and all it holds
-IGNORE_ALL = "# made by lipnorm-exp-report: a report of one's own runs, never committed\n*\n"
-
-
-def default_out(runs: Path) -> Path:
-    """Where the report of the records in ``runs`` goes unless ``--out`` names a folder.
-
-    ``results`` for the committed records (``results/runs``), else ``<runs>_report`` beside
-    ``runs`` (``runs`` → ``runs_report``), never into the committed report.
-    """
-    if runs.resolve() == RUNS_FOLDER.resolve():
-        return REPOSITORY_OUT
-    return runs.parent / f"{runs.resolve().name}_report"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -88,10 +73,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.out is None:
         args.out = default_out(args.runs)
     return args
-
-
-class ReportError(ValueError):
-    """An argument the report cannot work with; the message names it and the fix."""
 
 
 def check_folders(args: argparse.Namespace) -> None:

@@ -11,9 +11,9 @@ import pandas as pd
 
 from lipnorm_exp.records import FAILED, INTERRUPTED, schema
 from lipnorm_exp.report.aggregate import compose_tagged_grids, report_groups, usable_runs
-from lipnorm_exp.report.command import IGNORE_ALL, REPOSITORY_OUT, ReportError
 from lipnorm_exp.report.coverage import coverage
 from lipnorm_exp.report.figures import write_figures
+from lipnorm_exp.report.folders import IGNORE_ALL, REPOSITORY_OUT, ReportError
 from lipnorm_exp.report.frame import load_records
 from lipnorm_exp.report.paper_presets import owned_figures, owned_tables
 from lipnorm_exp.report.scorecard import write_scorecard

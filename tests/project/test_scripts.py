@@ -46,6 +46,7 @@ def test_every_python_script_is_a_known_command():
         "bench_reproduce.py",
         "bench_sweep.py",
         "bench_threads.py",
+        "calibrate_chaos.py",
         "calibrate_verify.py",
         "epoch_budget.py",
     ]

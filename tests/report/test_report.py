@@ -401,8 +401,12 @@ def test_seeds_from_100_report_the_setting_the_seeds_below_chose_and_never_choos
     assert chosen.mean == pytest.approx(62.0)
     # Student's t: 2.776 x the sample std of 60..64 (1.58) / sqrt(5)
     assert chosen.ci95 == pytest.approx(2.776 * 1.5811 / 5**0.5, abs=1e-3)
-    assert verdicts.provisional(chosen) == ""
-    assert "which chose its setting" in verdicts.provisional(few)
+    far = published_numbers.PaperValue(80.0, 1.0)  # 18 points from 62: no edge in reach
+    assert verdicts.provisional(chosen, far) == ""
+    assert "which chose its setting" in verdicts.provisional(few, far)
+    # 62.0 lies 0.5 points (0.71 of its SE) inside 60 ± 2.5: more seeds could flip it
+    edge = verdicts.provisional(chosen, published_numbers.PaperValue(60.0, 2.5))
+    assert edge.startswith("provisional: its mean lies 0.71 standard errors inside")
     numbers = aggregate.cell_numbers(chosen)
     assert (numbers["seeds"], numbers["selected_on"], numbers["held_out"]) == (
         "100–104",
@@ -422,7 +426,7 @@ def test_seeds_from_100_report_the_setting_the_seeds_below_chose_and_never_choos
     assert gone.held_out and gone.n == 0 and gone.text() == "†5"
     one = select(runs_of(at(2, 0, 0.8), at(2, 1, 0.8)))  # one setting: nothing was chosen
     assert one.selected_on == () and not one.on_choosing_seeds
-    assert verdicts.provisional(one) == "provisional: over 2 seeds, fewer than 5"
+    assert verdicts.provisional(one, far) == "provisional: over 2 seeds, fewer than 5"
 
 
 def test_a_differing_number_also_gives_ours_at_the_papers_depth_and_the_presets_values():
