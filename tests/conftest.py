@@ -118,7 +118,10 @@ def make_cfg(tmp_path):
 def prepared_data(folder: Path) -> Path:
     """``folder/data`` with Cora copied in and processed: runs started at once only read it."""
     cfg = compose_config(folder)
-    load_task(cfg.dataset, cfg.paths, seed=0)
+    try:
+        load_task(cfg.dataset, cfg.paths, seed=0)
+    except DataNotFoundError as error:  # offline, and no LIPNORM_RAW_DIRS
+        pytest.skip(f"Cora's raw files: {error}")
     return Path(cfg.paths.data_dir)
 
 

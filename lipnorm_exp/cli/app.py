@@ -24,6 +24,7 @@ from lipnorm_exp.cli.errors import (
 from lipnorm_exp.cli.hydra_refusals import HydraRefusals
 from lipnorm_exp.config import register_resolvers, search_path
 from lipnorm_exp.config.launcher import quiet_schema_matching
+from lipnorm_exp.config.validate import drop_empty_local
 from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.records.schema import RUN_ID
 from lipnorm_exp.sweeps.plugins import register_plugins
@@ -53,6 +54,7 @@ def main(cfg: DictConfig) -> None:
     (`reused_records`) answer without it.
     """
     REFUSALS.start_task()
+    drop_empty_local(cfg)
     unswept = unswept_grid()
     if unswept:
         stop(ConfigError(unswept))

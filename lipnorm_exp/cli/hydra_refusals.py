@@ -35,7 +35,7 @@ from hydra.errors import (
 )
 
 from lipnorm_exp.cli.errors import ERROR_PREFIX, EXIT_USER_ERROR, JobError, full_error_wanted, say
-from lipnorm_exp.config.keys import closest_keys
+from lipnorm_exp.config.keys import closest_keys, known_keys, options_with_key
 from lipnorm_exp.config.location import config_dir
 from lipnorm_exp.util.errors import UserError
 
@@ -60,6 +60,15 @@ def _given(args: Sequence[str], key: str) -> str:
 
 
 def _unknown_key(key: str, args: Sequence[str]) -> str:
+    owners = options_with_key(key)
+    if owners is not None:  # a key of other options of its group than the chosen one
+        group, having = owners
+        return (
+            f"{_given(args, key)} is not a key of the chosen {group}; only {group}="
+            f"{', '.join(having)} read it: choose one of them, or leave the key out"
+        )
+    if key in known_keys():  # a key of the schema that the composed config leaves out
+        return f"{_given(args, key)} is not set by the chosen config; allowed: +{_given(args, key)}"
     close = closest_keys(key)
     hint = f"did you mean {' or '.join(close)}?" if close else "see --cfg job for the keys"
     return f"{_given(args, key)} is not a key of the config; {hint}"

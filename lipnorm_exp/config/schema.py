@@ -344,13 +344,17 @@ class Ablation:
     factor: str
 
 
+#: ``scale``'s values: which grid and budget a preset runs (``grid.<scale>``)
+SCALES = ("quick", "paper")
+
+
 @dataclass
 class Config:
     """``configs/config.yaml`` composed: top-level keys, then the groups in dependency order."""
 
     seed: Seed | list[Seed]
     seeds_per_job: Annotated[Positive, Absent]  # absent from records made before it existed
-    scale: Annotated[str, OneOf(("quick", "paper"))]
+    scale: Annotated[str, OneOf(SCALES)]
     force: bool
     rerun_stale: Annotated[bool, Absent]  # absent from records made before it existed
     device: Annotated[str, Matches(r"auto|cpu|cuda(:\d+)?", "auto, cpu, cuda or cuda:<index>")]

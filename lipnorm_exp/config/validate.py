@@ -10,7 +10,7 @@ key, the value and what is allowed.
 from dataclasses import fields, is_dataclass
 from typing import Any, cast, get_type_hints
 
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from lipnorm_exp.config.rules import check_rules
@@ -18,7 +18,7 @@ from lipnorm_exp.config.schema import Config
 from lipnorm_exp.util.constraints import ByName, describe, fits, may_be_absent, show, split
 from lipnorm_exp.util.errors import ConfigError
 
-__all__ = ["LOCAL_GROUP", "check_keys", "group_schema", "validate"]
+__all__ = ["LOCAL_GROUP", "check_keys", "drop_empty_local", "group_schema", "validate"]
 
 #: the group of one's own config file (``configs/config.yaml``: ``optional local: default``)
 LOCAL_GROUP = "local"
@@ -35,6 +35,17 @@ def check_keys(cfg: DictConfig) -> dict[str, Any]:
             out of its limits.
     """
     return _check_group(cfg, Config, "", "the config")
+
+
+def drop_empty_local(cfg: DictConfig) -> None:
+    """Remove the ``local`` key that an empty personal file leaves in ``cfg``.
+
+    A ``configs/local/default.yaml`` without keys (empty, or comments only) sets nothing, so its
+    runs are those of the defaults, under the same run ids.
+    """
+    if LOCAL_GROUP in cfg and not cfg[LOCAL_GROUP]:
+        with open_dict(cfg):
+            del cfg[LOCAL_GROUP]
 
 
 def validate(cfg: DictConfig, machine: bool = True) -> dict[str, Any]:
@@ -89,6 +100,8 @@ def _check_group(node: DictConfig, schema: type, prefix: str, what: str) -> dict
     hints = get_type_hints(schema, include_extras=True)
     names = [field.name for field in fields(schema)]
     unknown: list[Any] = [key for key in node.keys() if key not in hints]
+    if not prefix and LOCAL_GROUP in unknown and not node[LOCAL_GROUP]:  # `drop_empty_local`
+        unknown.remove(LOCAL_GROUP)
     if unknown == [LOCAL_GROUP] and not prefix:  # the personal file without its package line
         raise ConfigError(
             f"configs/{LOCAL_GROUP}/default.yaml sets its keys under {LOCAL_GROUP}. "

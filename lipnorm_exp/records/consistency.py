@@ -7,13 +7,20 @@ make, is not what the run computed, and is never reused by a skip or read by the
 """
 
 import math
+import types
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, get_args, get_origin, get_type_hints, is_typeddict
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.identity import run_id
 
-__all__ = ["consistency_problem", "history_problem", "identity_problem", "unknown_keys_problem"]
+__all__ = [
+    "consistency_problem",
+    "history_problem",
+    "identity_problem",
+    "scalar_problem",
+    "unknown_keys_problem",
+]
 
 #: the history columns that hold a fraction in [0, 1] where not ``null``
 ACCURACY_SUFFIX = "_acc"
@@ -23,6 +30,49 @@ def unknown_keys_problem(record: Mapping[str, Any]) -> str | None:
     """A top-level key no run writes (`RECORD_FIELDS`)."""
     unknown = sorted(key for key in record if key not in schema.RECORD_FIELDS)
     return f"unknown top-level keys {', '.join(unknown)}" if unknown else None
+
+
+def _kinds(hint: Any) -> tuple[type, ...]:
+    """The JSON kinds a top-level hint of `schema.Record` allows.
+
+    ``str | None`` → ``(str, NoneType)``, a ``Literal`` of names → ``(str,)``, ``list[int]`` →
+    ``(list,)``.
+    """
+    if get_origin(hint) is Literal:
+        return tuple({type(arg) for arg in get_args(hint)})
+    if get_origin(hint) is types.UnionType:
+        return tuple(kind for arg in get_args(hint) for kind in _kinds(arg))
+    return (get_origin(hint) or hint,)
+
+
+#: how a refusal names each kind of `SCALAR_KINDS`
+KIND_NAMES = {str: "text", int: "an integer", list: "a list of epoch numbers", type(None): "null"}
+#: each top-level key of a record that holds a name, a number or a list of epochs, and its kinds
+#: (the objects, its config, summary, history and the like, are checked part by part)
+SCALAR_KINDS = {
+    key: _kinds(hint)
+    for key, hint in get_type_hints(schema.Record).items()
+    if not is_typeddict(hint) and get_origin(hint) is not dict and key != schema.HISTORY
+}
+
+
+def scalar_problem(record: Mapping[str, Any]) -> str | None:
+    """A top-level name, number or list of epochs (`SCALAR_KINDS`) of another kind.
+
+    A ``finished_at`` that is a number, a ``git_commit`` that is a list, ``resumed_at: [true]``.
+    """
+    for key, kinds in SCALAR_KINDS.items():
+        if key not in record:
+            continue
+        value = record[key]
+        epochs = value if isinstance(value, list) else [value]
+        wrong = not isinstance(value, kinds) or (int in kinds and isinstance(value, bool))
+        if list in kinds and isinstance(value, list):
+            wrong = any(isinstance(e, bool) or not isinstance(e, int) or e < 0 for e in epochs)
+        if wrong:
+            allowed = " or ".join(KIND_NAMES[kind] for kind in kinds)
+            return f"{key} is {value!r}, not {allowed}"
+    return None
 
 
 def identity_problem(record: Mapping[str, Any]) -> str | None:
@@ -81,8 +131,10 @@ def consistency_problem(record: Mapping[str, Any]) -> str | None:
     holds no accuracy.
     """
     summary, history = record.get(schema.SUMMARY), record.get(schema.HISTORY)
-    if record[schema.STATUS] not in schema.FINISHED or summary is None or history is None:
+    if record[schema.STATUS] not in schema.FINISHED or summary is None:
         return None
+    if history is None:  # the epochs its summary is made of, removed
+        return f"a {record[schema.STATUS]} record without its {schema.HISTORY}"
     if summary[schema.EPOCHS_RUN] != len(history):
         says = summary[schema.EPOCHS_RUN]
         return f"its {schema.SUMMARY} says {says} epochs, its history has {len(history)}"

@@ -28,6 +28,7 @@ from lipnorm_exp.records.consistency import (
     consistency_problem,
     history_problem,
     identity_problem,
+    scalar_problem,
     unknown_keys_problem,
 )
 from lipnorm_exp.records.schema import (
@@ -117,6 +118,9 @@ def summary_problem(status: str, summary: Any) -> str | None:
     missing = [key for key in SUMMARY_KEYS if key not in summary] if status in FINISHED else []
     if missing:
         return f"a {status} record whose {SUMMARY} has no {', '.join(missing)}"
+    unknown = sorted(str(key) for key in summary if key not in SUMMARY_KINDS)
+    if unknown:
+        return f"its {SUMMARY} holds keys no run writes: {', '.join(unknown)}"
     problems = (_entry_problem(key, summary[key], status) for key in SUMMARY_KEYS if key in summary)
     return next((problem for problem in problems if problem), None)
 
@@ -199,6 +203,7 @@ def record_problem(record: Any, run_id: str | None = None) -> str | None:
     return (
         unknown_keys_problem(record)
         or version_problem(record)
+        or scalar_problem(record)
         or parts_problem(record)
         or config_problem(record[CONFIG])
         or summary_problem(record[STATUS], record.get(SUMMARY))

@@ -19,12 +19,15 @@ run except its seed, so that records equal in ``setting`` are seeds of one hyper
 ``history`` (the per-epoch list of dicts) and ``config`` (the whole config).
 """
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from lipnorm_exp.config.location import option_names
+from lipnorm_exp.config.schema import SCALES
 from lipnorm_exp.records import COMPLETED, iter_records, schema, setting_key
 from lipnorm_exp.records.identity import ADDED_KEYS
 from lipnorm_exp.records.labels import model_label
@@ -198,9 +201,30 @@ def load_records(runs_dir: str | Path) -> pd.DataFrame:
         ``attrs["set_aside"]`` is the number of broken records set aside.
     """
     records = iter_records(runs_dir)
-    frame = records_frame([record_row(record, path) for path, record in records])
+    frame = known_options(records_frame([record_row(record, path) for path, record in records]))
     frame.attrs["set_aside"] = len(records.set_aside)
     return frame
+
+
+def known_options(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``frame`` whose ``scale`` and ``protocol`` name options the report knows.
+
+    Those of `SCALES` and ``configs/protocol/``; each other record is left out with a warning
+    naming it. A record's grid is composed from those names: a record made with a protocol this
+    checkout lacks, or made by hand (``protocol.name=../x``), is not one the report can place.
+    """
+    allowed = {"scale": SCALES, "protocol": option_names("protocol")}
+    unknown = pd.Series(False, index=frame.index)
+    for column, names in allowed.items():
+        named = frame[column].isna() | frame[column].isin(names)
+        for path, value in zip(frame.loc[~named, "path"], frame.loc[~named, column], strict=True):
+            warnings.warn(
+                f"{path}: {column} {value!r} is not one of {', '.join(names)}; left out of the "
+                "report",
+                stacklevel=2,
+            )
+        unknown |= ~named
+    return frame[~unknown].reset_index(drop=True)
 
 
 __all__ = [
@@ -210,6 +234,7 @@ __all__ = [
     "FINAL_VAL_ACC",
     "config_value",
     "final_epoch",
+    "known_options",
     "load_records",
     "machine_label",
     "record_row",

@@ -239,6 +239,16 @@ def hydra_error(*overrides: str) -> Exception:
         (("=3",), "=3 names no key; allowed: key=value, e.g. model.depth=3"),
         (("train.lrr=1",), "train.lrr=1 is not a key of the config; did you mean train.lr?"),
         (("foo=bar",), "foo=bar is not a key of the config; see --cfg job for the keys"),
+        (
+            ("dataset=trees", "dataset.feature_layout=sparse"),
+            "dataset.feature_layout=sparse is not a key of the chosen dataset; only "
+            "dataset=citeseer, cora, pubmed read it: choose one of them, or leave the key out",
+        ),
+        (
+            ("model=ggnn", "model.message_path=csr"),
+            "model.message_path=csr is not a key of the chosen model; only model=gat, gatv2, gt "
+            "read it",
+        ),
         (("+experiment=nope",), "experiment=nope is not an option of experiment; allowed: abl"),
         (("train.lr=interval(0,1)",), "train.lr=interval(0,1) is a sweep; allowed: one value, "),
         (

@@ -478,6 +478,25 @@ def test_a_local_config_without_its_package_line_is_named_with_the_line_to_add(t
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow  # through the CLI
+def test_an_empty_local_config_is_accepted_and_changes_no_run(tmp_path, data_dir):
+    """A personal file without keys (as a user starts one: empty, or comments only) sets nothing:
+    the run's record is the one the defaults make, under the same run id."""
+    ids = {}
+    for name, local in (("cloned", None), ("empty", ""), ("comments", "# mine, later\n")):
+        configs = _checkout_configs(tmp_path / name)
+        if local is not None:
+            (configs / "local").mkdir()
+            (configs / "local" / "default.yaml").write_text(local)
+        runs = tmp_path / name / "runs"
+        args = [sys.executable, "-m", "lipnorm_exp", "--config-path", str(configs)]
+        paths = [f"paths.data_dir={data_dir}", f"paths.results_dir={runs}"]
+        done = cli([*args, *paths, f"paths.log_dir={tmp_path / name}/l", "train.epochs=1"])
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        ids[name] = sorted(path.name for path in runs.glob("*.json"))
+    assert len(ids["cloned"]) == 1 and ids["empty"] == ids["comments"] == ids["cloned"]
+
+
 def test_a_config_that_is_not_utf8_is_refused_in_one_line():
     from lipnorm_exp.cli.hydra_refusals import refusal_line
 

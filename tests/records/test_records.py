@@ -473,6 +473,14 @@ def change(record: dict, dotted: str, value) -> dict:
         (COMPLETED, "status", "running", "unknown status 'running' (allowed: completed, "),
         (COMPLETED, schema.MACHINE, "a laptop", "machine is 'a laptop', not an object"),
         (COMPLETED, schema.TIMING, [1.0], "timing is [1.0], not an object"),
+        (COMPLETED, schema.HISTORY, None, "a completed record without its history"),
+        (DIVERGED, schema.HISTORY, None, "a diverged record without its history"),
+        (COMPLETED, schema.FINISHED_AT, 3, "finished_at is 3, not text"),
+        (COMPLETED, schema.GIT_COMMIT, ["abc"], "git_commit is ['abc'], not text or null"),
+        (COMPLETED, schema.DEVICE, None, "device is None, not text"),
+        (COMPLETED, "summary.best_val_accc", 0.5, "its summary holds keys no run writes: best_va"),
+        (COMPLETED, schema.RESUMED_AT, [True], "resumed_at is [True], not a list of epoch numbers"),
+        (COMPLETED, schema.STOPPED_AFTER_EPOCH, 2.0, "stopped_after_epoch is 2.0, not an integer"),
     ],
 )
 def test_a_well_formed_but_wrong_record_is_refused_naming_what_failed(
@@ -481,6 +489,12 @@ def test_a_well_formed_but_wrong_record_is_refused_naming_what_failed(
     assert record_problem(stub("abc", status)) is None
     found = record_problem(change(stub("abc", status), dotted, value), ABC)
     assert problem in (found or "")
+
+
+def test_a_finished_record_whose_history_was_removed_is_not_reused():
+    record = stub("abc")
+    del record[schema.HISTORY]
+    assert record_problem(record, ABC) == "a completed record without its history"
 
 
 def test_records_that_pass_the_checks():

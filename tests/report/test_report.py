@@ -9,6 +9,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -348,6 +349,25 @@ def test_load_records_flattens_and_skips_non_records(tmp_path):
     assert "seed" not in json.loads(row["setting"])
     older = {key: value for key, value in record.items() if key != "machine"}
     assert record_row(older)["machine"] == "cpu"
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"protocol": "../../../x"}, "protocol '../../../x' is not one of alon_yahav, authors,"),
+        ({"scale": "../grid"}, "scale '../grid' is not one of quick, paper; left out"),
+    ],
+)
+def test_a_record_naming_a_protocol_or_scale_the_configs_lack_is_left_out(tmp_path, change, said):
+    """A record consistent with itself, made by hand or by another checkout, whose grid cannot
+    be composed: the report warns, leaves it out and reports the rest."""
+    runs = write_records(tmp_path / "runs", [make_record(seed=1), make_record(**change)])
+    with pytest.warns(UserWarning, match=re.escape(said)):
+        frame = load_records(runs)
+    assert frame["seed"].tolist() == [1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["--runs", str(runs), "--out", str(tmp_path / "report")]) == 0
 
 
 def test_a_run_repeated_with_gradient_tracking_is_another_setting():
