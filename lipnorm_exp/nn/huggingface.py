@@ -20,6 +20,7 @@ this module: ``lipnorm_exp.nn`` imports without it, and a module that holds no H
 model (none can exist before ``transformers`` is imported) is looked through without it.
 """
 
+import re
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any, cast
@@ -56,6 +57,9 @@ ALPHA_KEY = "lipschitz_norm_alpha"
 NEGLIGIBLE_MASK = -50.0
 #: what marks, in an attention class's source, that it calls the attention function
 INTERFACE_MARK = "ALL_ATTENTION_FUNCTIONS"
+#: the class names of modules that compute attention: ``Attention``, or ``Attn`` other than in
+#: the speech models' ``AttnAdapterLayer`` (a feed-forward adapter beside attention)
+ATTENTION_CLASS = re.compile(r"attention|attn(?!adapter)", re.IGNORECASE)
 
 
 def register_lipschitz_attention() -> None:
@@ -283,15 +287,17 @@ def use_lipschitz_attention(
 def attention_modules(model: nn.Module) -> list[nn.Module]:
     """The modules of ``model`` that compute attention themselves.
 
-    Those whose class name holds ``Attention`` and that hold no such module (``BertAttention``
-    holds ``BertSelfAttention``, which computes it), other than ``torch.nn.MultiheadAttention``
-    and the library's layers, which [`lipschitz_normalize`][lipnorm_exp.nn.lipschitz_normalize]
-    swaps.
+    Those whose class name `ATTENTION_CLASS` matches (``...Attention``, and the ``...AttnBlock``
+    of image tokenizers such as Chameleon's and Janus's VQ-VAE, which compute a softmax of
+    query-key products without ``Attention`` in their name) and that hold no such module
+    (``BertAttention`` holds ``BertSelfAttention``, which computes it), other than
+    ``torch.nn.MultiheadAttention`` and the library's layers, which
+    [`lipschitz_normalize`][lipnorm_exp.nn.lipschitz_normalize] swaps.
     """
     from lipnorm_exp.nn.multihead_attention import LipschitzMultiheadAttention
 
     def named(module: nn.Module) -> bool:
-        return "attention" in type(module).__name__.lower()
+        return bool(ATTENTION_CLASS.search(type(module).__name__))
 
     swapped = (nn.MultiheadAttention, LipschitzMultiheadAttention)
     return [

@@ -17,6 +17,7 @@ from test_lipschitz_bounds import C, check_blow_up, check_head, orthogonal, quad
 
 from lipnorm_exp.nn import DenseLipschitzNorm, lipschitz_normalize
 from lipnorm_exp.nn.huggingface import (
+    ATTENTION_CLASS,
     ATTENTION_NAME,
     lipschitz_attention_forward,
     register_lipschitz_attention,
@@ -475,6 +476,22 @@ def test_a_decoder_whose_attention_is_not_marked_causal_keeps_its_causal_mask():
             "LongT5LocalAttention .* without transformers' AttentionInterface",
         ),
         (
+            lambda: transformers.models.chameleon.modeling_chameleon.ChameleonVQVAE(
+                transformers.ChameleonVQVAEConfig(
+                    embed_dim=8,
+                    num_embeddings=16,
+                    latent_channels=8,
+                    base_channels=32,
+                    channel_multiplier=[1, 2],
+                    num_res_blocks=1,
+                    attn_resolutions=[8],
+                    resolution=16,
+                )  # fmt: skip
+            ),
+            r"ChameleonVQVAEEncoderAttnBlock \(in ChameleonVQVAE\) computes its attention "
+            "without transformers' AttentionInterface",
+        ),
+        (
             lambda: tiny_model("inkling2_text"),
             r"Inkling2\w+Attention \(in Inkling2TextModel\) computes its attention sinks from "
             r"the input \(sink_proj\)",
@@ -486,6 +503,31 @@ def test_a_model_the_norm_would_not_reach_is_refused_at_conversion(build, match)
     with pytest.raises(ValueError, match=match):
         lipschitz_normalize(model)
     assert model.config._attn_implementation != ATTENTION_NAME
+
+
+def test_every_installed_class_named_for_attention_is_one_the_coverage_check_looks_at():
+    """Image tokenizers name theirs ``...AttnBlock`` (Chameleon, Janus): the check takes every
+    ``Attention`` and ``Attn`` class of the installed library but the speech adapters."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    named = []
+    for found in pkgutil.iter_modules(transformers.models.__path__):
+        try:
+            module = importlib.import_module(
+                f"transformers.models.{found.name}.modeling_{found.name}"
+            )
+        except Exception:  # noqa: BLE001, S112 (a model package with no modeling module, or extras)
+            continue
+        named += [
+            name
+            for name, cls in vars(module).items()
+            if inspect.isclass(cls) and issubclass(cls, torch.nn.Module) and "attn" in name.lower()
+        ]
+    caught = [name for name in named if ATTENTION_CLASS.search(name)]
+    assert "ChameleonVQVAEEncoderAttnBlock" in caught and "JanusVQVAEAttnBlock" in caught
+    assert all(name.endswith("AttnAdapterLayer") for name in set(named) - set(caught))
 
 
 NO_ATTENTION = {
