@@ -1,5 +1,6 @@
 """Cora, CiteSeer and PubMed with the public split of Kipf & Welling, offline-first."""
 
+import pickletools
 from functools import partial
 from pathlib import Path
 
@@ -11,8 +12,15 @@ from torch_geometric.transforms import NormalizeFeatures
 from lipnorm_exp.data.download import ensure_files
 from lipnorm_exp.data.features import laid_out
 from lipnorm_exp.data.missing import MissingVectors
-from lipnorm_exp.data.prepare import AtomicSave, SourceStamp, check_edges, load_prepared
+from lipnorm_exp.data.prepare import (
+    AtomicSave,
+    SourceStamp,
+    check_edges,
+    load_prepared,
+    read_raw_files,
+)
 from lipnorm_exp.data.task import Task
+from lipnorm_exp.util.errors import DataError
 
 __all__ = ["PLANETOID_NAMES", "SafePlanetoid", "load_planetoid", "raw_file_names"]
 
@@ -20,6 +28,23 @@ __all__ = ["PLANETOID_NAMES", "SafePlanetoid", "load_planetoid", "raw_file_names
 PLANETOID_NAMES = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
 #: the parts of a Planetoid dataset, one raw file each
 RAW_PARTS = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
+#: the one part that is text; the others are Python pickles
+TEXT_PART = "test.index"
+#: what the published pickles call as they are read (``module name``, as pickle's GLOBAL opcode
+#: names it): NumPy arrays, a SciPy CSR matrix, the graph's ``defaultdict`` of lists
+PLANETOID_GLOBALS = frozenset(
+    {
+        "numpy.core.multiarray _reconstruct",
+        "numpy ndarray",
+        "numpy dtype",
+        "scipy.sparse.csr csr_matrix",
+        "collections defaultdict",
+        "__builtin__ list",
+    }
+)
+#: pickle opcodes that find a callable by name: GLOBAL and INST name it in the file,
+#: STACK_GLOBAL (protocol 4) builds the name at load time, which no published file does
+NAMING_OPCODES = ("GLOBAL", "INST", "STACK_GLOBAL")
 
 
 def raw_file_names(name: str) -> list[str]:
@@ -31,8 +56,37 @@ class SafePlanetoid(AtomicSave, Planetoid):
     """PyG's `Planetoid`, its processed file saved whole or not at all."""
 
 
+def check_raw_pickle(path: Path) -> None:
+    """Refuse a raw Planetoid pickle that would call anything but `PLANETOID_GLOBALS`.
+
+    PyG unpickles the raw files, and unpickling runs whatever callable a pickle names; a file
+    planted in a shared data folder could run any code. The file's opcodes are read without
+    running any (`pickletools.genops`): each callable named (`NAMING_OPCODES`) must be one the
+    published files name, so nothing else can be called when PyG reads it.
+
+    Raises:
+        DataError: a file naming another callable, in one line.
+        ValueError: a file that is not a whole pickle (truncated, say).
+    """
+    if path.name.endswith(TEXT_PART):
+        return
+    with path.open("rb") as handle:
+        for opcode, argument, _ in pickletools.genops(handle):
+            if opcode.name in NAMING_OPCODES and argument not in PLANETOID_GLOBALS:
+                called = str(argument).replace(" ", ".") if argument else "a name built as it loads"
+                raise DataError(
+                    f"{path} is not a Planetoid file: its pickle calls {called}, which would run "
+                    "as it is read (the published files call only NumPy, SciPy and collections "
+                    "constructors); delete it so that it is copied or downloaded again"
+                )
+
+
 def read_raw_file(path: Path) -> object:
-    """One raw Planetoid file read as PyG reads it (raises when it cannot be)."""
+    """One raw Planetoid file read as PyG reads it, once `check_raw_pickle` passes it.
+
+    Raises when it cannot be read.
+    """
+    check_raw_pickle(path)
     prefix, part = path.name.removeprefix("ind.").split(".", 1)
     return read_file(str(path.parent), prefix, part)
 
@@ -75,6 +129,7 @@ def load_planetoid(dataset: DictConfig, paths: DictConfig, seed: int) -> Task:
     )
     root = Path(paths.data_dir) / "Planetoid"
     raw_files = [root / name / "raw" / file for file in raw_file_names(name)]
+    read_raw_files(raw_files, check_raw_pickle)  # before PyG unpickles any of them
     stamp = SourceStamp(name, raw_files)
     graphs = load_prepared(
         partial(SafePlanetoid, str(root), name, split="public", pre_transform=stamp),

@@ -210,6 +210,8 @@ def read_raw_files(files: Sequence[Path], read: Callable[[Path], Any]) -> None:
             read(path)
         except ImportError as error:  # the file may be fine: what reads it is missing
             raise MissingPackageError.of(error, f"reading {path}") from error
+        except DataError:  # ``read`` named the file and what is wrong with it
+            raise
         except Exception as error:  # whatever the parser raises, the file is what is wrong
             raise DataError(
                 f"{path} cannot be read ({_first_line(error)}); it may be truncated: delete it "

@@ -1,4 +1,5 @@
 import logging
+import pickle
 import shutil
 import socket
 import sys
@@ -226,6 +227,29 @@ def test_a_planted_processed_file_is_never_run_and_the_dataset_is_prepared_again
     for key in ("x", "edge_index", "y", "train_mask", "val_mask", "test_mask"):
         assert torch.equal(data[key], clean[key])
     torch.load(processed / planted, weights_only=True)  # built anew: plain data again
+
+
+@pytest.mark.parametrize("protocol", [2, 4])  # GLOBAL as the published files, STACK_GLOBAL
+@pytest.mark.parametrize("part", ["x", "graph"])
+def test_a_planted_raw_pickle_is_refused_unread_in_one_line(paths, tmp_path, protocol, part):
+    """PyG unpickles raw files; one that names a callable the published files never name is
+    refused before anything reads it, and what it would have run has not run."""
+    load_task(dataset_cfg("cora"), paths, seed=0)
+    raw = Path(paths.data_dir) / "Planetoid/Cora/raw" / f"ind.cora.{part}"
+    shutil.rmtree(Path(paths.data_dir) / "Planetoid/Cora/processed")  # so that PyG reads raw/
+    marker = tmp_path / "ran"
+    raw.write_bytes(pickle.dumps(Planted(marker), protocol=protocol))
+    with pytest.raises(DataError) as error:
+        load_task(dataset_cfg("cora"), paths, seed=0)
+    assert not marker.exists()
+    called = "io.open" if protocol == 2 else "a name built as it loads"
+    assert str(error.value) == (
+        f"{raw} is not a Planetoid file: its pickle calls {called}, which would run as it is read "
+        "(the published files call only NumPy, SciPy and collections constructors); delete it so "
+        "that it is copied or downloaded again"
+    )
+    raw.unlink()  # copied again from the mirror: the run goes on
+    assert load_task(dataset_cfg("cora"), paths, seed=0).train_batches[0].num_nodes == 2708
 
 
 def test_a_foreign_graph_file_is_named_and_its_replacement_rebuilds(paths, mirror, caplog):
