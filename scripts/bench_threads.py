@@ -68,6 +68,7 @@ def one_run(arm: str, epochs: int, folder: Path) -> dict:
         f"train.epochs={epochs}",
         f"paths.data_dir={folder / 'data'}",
         f"paths.results_dir={folder / 'runs'}",
+        f"paths.log_dir={folder / 'logs'}",
         "train.progress=false",
         "force=true",
     ]

@@ -210,6 +210,34 @@ def test_the_machines_named_are_those_the_records_ran_on():
     assert {(page, name) for page, name in named if not any(name in ran for ran in ran_on)} == set()
 
 
+def test_the_machine_section_counts_the_records_as_they_are():
+    """results/README.md's Machine section: how many records name each kind of machine."""
+    kinds = {"epyc": 0, "cpu without model": 0, "no machine": 0, "cuda": 0}
+    for path in (REPO / "results" / "runs").rglob("*.json"):
+        machine = json.loads(path.read_text()).get("machine")
+        if not machine:
+            kinds["no machine"] += 1
+        elif machine.get("device", "").startswith("cuda"):
+            kinds["cuda"] += 1
+        elif "AMD EPYC" in machine.get("processor_model", ""):
+            kinds["epyc"] += 1
+        else:
+            kinds["cpu without model"] += 1
+    section = (REPO / "results" / "README.md").read_text().split("## Machine", 1)[1]
+    section = " ".join(section.split("\n## ", 1)[0].split())
+    said = {
+        "epyc": r"the (\d+) records that name their processor name an AMD EPYC",
+        "cpu without model": r"(\d+) more name a 2-core CPU without its model",
+        "no machine": r"the (\d+) earliest name no machine",
+        "cuda": r"(\d+) records, Cora at 30 layers, each naming `cuda:0",
+    }
+    found = {}
+    for kind, pattern in said.items():
+        match = re.search(pattern, section)
+        found[kind] = int(match.group(1)) if match else None
+    assert found == kinds
+
+
 def set_up_section(text: str) -> str:
     return text[text.index("## Set-up on a fresh machine") :].split("\n## ")[0]
 

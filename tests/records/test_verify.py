@@ -234,10 +234,15 @@ def test_the_verdicts_are_named_in_one_place():
 # the command, on a record made here
 
 
-@pytest.fixture
-def stored(make_cfg, tmp_path, monkeypatch):
-    """One finished record in ``tmp_path/runs``, made here; verification's data in tmp too."""
+@pytest.fixture(autouse=True)
+def data_in_tmp(tmp_path, monkeypatch):
+    """A re-run prepares its data where a user's run would (``LIPNORM_DATA_DIR``): in tmp here."""
     monkeypatch.setenv("LIPNORM_DATA_DIR", str(tmp_path / "data"))
+
+
+@pytest.fixture
+def stored(make_cfg, tmp_path):
+    """One finished record in ``tmp_path/runs``, made here."""
     [record] = run(make_cfg(*SMALL))
     return tmp_path / "runs", record
 
