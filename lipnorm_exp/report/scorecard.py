@@ -38,6 +38,7 @@ from lipnorm_exp.report.verdicts import (
     SETTLED_SEEDS,
     TOLERANCE_POINTS,
     VERDICTS,
+    LineNumbers,
     ScoreLine,
     departures,
     not_run_reason,
@@ -96,8 +97,15 @@ def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[Sc
             if pd.notna(chosen.other.mean):
                 ours += f"; {chosen.other_title} {chosen.other.text()}"
             facts = run_facts(chosen.runs, protocol)
-            ours_numbers = (chosen.mean, chosen.std, chosen.n, chosen.final.mean, chosen.final.std)
-            numbers = (published.mean, published.std, *ours_numbers)
+            numbers = LineNumbers(
+                paper_mean=published.mean,
+                paper_std=published.std,
+                ours_mean=chosen.mean,
+                ours_std=chosen.std,
+                n=chosen.n,
+                final_mean=chosen.final.mean,
+                final_std=chosen.final.std,
+            )
             lines.append(
                 ScoreLine(
                     item,
@@ -360,19 +368,17 @@ def table(lines: list[ScoreLine], marks: list[Provenance]) -> pd.DataFrame:
     """``scorecard.csv``'s rows: the numbers as numbers, the text fields, the run ids."""
     rows = []
     for line, mark in zip(lines, marks, strict=True):
-        paper_mean, paper_std, ours_mean, ours_std, n, final_mean, final_std = (
-            line.numbers or (None,) * 7
-        )
-        numbers = {
-            "paper_mean": paper_mean,
-            "paper_std": paper_std,
-            "ours_mean": _rounded(ours_mean),
-            "ours_std": _rounded(ours_std),
-            "n": n,
-            "difference": None if ours_mean is None else _rounded(ours_mean - paper_mean),
-            "final_mean": _rounded(final_mean),
-            "final_std": _rounded(final_std),
-        }
+        given = line.numbers
+        numbers = dict.fromkeys(NUMBERS) if given is None else {
+            "paper_mean": given.paper_mean,
+            "paper_std": given.paper_std,
+            "ours_mean": _rounded(given.ours_mean),
+            "ours_std": _rounded(given.ours_std),
+            "n": given.n,
+            "difference": _rounded(given.ours_mean - given.paper_mean),
+            "final_mean": _rounded(given.final_mean),
+            "final_std": _rounded(given.final_std),
+        }  # fmt: skip
         text = {field: getattr(line, field) for field in FIELDS}
         rows.append(
             {

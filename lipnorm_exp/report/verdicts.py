@@ -58,6 +58,30 @@ RULE = " (rule: "
 
 
 @dataclass(frozen=True)
+class LineNumbers:
+    """A published number's line in numbers (in %), for the scorecard's numeric CSV columns.
+
+    Args:
+        paper_mean (float): the paper's mean.
+        paper_std (float or None): the paper's std, where it gives one.
+        ours_mean (float): our mean over the line's seeds (NaN: none has a value).
+        ours_std (float): our std (NaN for too few seeds).
+        n (int): our seeds.
+        final_mean (float): our mean of the last epoch's number (NaN where a seed did not
+            train its full budget).
+        final_std (float): its std.
+    """
+
+    paper_mean: float
+    paper_std: float | None
+    ours_mean: float
+    ours_std: float
+    n: int
+    final_mean: float
+    final_std: float
+
+
+@dataclass(frozen=True)
 class ScoreLine:
     """One line of the scorecard.
 
@@ -73,9 +97,8 @@ class ScoreLine:
         epochs (str): their epochs (``1000``, ``150–1000``); passes for TREES.
         seeds (str): their seeds.
         runs (tuple[str, ...]): the run ids the line rests on (records ``<run_id>.json``).
-        numbers (tuple): a published number's ``(paper mean, paper std, ours mean, ours std,
-            n, final mean, final std)`` in % (``final``: the last epoch's, NaN where a seed did
-            not train its full budget), for the CSV's numeric columns; empty for a claim.
+        numbers (LineNumbers or None): a published number's line in numbers; ``None`` for a
+            claim or a line not run.
         provisional (bool): whether the verdict is provisional (`provisional`; ``why`` says
             why).
     """
@@ -90,7 +113,7 @@ class ScoreLine:
     epochs: str = ""
     seeds: str = ""
     runs: tuple[str, ...] = ()
-    numbers: tuple = ()
+    numbers: LineNumbers | None = None
     provisional: bool = False
 
 
@@ -259,6 +282,7 @@ __all__ = [
     "SETTLED_SEEDS",
     "TOLERANCE_POINTS",
     "VERDICTS",
+    "LineNumbers",
     "ScoreLine",
     "departures",
     "not_run_reason",
