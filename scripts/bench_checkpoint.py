@@ -42,7 +42,11 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--epochs", type=int, default=8, help="epochs timed per configuration")
     parser.add_argument("--every", default="1,10,50", help="values of train.checkpoint_every")
-    parser.add_argument("--data-dir", default="data", help="paths.data_dir (Cora is read here)")
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="paths.data_dir, where Cora is read (default: a run's, LIPNORM_DATA_DIR or data/)",
+    )
     parser.add_argument("--out", default="results/bench")
     parser.add_argument(
         "--smoke",
@@ -57,7 +61,8 @@ def parse_args(argv=None):
 
 def measure(overrides: list[str], args, folder: Path) -> dict:
     """Median seconds per epoch of training + evaluation, keeping the state, writing it."""
-    paths = [f"paths.data_dir={Path(args.data_dir).resolve()}"]  # raw files: LIPNORM_RAW_DIRS
+    # raw files as a run gets them (LIPNORM_RAW_DIRS); the data folder a run's unless given
+    paths = [f"paths.data_dir={Path(args.data_dir).resolve()}"] if args.data_dir else []
     cfg = compose_config(config_dir(), (*paths, "device=cpu", *overrides))
     task = load_task(cfg.dataset, cfg.paths, cfg.seed)
     model = build_model(cfg.model, cfg.norm, task.num_features, task.num_outputs)
