@@ -19,18 +19,26 @@ CPUINFO = Path("/proc/cpuinfo")
 
 
 def portable_paths(paths: dict[str, Any]) -> dict[str, Any]:
-    """``paths`` of a resolved config with every folder written under ``root_dir`` relative to it.
+    """``paths`` of a resolved config with every folder written relative to ``root_dir``.
 
-    ``root_dir`` itself becomes ``"."`` and ``<root>/../raw/datasets`` ``../raw/datasets``;
-    folders elsewhere (``LIPNORM_DATA_DIR``, a temporary folder) stay as they are.
+    ``root_dir`` itself becomes ``"."``, ``<root>/data`` ``data``, and a folder outside the
+    checkout (a mirror that ``LIPNORM_RAW_DIRS`` names, ``LIPNORM_DATA_DIR``, a temporary
+    folder) the way up to it: ``../raw/datasets`` for ``<root>/../raw/datasets`` or for
+    ``/work/raw/datasets`` beside a root ``/work/lipnorm``. A record then names no folder of
+    the machine it ran on above its checkout, and records made in two checkouts of one layout
+    name the same folders. A folder with no way there from the root (another drive on Windows)
+    stays as it is.
     """
     root = paths["root_dir"]
 
     def relative(value: Any) -> Any:
         if isinstance(value, list):
             return [relative(item) for item in value]
-        if isinstance(value, str) and (value == root or value.startswith(root + os.sep)):
-            return os.path.relpath(value, root)
+        if isinstance(value, str) and os.path.isabs(value):
+            try:
+                return os.path.relpath(value, root)
+            except ValueError:
+                return value
         return value
 
     return {key: relative(value) for key, value in paths.items()}

@@ -338,6 +338,19 @@ def test_a_record_config_hashes_as_the_config_it_was_made_from(make_cfg):
     assert run_id(config) == run_id(cfg)
 
 
+def test_committed_records_name_no_folder_of_the_machine_they_ran_on():
+    """Every folder of a committed record's ``paths`` is relative to its checkout
+    (`portable_paths`): none starts at the root of the machine that made it."""
+    absolute = {
+        name: folder
+        for _, record in iter_records(REPO / "results" / "runs")
+        for name, value in record["config"]["paths"].items()
+        for folder in (value if isinstance(value, list) else [value])
+        if isinstance(folder, str) and Path(folder).is_absolute()
+    }
+    assert absolute == {}
+
+
 def test_committed_records_are_named_by_the_hash_of_their_config():
     found = [record for _, record in iter_records(REPO / "results" / "runs")]
     assert found

@@ -106,7 +106,7 @@ def test_write_record_keeps_the_old_record_when_writing_fails(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == [f"{ABC}.json"]
 
 
-def test_record_paths_are_relative_to_the_root_where_they_lie_under_it():
+def test_record_paths_are_relative_to_the_root_wherever_they_lie():
     paths = {
         "root_dir": "/repo",
         "data_dir": "/repo/data",
@@ -117,9 +117,9 @@ def test_record_paths_are_relative_to_the_root_where_they_lie_under_it():
     assert portable_paths(paths) == {
         "root_dir": ".",
         "data_dir": "data",
-        "raw_dirs": ["../raw/datasets", "/elsewhere/raw"],
-        "results_dir": "/tmp/runs",
-        "log_dir": "/repo2/logs",
+        "raw_dirs": ["../raw/datasets", "../elsewhere/raw"],
+        "results_dir": "../tmp/runs",
+        "log_dir": "../repo2/logs",
     }
 
 
