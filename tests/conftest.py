@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,8 +16,15 @@ from lipnorm_exp.data import load_task
 from lipnorm_exp.data.planetoid import PLANETOID_NAMES
 from lipnorm_exp.util.errors import DataNotFoundError
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, a package before Python 3.11 (the dev extra's tomli)
+    import tomli as tomllib
+
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
+#: the checkout's pyproject.toml, parsed
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 
 register_resolvers()
 

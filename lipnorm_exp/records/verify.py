@@ -72,6 +72,7 @@ import pandas as pd
 
 from lipnorm_exp.records import schema
 from lipnorm_exp.records.consistency import ACCURACY_SUFFIX
+from lipnorm_exp.records.schema import EpochRow, Record
 
 #: every row equal, the epoch times aside
 IDENTICAL = "identical"
@@ -207,9 +208,10 @@ def _measured(differences: Mapping[str, float]) -> float:
     return max((value for key, value in differences.items() if not jumps(key)), default=0.0)
 
 
-def points_at_best_val(record: Mapping[str, Any]) -> float | None:
+def points_at_best_val(record: Record) -> float | None:
     """The test accuracy at the best validation epoch of a record, in points (or ``None``)."""
-    value = (record.get(schema.SUMMARY) or {}).get(schema.TEST_ACC_AT_BEST_VAL)
+    summary = record.get(schema.SUMMARY)
+    value = summary.get(schema.TEST_ACC_AT_BEST_VAL) if summary else None
     return None if value is None else 100 * value
 
 
@@ -233,15 +235,15 @@ def _within(a: float | None, b: float | None, allowed: float | None) -> bool:
     return abs(a - b) <= allowed
 
 
-def judge(stored: Mapping[str, Any], ours: Mapping[str, Any], allowed: float | None) -> Judgement:
+def judge(stored: Record, ours: Record, allowed: float | None) -> Judgement:
     """The `Judgement` of record ``ours`` against record ``stored``.
 
     ``allowed``: the spread (points of test accuracy) of the run's setting,
     [`spread`][lipnorm_exp.records.verify.spread]; ``None`` (no spread known) leaves the final
     numbers unjudged.
     """
-    a: Sequence[Mapping[str, Any]] = stored.get(schema.HISTORY) or []
-    b: Sequence[Mapping[str, Any]] = ours.get(schema.HISTORY) or []
+    a: Sequence[EpochRow] = stored.get(schema.HISTORY) or []
+    b: Sequence[EpochRow] = ours.get(schema.HISTORY) or []
     same_status = stored.get(schema.STATUS) == ours.get(schema.STATUS)
     rows = [row_differences(x, y) for x, y in zip(a, b, strict=False)]
     first = next((k for k, diff in enumerate(rows) if any(diff.values())), None)

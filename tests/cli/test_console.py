@@ -18,18 +18,13 @@ from importlib import metadata
 
 import pytest
 from cli_helpers import environment
-from conftest import REPO
+from conftest import PYPROJECT, REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import lipnorm_exp
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # the same parser, a package before Python 3.11 (the dev extra's tomli)
-    import tomli as tomllib
-
-PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+PROJECT = PYPROJECT["project"]
 #: console command → its entry point (``module:function``)
 SCRIPTS: dict[str, str] = PROJECT["scripts"]
 #: ``python -m`` commands → the module they run and the console command they are (named so in

@@ -1,6 +1,6 @@
 """The package type-checks: mypy, as ``[tool.mypy]`` in pyproject.toml sets it up, finds no error
 in any of its modules; and the typed run record makes mypy refuse a misspelt record, summary or
-epoch-row key."""
+epoch-row key, subscripted or read by ``.get`` (``scripts/mypy_typeddict_keys.py``)."""
 
 import importlib.util
 import re
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import PYPROJECT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,6 +45,10 @@ def last(record: Record) -> float:
 
 def timed(row: EpochRow, seconds: float) -> None:
     row["time_s"] = seconds
+
+
+def error(record: Record) -> str | None:
+    return record.get("error")
 """
 #: a misspelt key of each kind: what :data:`TYPED_USE` spells right, and the misspelt key
 TYPOS = {
@@ -51,6 +56,7 @@ TYPOS = {
     "summary": ('["best_val_acc"]', "best_val_accuracy"),
     "epoch row": ("[VAL_ACC]", "val_ac"),
     "epoch row written": ('row["time_s"]', "time"),
+    "record read by get": ('record.get("error")', "eror"),
 }
 
 
@@ -64,8 +70,10 @@ def _mypy(source: str, folder: Path, monkeypatch) -> tuple[str, int]:
     module = folder / "typed_use.py"
     module.write_text(source)
     config = folder / "mypy.ini"
+    plugins = PYPROJECT["tool"]["mypy"]["plugins"]
     config.write_text(
         "[mypy]\nfollow_imports = skip\nignore_missing_imports = True\n"
+        f"plugins = {','.join(str(ROOT / plugin) for plugin in plugins)}\n"
         "[mypy-lipnorm_exp.*]\nfollow_imports = silent\n"
     )
     monkeypatch.setenv("MYPYPATH", str(ROOT))
