@@ -52,8 +52,8 @@ def table1_rows(script: Path = SCRIPT) -> list[tuple[str, str, int, tuple[str, .
     assert block, f"{script}: no ROWS block"
     rows = []
     for line in block.group(1).splitlines():
-        if line.startswith("+"):  # a Table 2 or 3 line, written in full: not a candidate
-            continue
+        if line.startswith(("+", "report ")):  # a Table 2 or 3 line, or a cell's reporting
+            continue  # seeds: not a candidate
         rate, method, depth, *extra = shlex.split(line)
         rows.append((rate, method, int(depth), tuple(extra)))
     return rows
