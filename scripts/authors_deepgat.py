@@ -48,6 +48,7 @@ again takes a finished seed from there, so a killed run resumes), then
 """
 
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -92,7 +93,13 @@ def arguments() -> OneLineParser:
     parser.add_argument("--norm", choices=NORMS, default="none")
     parser.add_argument("--seeds", type=distinct_seeds, help="comma-separated (default 0..nexps-1)")
     parser.add_argument("--threads", type=positive_int, default=1)
-    parser.add_argument("--datadir", type=output_folder, default="data/authors")
+    parser.add_argument(
+        "--datadir",
+        type=output_folder,
+        default=os.path.join(os.environ.get("LIPNORM_DATA_DIR", "data"), "authors"),
+        help="their Planetoid folder (default: authors/ in a run's data folder, LIPNORM_DATA_DIR "
+        "or data/)",
+    )
     parser.add_argument("--out", type=output_folder, help="folder for the .json and .md results")
     parser.add_argument("--log-every", type=positive_int, default=100, help="epochs between lines")
     return parser
