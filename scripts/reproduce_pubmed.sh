@@ -45,7 +45,10 @@ two_at_a_time() {
 # Table 3, PubMed: GAT, GAT-res, GAT-Lip and GAT-Lip-res at 15 layers under the protocol's values
 # (1000 epochs, the preset's early stop after 200 without a better validation accuracy), seeds
 # 0-4, and GAT and GAT-Lip at the setting the search selects on Cora (dropout 0, lr 0.001), on
-# which Cora's finding rests (the failure of deep GATs belongs to the protocol's values).
+# which Cora's finding rests (the failure of deep GATs belongs to the protocol's values); then
+# the same four at 30 layers. Last, Fig. 6 on PubMed: GAT and GT with each normalisation at
+# depths 2-30, 1000 epochs, seeds 0-2 (its claims provisional) and then 3-4: about 165
+# CPU-hours (results/bench/reproduce.md), a GPU's work more than a 2-core CPU's.
 S3="\"grid.paper.seeds='0,1,2'\""
 S5="\"grid.paper.seeds='100,101,102,103,104'\""
 while read -r rate method depth extra; do
@@ -86,6 +89,9 @@ report 0.0 gcn 2 model.hidden=128
 1.0 gat_lip 15
 +experiment=residual grid.paper.datasets=pubmed grid.paper.depths=15 "grid.paper.seeds='0,1,2,3,4'" "grid.paper.methods='gat,gat_lip'" model.dropout=0.0 train.lr=0.001
 +experiment=residual grid.paper.datasets=pubmed grid.paper.depths=15 "grid.paper.seeds='0,1,2,3,4'" "grid.paper.methods='gat,gat_res,gat_lip,gat_lip_res'"
++experiment=residual grid.paper.datasets=pubmed grid.paper.depths=30 "grid.paper.seeds='0,1,2,3,4'" "grid.paper.methods='gat,gat_res,gat_lip,gat_lip_res'"
++experiment=depth grid.paper.datasets=pubmed "grid.paper.seeds='0,1,2'"
++experiment=depth grid.paper.datasets=pubmed "grid.paper.seeds='3,4'"
 ROWS
 
 python -m lipnorm_exp.report --runs results/runs --out results

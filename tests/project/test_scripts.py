@@ -151,7 +151,7 @@ def _first_job(arguments: list[str]) -> list[str]:
     return first
 
 
-@pytest.mark.parametrize("script", ["reproduce_cpu.sh", "reproduce_gpu.sh"])
+@pytest.mark.parametrize("script", ["reproduce_cpu.sh", "reproduce_gpu.sh", "reproduce_pubmed.sh"])
 def test_reproduction_scripts_compose(script, tmp_path):
     """Every command line of a reproduction script composes: a renamed key or group fails here."""
     commands = _commands(SCRIPTS / script, tmp_path)
