@@ -9,6 +9,7 @@ pair ``(x_src, x_dst)``, an ``edge_index`` ``[2, E]`` or a ``torch.sparse`` adja
 """
 
 from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import torch
 from torch import Tensor, nn
@@ -77,10 +78,37 @@ class AttentionLayer(MessagePassing):
     #: Python-side caches (`neighbourhoods`), which a scripted layer does without
     __jit_ignored_attributes__ = ["checked_edges", "loops_added", "message_structures"]
 
+    if TYPE_CHECKING:  # the result of a call (``forward``'s) by ``return_attention_weights``
+
+        @overload
+        def __call__(
+            self, *inputs: Any, return_attention_weights: Literal[True], **options: Any
+        ) -> tuple[Tensor, AttentionWeights]: ...
+
+        @overload
+        def __call__(
+            self,
+            x: Tensor | tuple[Tensor, Tensor | None],
+            edge_index: Tensor,
+            edge_attr: Tensor | None = None,
+            *,
+            return_attention_weights: Literal[False] | None = None,
+            **options: Any,
+        ) -> Tensor: ...
+
+        @overload
+        def __call__(
+            self, *inputs: Any, **options: Any
+        ) -> Tensor | tuple[Tensor, AttentionWeights]: ...
+
+        def __call__(self, *inputs: Any, **options: Any) -> Any:
+            """What ``forward`` returns: ``out``, or ``(out, (edges, alpha))`` when asked for."""
+
     def __init__(
         self,
         in_channels: int | tuple[int, int],
         out_channels: int,
+        *,
         heads: int,
         concat: bool,
         dropout: float,

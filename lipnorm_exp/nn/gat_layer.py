@@ -1,4 +1,4 @@
-from typing import Literal, overload
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -104,9 +104,17 @@ class GATLayer(AttentionLayer):
         **kwargs,
     ):
         super().__init__(
-            in_channels, out_channels, heads, concat, dropout, add_self_loops, edge_dim,
-            fill_value, norm, **kwargs,
-        )  # fmt: skip
+            in_channels,
+            out_channels,
+            heads=heads,
+            concat=concat,
+            dropout=dropout,
+            add_self_loops=add_self_loops,
+            edge_dim=edge_dim,
+            fill_value=fill_value,
+            norm=norm,
+            **kwargs,
+        )
         self.negative_slope = negative_slope
         self.residual = residual
         width = heads * out_channels
@@ -138,37 +146,6 @@ class GATLayer(AttentionLayer):
         glorot(self.att_dst)
         glorot(self.att_edge)
         zeros(self.bias)
-
-    @overload
-    def forward(
-        self,
-        x: Tensor | tuple[Tensor, Tensor | None],
-        edge_index: Tensor,
-        edge_attr: OptTensor = None,
-        size: tuple[int, int] | None = None,
-        return_attention_weights: Literal[False] | None = None,
-    ) -> Tensor: ...
-
-    @overload
-    def forward(
-        self,
-        x: Tensor | tuple[Tensor, Tensor | None],
-        edge_index: Tensor,
-        edge_attr: OptTensor = None,
-        size: tuple[int, int] | None = None,
-        *,
-        return_attention_weights: Literal[True],
-    ) -> tuple[Tensor, AttentionWeights]: ...
-
-    @overload
-    def forward(
-        self,
-        x: Tensor | tuple[Tensor, Tensor | None],
-        edge_index: Tensor,
-        edge_attr: OptTensor = None,
-        size: tuple[int, int] | None = None,
-        return_attention_weights: bool | None = None,
-    ) -> Tensor | tuple[Tensor, AttentionWeights]: ...
 
     def forward(
         self,
@@ -231,40 +208,125 @@ class GATLayer(AttentionLayer):
         ptr: OptTensor,
         dim_size: int,
     ) -> Tensor:
-        r"""Softmax weights of every edge: score, LipschitzNorm, LeakyReLU, softmax.
+        r"""Softmax weights ``[E, H]`` of every edge, on the path the layer's norm takes.
 
-        With Eq. (17)'s per-target denominator, the factor $\alpha / (c_i + \epsilon)$
-        is gathered per edge together with the target's score term (one gather, whose backward
-        pass is one scatter), and the LeakyReLU comes before the division (it is positively
-        homogeneous, so the two commute), in place where its backward allows (a positive
-        slope): autograd then keeps one score tensor for both. The normalised scores are
-        bounded, $|\mathrm{LeakyReLU}(s_{ij})| \le \alpha \max(1, |\beta|)$, so their
-        softmax needs no shift (`bounded_softmax`).
+        Without a norm, `unnormalised_weights`. With one, its ``denominator`` decides: a
+        denominator per target, as Eq. (17) gives, leads to `per_target_weights`; ``None`` (a
+        denominator per edge, as in ``variant="published"``) to `per_edge_weights`.
         """
         edge = self.project_edges(edge_attr)
+        if self.norm is None:
+            return self.unnormalised_weights(score_j, score_dst, edge, index, ptr, dim_size)
+        norm_inputs = self.norm_inputs(z, score_dst, edge, edge_index_j, index, dim_size)
+        with self.norm_arithmetic():
+            denominator = self.norm.denominator(**norm_inputs)
+        if denominator is None:
+            return self.per_edge_weights(
+                score_j, score_dst, edge, norm_inputs, index, ptr, dim_size
+            )
+        return self.per_target_weights(score_j, score_dst, edge, denominator, index, dim_size)
+
+    def unnormalised_weights(
+        self,
+        score_j: Tensor,
+        score_dst: OptTensor,
+        edge: OptTensor,
+        index: Tensor,
+        ptr: OptTensor,
+        dim_size: int,
+    ) -> Tensor:
+        r"""Without a norm, as ``GATConv``: the softmax of $\mathrm{LeakyReLU}(e_{ij})$.
+
+        $\alpha_{ij} = \operatorname{softmax}_{j \in \mathcal{N}(i)}
+        (\mathrm{LeakyReLU}(e_{ij}))$, of the raw scores (`edge_scores`).
+        """
+        score = self.edge_scores(score_j, score_dst, edge, index)
+        return shifted_softmax(F.leaky_relu(score, self.negative_slope), index, ptr, dim_size)
+
+    def per_target_weights(
+        self,
+        score_j: Tensor,
+        score_dst: OptTensor,
+        edge: OptTensor,
+        denominator: Tensor,
+        index: Tensor,
+        dim_size: int,
+    ) -> Tensor:
+        r"""Softmax of $\mathrm{LeakyReLU}(\alpha e_{ij} / (c_i + \epsilon))$: Eq. (17).
+
+        ``denominator`` ``[N_t, H]`` is the norm's $c_i + \epsilon$ per target. The factor
+        $\alpha / (c_i + \epsilon)$ is gathered per edge together with the target's score term
+        (one gather, whose backward pass is one scatter: `target_terms`), and the LeakyReLU
+        comes before the division (it is positively homogeneous, so the two commute), in place
+        where its backward allows (a positive slope): autograd then keeps one score tensor for
+        both. The normalised scores are bounded,
+        $|\mathrm{LeakyReLU}(s_{ij})| \le \alpha \max(1, |\beta|)$, so their softmax needs no
+        shift (`bounded_softmax`).
+        """
         slope = self.negative_slope
-        if self.norm is not None:
-            vectors: list[Tensor] = [self.att_dst] if score_dst is not None else []
-            vectors += [self.att_src] if edge is None else [self.att_src, self.att_edge]
-            att = torch.cat(vectors, dim=-1)[0]
-            edge_index = self.edge_pairs(edge_index_j, index)
-            with self.norm_arithmetic():
-                denominator = self.norm.denominator(
-                    x=z, att=att, edge_index=edge_index, edge_attr=edge, num_targets=dim_size
-                )
-            if denominator is not None:
-                factor = self.norm.alpha / denominator
-                score, factor = target_terms(score_j, score_dst, factor, index)
-                score = F.leaky_relu(self.add_edge_score(score, edge), slope, inplace=slope > 0)
-                bound = self.norm.alpha * max(1.0, abs(slope))
-                return bounded_softmax(rescale(score, factor), index, dim_size, bound)
-        score = self.add_edge_score(target_terms(score_j, score_dst, None, index)[0], edge)
-        if self.norm is not None:  # the published variant: one denominator per edge
-            score = self.norm(
-                score=score, x=z, att=att, edge_index=edge_index, edge_attr=edge,
-                num_targets=dim_size,
-            )  # fmt: skip
-        return shifted_softmax(F.leaky_relu(score, slope), index, ptr, dim_size)
+        factor = self.norm.alpha / denominator
+        score, factor = target_terms(score_j, score_dst, factor, index)
+        score = F.leaky_relu(self.add_edge_score(score, edge), slope, inplace=slope > 0)
+        bound = self.norm.alpha * max(1.0, abs(slope))
+        return bounded_softmax(rescale(score, factor), index, dim_size, bound)
+
+    def per_edge_weights(
+        self,
+        score_j: Tensor,
+        score_dst: OptTensor,
+        edge: OptTensor,
+        norm_inputs: dict[str, Any],
+        index: Tensor,
+        ptr: OptTensor,
+        dim_size: int,
+    ) -> Tensor:
+        r"""Softmax of $\mathrm{LeakyReLU}$ of the scores the norm normalises edge by edge.
+
+        For a norm whose denominator differs per edge: ``variant="published"``, the authors'
+        code, $e_{ij} \leftarrow \alpha e_{ij} / (4 \|a_h\|_2 \sqrt{\max_{k \in \mathcal{N}(i)}
+        \|z_k\|_2^2 + \|z_j\|_2^2 + \|\varepsilon_{ij}\|_2^2} + \epsilon)$ (see
+        [`GATLipschitzNorm`][lipnorm_exp.nn.gat_lipschitz_norm.GATLipschitzNorm]). The norm is
+        called on the raw scores (`edge_scores`) with ``norm_inputs``.
+        """
+        score = self.norm(score=self.edge_scores(score_j, score_dst, edge, index), **norm_inputs)
+        return shifted_softmax(F.leaky_relu(score, self.negative_slope), index, ptr, dim_size)
+
+    def norm_inputs(
+        self,
+        z: tuple[Tensor, OptTensor],
+        score_dst: OptTensor,
+        edge: OptTensor,
+        edge_index_j: Tensor,
+        index: Tensor,
+        dim_size: int,
+    ) -> dict[str, Any]:
+        r"""What the norm reads besides the scores, by the names of `GATScoreNorm`.
+
+        The rows $[z_i \,\|\, z_j \,\|\, \varepsilon_{ij}]$ (``x``, ``edge_attr``) and the
+        query of Eq. (17), the attention vectors $[a_{dst,h} \,\|\, a_{src,h} \,\|\, a_{e,h}]$
+        the score reads (``att``, ``[H, K]``: no $a_{dst,h}$ without target features, no
+        $a_{e,h}$ without edge features), the edges and the number of targets.
+        """
+        vectors: list[Tensor] = [self.att_dst] if score_dst is not None else []
+        vectors += [self.att_src] if edge is None else [self.att_src, self.att_edge]
+        return {
+            "x": z,
+            "att": torch.cat(vectors, dim=-1)[0],
+            "edge_index": self.edge_pairs(edge_index_j, index),
+            "edge_attr": edge,
+            "num_targets": dim_size,
+        }
+
+    def edge_scores(
+        self, score_j: Tensor, score_dst: OptTensor, edge: OptTensor, index: Tensor
+    ) -> Tensor:
+        r"""Raw scores ``[E, H]``, $e_{ij} = a_{src,h}^\top z_j + a_{dst,h}^\top z_i$ (+ edge term).
+
+        The source's term ``score_j`` plus the target's, gathered per edge (if there are target
+        features), plus the edge term (`add_edge_score`).
+        """
+        score = score_j if score_dst is None else score_j + score_dst.index_select(0, index)
+        return self.add_edge_score(score, edge)
 
     def add_edge_score(self, score: Tensor, edge: OptTensor) -> Tensor:
         r"""``score`` plus the edge term $a_{e,h}^\top W_{e,h} e_{ij}$, if any."""
@@ -286,16 +348,14 @@ def head_dots(z: Tensor, vectors: Tensor) -> Tensor:
 
 
 def target_terms(
-    score_j: Tensor, score_dst: OptTensor, factor: OptTensor, index: Tensor
-) -> tuple[Tensor, OptTensor]:
+    score_j: Tensor, score_dst: OptTensor, factor: Tensor, index: Tensor
+) -> tuple[Tensor, Tensor]:
     """``score_j`` plus the target's score term, and the per-target ``factor``, per edge.
 
-    With a factor both target terms are gathered in one ``index_select`` of ``[N, 2, H]``
-    rows (one scatter in the backward pass, which stacks the two gradients); the factor is
-    copied out of it, so that autograd keeps ``[E, H]`` of it.
+    With target features both target terms are gathered in one ``index_select`` of
+    ``[N, 2, H]`` rows (one scatter in the backward pass, which stacks the two gradients); the
+    factor is copied out of it, so that autograd keeps ``[E, H]`` of it.
     """
-    if factor is None:
-        return score_j if score_dst is None else score_j + score_dst.index_select(0, index), None
     if score_dst is None:
         return score_j, factor.index_select(0, index)
     gathered = torch.stack([factor, score_dst.to(factor.dtype)], dim=1).index_select(0, index)

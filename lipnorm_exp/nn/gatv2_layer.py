@@ -1,5 +1,3 @@
-from typing import Literal, overload
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -111,9 +109,17 @@ class GATv2Layer(AttentionLayer):
         **kwargs,
     ):
         super().__init__(
-            in_channels, out_channels, heads, concat, dropout, add_self_loops, edge_dim,
-            fill_value, norm, **kwargs,
-        )  # fmt: skip
+            in_channels,
+            out_channels,
+            heads=heads,
+            concat=concat,
+            dropout=dropout,
+            add_self_loops=add_self_loops,
+            edge_dim=edge_dim,
+            fill_value=fill_value,
+            norm=norm,
+            **kwargs,
+        )
         self.negative_slope = negative_slope
         self.share_weights = share_weights
         self.residual = residual
@@ -152,34 +158,6 @@ class GATv2Layer(AttentionLayer):
         weight_sq = sum(lin.weight.view(shape).to(dtype).square().sum(dim=(1, 2)) for lin in lins)
         att_sq = squared_norm(self.att.view(self.heads, self.out_channels))
         return safe_sqrt(att_sq * weight_sq) * max(1.0, abs(self.negative_slope))
-
-    @overload
-    def forward(
-        self,
-        x: Tensor | tuple[Tensor, Tensor],
-        edge_index: Tensor,
-        edge_attr: OptTensor = None,
-        return_attention_weights: Literal[False] | None = None,
-    ) -> Tensor: ...
-
-    @overload
-    def forward(
-        self,
-        x: Tensor | tuple[Tensor, Tensor],
-        edge_index: Tensor,
-        edge_attr: OptTensor = None,
-        *,
-        return_attention_weights: Literal[True],
-    ) -> tuple[Tensor, AttentionWeights]: ...
-
-    @overload
-    def forward(
-        self,
-        x: Tensor | tuple[Tensor, Tensor],
-        edge_index: Tensor,
-        edge_attr: OptTensor = None,
-        return_attention_weights: bool | None = None,
-    ) -> Tensor | tuple[Tensor, AttentionWeights]: ...
 
     def forward(
         self,

@@ -1,5 +1,4 @@
 import math
-from typing import Literal, overload
 
 import torch
 from torch import Tensor
@@ -114,9 +113,17 @@ class GTLayer(AttentionLayer):
         **kwargs,
     ):
         super().__init__(
-            in_channels, out_channels, heads, concat, dropout, add_self_loops, edge_dim,
-            fill_value, norm, **kwargs,
-        )  # fmt: skip
+            in_channels,
+            out_channels,
+            heads=heads,
+            concat=concat,
+            dropout=dropout,
+            edge_dim=edge_dim,
+            norm=norm,
+            add_self_loops=add_self_loops,
+            fill_value=fill_value,
+            **kwargs,
+        )
         self.beta = beta and root_weight
         self.root_weight = root_weight
         width = heads * out_channels
@@ -136,34 +143,6 @@ class GTLayer(AttentionLayer):
         for lin in (*lins, self.lin_beta):
             if lin is not None:
                 lin.reset_parameters()
-
-    @overload
-    def forward(
-        self,
-        x: Tensor | tuple[Tensor, Tensor],
-        edge_index: Tensor,
-        edge_attr: OptTensor = None,
-        return_attention_weights: Literal[False] | None = None,
-    ) -> Tensor: ...
-
-    @overload
-    def forward(
-        self,
-        x: Tensor | tuple[Tensor, Tensor],
-        edge_index: Tensor,
-        edge_attr: OptTensor = None,
-        *,
-        return_attention_weights: Literal[True],
-    ) -> tuple[Tensor, AttentionWeights]: ...
-
-    @overload
-    def forward(
-        self,
-        x: Tensor | tuple[Tensor, Tensor],
-        edge_index: Tensor,
-        edge_attr: OptTensor = None,
-        return_attention_weights: bool | None = None,
-    ) -> Tensor | tuple[Tensor, AttentionWeights]: ...
 
     def forward(
         self,
@@ -267,35 +246,75 @@ class GTLayer(AttentionLayer):
 
         The edges are those given and, when ``every_edge`` is given (the graph with the
         self-loops the layer appended, last), the self-loops after them, whose scores are
-        taken per node: $q_i^\top k_i$ needs no gather. Without norm the scores are
-        $q_i^\top k_{ij} / \sqrt{d}$. With LipschitzNorm the per-target factor
-        $\alpha / \text{denominator}_i$ scales the query of each target before the dot
-        products (and the self-loops' dot products), so that autograd keeps no score or
-        factor per edge, and the normalised scores, bounded by $\alpha$, need no shift
-        in their softmax (`bounded_softmax`). The key and value norms are those of the
-        nodes (with the self-loops: autograd keeps the nodes' keys and values for their
-        scores anyway), else those of the gathered per-edge keys and values. The targets are
-        the rows of ``query``.
+        taken per node: $q_i^\top k_i$ needs no gather. Edge features $\varepsilon_{ij}$
+        are added to the gathered keys and values, $k_{ij} = k_j + \varepsilon_{ij}$,
+        $v_{ij} = v_j + \varepsilon_{ij}$. The weights are `unnormalised_weights` without a
+        norm, else `normalised_weights` (Eq. 19). The targets are the rows of ``query``.
         """
         if edge is not None:
             key_j = key_j + edge
             value_j = value_j + edge
-        loops = every_edge is not None
-        targets = index if every_edge is None else every_edge[1]
         if self.norm is None:
-            score = self.scores(query, key, key_j, index, loops) / math.sqrt(self.out_channels)
-            return softmax(score, targets, None if loops else ptr, query.size(0)), value_j
-        if every_edge is not None:
+            return self.unnormalised_weights(query, key, key_j, every_edge, index, ptr), value_j
+        weights = self.normalised_weights(
+            query, key, value, key_j, value_j, every_edge, edge_index_j, index
+        )
+        return weights, value_j
+
+    def unnormalised_weights(
+        self,
+        query: Tensor,
+        key: Tensor,
+        key_j: Tensor,
+        every_edge: OptTensor,
+        index: Tensor,
+        ptr: OptTensor,
+    ) -> Tensor:
+        r"""Without a norm, as ``TransformerConv``: the softmax of $q_i^\top k_{ij} / \sqrt{d}$.
+
+        Arguments as for `edge_update` (``key_j`` with the edge features added).
+        """
+        loops = every_edge is not None
+        score = self.scores(query, key, key_j, index, loops) / math.sqrt(self.out_channels)
+        targets = index if every_edge is None else every_edge[1]
+        return softmax(score, targets, None if loops else ptr, query.size(0))
+
+    def normalised_weights(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        key_j: Tensor,
+        value_j: Tensor,
+        every_edge: OptTensor,
+        edge_index_j: Tensor,
+        index: Tensor,
+    ) -> Tensor:
+        r"""The softmax of the scores of Eq. (19), $\alpha q_i^\top k_{ij} / \text{denominator}_i$.
+
+        The per-target factor $\alpha / \text{denominator}_i$ scales the query of each target
+        before the dot products (and the self-loops' dot products), so that autograd keeps no
+        score or factor per edge, and the normalised scores, bounded by $\alpha$, need no
+        shift in their softmax (`bounded_softmax`). With ``every_edge`` the key and value norms
+        are those of the nodes (autograd keeps the nodes' keys and values for the self-loops'
+        scores anyway), else those of the gathered per-edge keys and values. Arguments as for
+        `edge_update`, the nodes' keys and values first (``key_j`` and ``value_j`` with the
+        edge features added).
+        """
+        loops = every_edge is not None
+        if every_edge is not None:  # the maxima of Eq. (19) over the nodes' keys and values
+            targets = every_edge[1]
             denominator = self.norm.denominator(
                 query=query, key=key, value=value, edge_index=every_edge, per_edge=False
             )
-        else:
+        else:  # over the edges' keys and values
+            targets = index
             edge_index = self.edge_pairs(edge_index_j, index)
             denominator = self.norm.denominator(
                 query=query, key=key_j, value=value_j, edge_index=edge_index, per_edge=True
             )
         score = self.scores(query, key, key_j, index, loops, self.norm.alpha / denominator)
-        return bounded_softmax(score, targets, query.size(0), self.norm.alpha), value_j
+        return bounded_softmax(score, targets, query.size(0), self.norm.alpha)
 
     @staticmethod
     def scores(
