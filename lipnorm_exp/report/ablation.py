@@ -30,6 +30,16 @@ from lipnorm_exp.report.aggregate import (
     select,
 )
 from lipnorm_exp.report.grids import PresetGrid
+from lipnorm_exp.report.run_row import (
+    ABLATION,
+    ABLATION_FACTOR,
+    DATASET,
+    DEPTH,
+    FINAL_TRAIN_ACC,
+    HISTORY,
+    LABEL,
+    MISSING_RATE,
+)
 from lipnorm_exp.report.table_files import Table
 from lipnorm_exp.report.used_runs import UsedCell
 
@@ -38,7 +48,7 @@ NAME = "ablation"
 #: the display columns that say what a row is
 LINE_KEYS = ("dataset", "missing", "depth", "ablation", "factor")
 #: the frame columns that make a row
-ROW_KEYS = ("dataset", "missing_rate", "depth", "ablation")
+ROW_KEYS = (DATASET, MISSING_RATE, DEPTH, ABLATION)
 CAPTION = (
     "Ablations: test accuracy (%), final-epoch training accuracy (%) and largest "
     "attention-gradient norm per model"
@@ -62,7 +72,7 @@ def max_attention_gradient(history: list[EpochRow]) -> float:
 
 
 def _largest_gradient(chosen: Selection) -> float:
-    norms = [max_attention_gradient(history) for history in chosen.runs[schema.HISTORY]]
+    norms = [max_attention_gradient(history) for history in chosen.runs[HISTORY]]
     tracked = [value for value in norms if not math.isnan(value)]
     return max(tracked) if tracked else math.nan
 
@@ -76,15 +86,13 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
     display, cells, used = [], [], []
     own: dict[str, None] = {}
     for (dataset, rate, depth, name), group in runs.groupby(list(ROW_KEYS), dropna=False):
-        factor = "; ".join(sorted(group["ablation_factor"].astype(str).unique()))
+        factor = "; ".join(sorted(group[ABLATION_FACTOR].astype(str).unique()))
         where = f"{dataset_label(dataset)} {missing_label(rate)}, {int(depth)} layers"
-        line: dict[str, Any] = {"dataset": dataset_label(dataset), "missing": missing_label(rate)}
-        line.update(depth=int(depth), ablation=name, factor=factor)
+        line_values = (dataset_label(dataset), missing_label(rate), int(depth), name, factor)
+        line: dict[str, Any] = dict(zip(LINE_KEYS, line_values, strict=True))
         for label in grid.labels:
-            chosen = select(group[group["label"] == label])
-            train = (
-                100.0 * finite(chosen.runs)[schema.FINAL_TRAIN_ACC].mean() if chosen else math.nan
-            )
+            chosen = select(group[group[LABEL] == label])
+            train = 100.0 * finite(chosen.runs)[FINAL_TRAIN_ACC].mean() if chosen else math.nan
             gradient = _largest_gradient(chosen) if chosen else math.nan
             line[f"{label} test"] = chosen.text(show_n=False) if chosen else MISSING
             if chosen:
@@ -97,14 +105,14 @@ def ablation_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
             line[f"{label} max attn grad"] = _text(gradient, ".3g")
             cells.append(
                 {
-                    "dataset": dataset,
-                    "missing_rate": rate,
-                    "depth": int(depth),
-                    "ablation": name,
+                    DATASET: dataset,
+                    MISSING_RATE: rate,
+                    DEPTH: int(depth),
+                    ABLATION: name,
                     "factor": factor,
                     "model": label,
                     **cell_numbers(chosen),
-                    schema.FINAL_TRAIN_ACC: train,
+                    FINAL_TRAIN_ACC: train,
                     "max_grad_attn": gradient,
                 }
             )

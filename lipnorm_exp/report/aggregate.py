@@ -50,20 +50,39 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 import pandas as pd
 from scipy import stats
 
 from lipnorm_exp.config import preset_names
 from lipnorm_exp.config.schema import BEST_VAL_EPOCH, FINAL_EPOCH
-from lipnorm_exp.records import DIVERGED, FINISHED, schema
+from lipnorm_exp.records import DIVERGED, FINISHED
 from lipnorm_exp.records.identity import REPORTING_SEEDS_FROM
-from lipnorm_exp.report.frame import FINAL_TEST_ACC, FINAL_VAL_ACC
+from lipnorm_exp.report.cell_columns import MEAN, N_DIVERGED, STD, N
 from lipnorm_exp.report.grids import PresetGrid, compose_grids, preset_grid
+from lipnorm_exp.report.run_row import (
+    BEST_VAL_ACC,
+    DEPTH,
+    EPOCHS,
+    FINAL_TEST_ACC,
+    FINAL_VAL_ACC,
+    LABEL,
+    PROTOCOL,
+    REPORTED_EPOCH,
+    RUN_ID,
+    SCALE,
+    SEED,
+    SETTING,
+    STATUS,
+    STD_DDOF,
+    TAGS,
+    TEST_ACC_AT_BEST_VAL,
+)
 
 #: the column a setting is chosen by, and the one reported (rule 5)
-VALIDATION = schema.BEST_VAL_ACC
-TEST = schema.TEST_ACC_AT_BEST_VAL
+VALIDATION = BEST_VAL_ACC
+TEST = TEST_ACC_AT_BEST_VAL
 #: the text of an empty cell
 MISSING = "–"
 #: the fewest reporting seeds run (rule 7, diverged ones included) for a number to be theirs
@@ -77,25 +96,25 @@ def report_groups(frame: pd.DataFrame, scale: str | None = None) -> list[tuple[s
     Only ``scale`` where given. ``paper`` comes first, then the other scales by name; the
     protocols of a scale by name.
     """
-    pairs = set(zip(frame["scale"], frame["protocol"], strict=True))
+    pairs = set(zip(frame[SCALE], frame[PROTOCOL], strict=True))
     present = [(s, p) for s, p in pairs if pd.notna(s) and (scale is None or s == scale)]
     return sorted(present, key=lambda pair: (pair[0] != "paper", *pair))
 
 
 def usable_runs(frame: pd.DataFrame, scale: str, protocol: str) -> pd.DataFrame:
     """The completed and diverged runs of ``scale`` and ``protocol`` (rules 1 and 4)."""
-    keep = (frame["scale"] == scale) & (frame["protocol"] == protocol)
-    return frame[keep & frame[schema.STATUS].isin(FINISHED)].copy()
+    keep = (frame[SCALE] == scale) & (frame[PROTOCOL] == protocol)
+    return frame[keep & frame[STATUS].isin(FINISHED)].copy()
 
 
 def finite(runs: pd.DataFrame) -> pd.DataFrame:
     """The runs that did not diverge: the only ones a mean is taken over (rule 4)."""
-    return runs[runs[schema.STATUS] != DIVERGED]
+    return runs[runs[STATUS] != DIVERGED]
 
 
 def tagged(runs: pd.DataFrame, preset: str) -> pd.DataFrame:
     """The runs whose ``config.tags`` name ``preset``."""
-    return runs[runs["tags"].map(lambda tags: preset in tags).astype(bool)]
+    return runs[runs[TAGS].map(lambda tags: preset in tags).astype(bool)]
 
 
 def preset_runs(
@@ -130,7 +149,7 @@ def compose_tagged_grids(frame: pd.DataFrame, scale: str | None = None) -> None:
     presets = set(preset_names())
     wanted = []
     for pair in report_groups(frame, scale):
-        tags = usable_runs(frame, *pair)["tags"].explode().dropna()
+        tags = usable_runs(frame, *pair)[TAGS].explode().dropna()
         wanted += [(preset, *pair) for preset in sorted(presets.intersection(tags))]
     compose_grids(wanted)
 
@@ -190,7 +209,7 @@ class Selection:
     @property
     def seeds(self) -> tuple[int, ...]:
         """The seeds the number is over (diverged ones included)."""
-        return tuple(int(seed) for seed in self.runs["seed"])
+        return tuple(int(seed) for seed in self.runs[SEED])
 
     @property
     def on_choosing_seeds(self) -> bool:
@@ -222,12 +241,12 @@ class Selection:
     @property
     def reported_epoch(self) -> str:
         """The protocol's epoch reported, `BEST_VAL` or `FINAL` (the setting's)."""
-        return str(self.setting["reported_epoch"])
+        return str(self.setting[REPORTED_EPOCH])
 
     @property
     def ddof(self) -> int:
         """The protocol's std convention: 1 (sample std) or 0 (``np.std``'s)."""
-        return int(self.setting["std_ddof"])
+        return int(self.setting[STD_DDOF])
 
     @property
     def at_final(self) -> bool:
@@ -302,7 +321,7 @@ class Selection:
     @property
     def n_diverged(self) -> int:
         """Diverged runs among the seeds."""
-        return int((self.runs[schema.STATUS] == DIVERGED).sum())
+        return int((self.runs[STATUS] == DIVERGED).sum())
 
     @property
     def setting(self) -> pd.Series:
@@ -314,7 +333,7 @@ class Selection:
 
         ``show_n=False`` leaves ``n=k`` out (a table that states the seeds in its notes).
         """
-        depth = int(self.setting["depth"]) if show_depth else None
+        depth = int(self.setting[DEPTH]) if show_depth else None
         return format_cell(self.mean, self.std, self.n, depth, self.n_diverged, show_n)
 
 
@@ -345,6 +364,11 @@ def format_cell(
     return f"{text} †{diverged}" if diverged else text
 
 
+#: the column of a run's ``select_by`` (none where it diverged), then of its setting's mean, while
+#: `select` ranks the settings
+_SCORE: Final = "score"
+
+
 def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) -> Selection | None:
     """Pick the setting of ``runs`` with the best mean ``select_by`` (module rules 5 and 6).
 
@@ -359,33 +383,35 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     """
     if runs.empty:
         return None
-    reporting = runs["seed"] >= REPORTING_SEEDS_FROM
+    reporting = runs[SEED] >= REPORTING_SEEDS_FROM
     choosing = runs[~reporting] if (~reporting).any() else runs
-    seeds = choosing.groupby("setting")["seed"].transform("nunique")
+    seeds = choosing.groupby(SETTING)[SEED].transform("nunique")
     competing = choosing[seeds == seeds.max()]
-    shared = set.intersection(*(set(group["seed"]) for _, group in competing.groupby("setting")))
-    compared = competing[competing["seed"].isin(shared)] if shared else competing
-    scored = compared.assign(score=compared[select_by].where(compared[schema.STATUS] != DIVERGED))
-    scores = scored.groupby("setting").agg(
-        score=("score", "mean"), depth=("depth", "min"), epochs=("epochs", "max")
+    shared = set.intersection(*(set(group[SEED]) for _, group in competing.groupby(SETTING)))
+    compared = competing[competing[SEED].isin(shared)] if shared else competing
+    score = compared[select_by].where(compared[STATUS] != DIVERGED)
+    scores = (
+        compared.assign(**{_SCORE: score})
+        .groupby(SETTING)
+        .agg(**{_SCORE: (_SCORE, "mean"), DEPTH: (DEPTH, "min"), EPOCHS: (EPOCHS, "max")})
     )
     scores = scores.reset_index().sort_values(
-        ["score", "depth", "epochs", "setting"],
+        [_SCORE, DEPTH, EPOCHS, SETTING],
         ascending=[False, True, False, True],
         na_position="last",
     )
-    setting = scores["setting"].iloc[0]
-    several = choosing["setting"].nunique() > 1
-    selected_on = tuple(sorted(int(seed) for seed in compared["seed"].unique())) if several else ()
-    chosen = runs[runs["setting"] == setting]
-    held_out = chosen[chosen["seed"] >= REPORTING_SEEDS_FROM]
+    setting = scores[SETTING].iloc[0]
+    several = choosing[SETTING].nunique() > 1
+    selected_on = tuple(sorted(int(seed) for seed in compared[SEED].unique())) if several else ()
+    chosen = runs[runs[SETTING] == setting]
+    held_out = chosen[chosen[SEED] >= REPORTING_SEEDS_FROM]
     enough = len(held_out) >= HELD_OUT_SEEDS and (~reporting).any()
-    reported = held_out if enough else chosen[chosen["seed"] < REPORTING_SEEDS_FROM]
+    reported = held_out if enough else chosen[chosen[SEED] < REPORTING_SEEDS_FROM]
     if reported.empty:  # reporting seeds alone: they chose too
         reported = chosen
-    diverged = int((runs[schema.STATUS] == DIVERGED).sum())
+    diverged = int((runs[STATUS] == DIVERGED).sum())
     return Selection(
-        reported.sort_values(["seed", schema.RUN_ID]),
+        reported.sort_values([SEED, RUN_ID]),
         report,
         cell_runs=len(runs),
         cell_diverged=diverged,
@@ -435,13 +461,13 @@ def cell_numbers(chosen: Selection | None) -> dict[str, float | int | str]:
     """
     names = ("", "val_", "best_val_", "final_")
     if chosen is None:
-        empty = {f"{name}{part}": math.nan for name in names for part in ("mean", "std")}
+        empty = {f"{name}{part}": math.nan for name in names for part in (MEAN, STD)}
         return {
             **empty,
-            "n": 0,
-            "n_diverged": 0,
-            "reported_epoch": "",
-            "std_ddof": math.nan,
+            N: 0,
+            N_DIVERGED: 0,
+            REPORTED_EPOCH: "",
+            STD_DDOF: math.nan,
             "ci95": math.nan,
             "seeds": "",
             "selected_on": "",
@@ -450,10 +476,10 @@ def cell_numbers(chosen: Selection | None) -> dict[str, float | int | str]:
     numbers = (chosen.headline, chosen.validation, chosen.best_val, chosen.final)
     cell: dict[str, float | int | str] = {}
     for name, pair in zip(names, numbers, strict=True):
-        cell[f"{name}mean"] = round(pair.mean, CSV_DECIMALS)
-        cell[f"{name}std"] = round(pair.std, CSV_DECIMALS)
-    cell.update(n=chosen.n, n_diverged=chosen.n_diverged)
-    cell.update(reported_epoch=chosen.reported_epoch, std_ddof=chosen.ddof)
+        cell[f"{name}{MEAN}"] = round(pair.mean, CSV_DECIMALS)
+        cell[f"{name}{STD}"] = round(pair.std, CSV_DECIMALS)
+    cell.update({N: chosen.n, N_DIVERGED: chosen.n_diverged})
+    cell.update({REPORTED_EPOCH: chosen.reported_epoch, STD_DDOF: chosen.ddof})
     cell.update(ci95=round(chosen.ci95, CSV_DECIMALS), seeds=compact(chosen.seeds))
     cell.update(selected_on=compact(chosen.selected_on), held_out=chosen.held_out)
     return cell
@@ -473,21 +499,25 @@ def compact(values: Sequence[int]) -> str:
     return ", ".join(part for group in parts for part in group)
 
 
+#: the columns of a point of `curves` besides its label and numbers: its x value, its `Selection`
+X: Final = "x"
+SELECTION: Final = "selection"
+
+
 def curves(
     runs: pd.DataFrame, x: str, report: str = TEST, select_by: str = VALIDATION
 ) -> pd.DataFrame:
     """One `select` per (model label, value of ``x``): the points of a figure's lines.
 
     Returns:
-        pandas.DataFrame: columns ``label``, ``x``, ``mean``, ``std`` (in %), ``n``,
-        ``n_diverged`` and ``selection`` (the `Selection`), sorted by label and ``x``.
+        pandas.DataFrame: columns ``label``, `X` (``x``'s value), `MEAN` and `STD` (in %), `N`,
+        `N_DIVERGED` and `SELECTION` (the `Selection`), sorted by label and ``x``.
     """
     points = []
-    for (label, value), group in runs.groupby(["label", x], sort=True):
+    for (label, value), group in runs.groupby([LABEL, x], sort=True):
         chosen = select_group(group, report, select_by)
         points.append((label, value, chosen.mean, chosen.std, chosen.n, chosen.n_diverged, chosen))
-    columns = ["label", "x", "mean", "std", "n", "n_diverged", "selection"]
-    return pd.DataFrame(points, columns=columns)
+    return pd.DataFrame(points, columns=[LABEL, X, MEAN, STD, N, N_DIVERGED, SELECTION])
 
 
 @dataclass(frozen=True)
@@ -560,6 +590,8 @@ __all__ = [
     "Numbers",
     "OTHER_TITLES",
     "HELD_OUT_SEEDS",
+    "SELECTION",
+    "X",
     "HyperSetting",
     "Selection",
     "cell_numbers",

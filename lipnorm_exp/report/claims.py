@@ -1,6 +1,6 @@
 """The claims the paper's text makes about Figs. 2, 3, 5 and 6, checked on the records.
 
-Each is checked by a rule its scorecard line states:
+Each is checked by a rule its scorecard line states (`ScoreLine.rule`):
 
 - Fig. 2 (§6, preset ``gradients``): a 20-layer GAT's attention gradients reach the order of
   `GAT_GRADIENT_PEAK` within 100 epochs on Cora; with
@@ -32,11 +32,23 @@ from lipnorm_exp.records.schema import EpochRow
 from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import hyper_settings, select, select_group
 from lipnorm_exp.report.grids import PresetGrid
+from lipnorm_exp.report.run_row import (
+    BEST_TRAIN_ACC,
+    DATASET,
+    DEPTH,
+    EPOCHS_RUN,
+    HISTORY,
+    LABEL,
+    PASSES_PER_EPOCH,
+    RUN_ID,
+    SEED,
+    TREE_DEPTH,
+)
 from lipnorm_exp.report.verdicts import (
     FAILS,
     HOLDS,
     NOT_RUN,
-    RULE,
+    RunFacts,
     ScoreLine,
     number_verdict,
     run_facts,
@@ -72,6 +84,7 @@ Check = Callable[[list], tuple[str, bool]]
 def _setting_lines(
     item: str,
     subject: str,
+    rule: str,
     claim: str,
     check: Check,
     runs: pd.DataFrame,
@@ -82,14 +95,14 @@ def _setting_lines(
     """A figure claim's verdicts: at the setting chosen on validation, and at the paper's own.
 
     ``check(histories)`` gives the values of one setting's seeds and whether the claim holds on
-    them. ``runs`` are those of the claim's model and depth; ``chosen`` the seeds of the setting
-    `select` picks among them. The first line is at that setting; the second at the preset's
-    own values (the paper's, `PresetGrid.sets`) where the chosen setting is another one and
-    the own one was run. Each line's *why* names its setting and gives the claim at every setting
-    that has no line of its own (`hyper_settings`).
+    them (by ``rule``, which each line states). ``runs`` are those of the claim's model and depth;
+    ``chosen`` the seeds of the setting `select` picks among them. The first line is at that
+    setting; the second at the preset's own values (the paper's, `PresetGrid.sets`) where the
+    chosen setting is another one and the own one was run. Each line's *why* names its setting
+    and gives the claim at every setting that has no line of its own (`hyper_settings`).
     """
     settings = hyper_settings(runs, grid)
-    [kept] = [s for s in settings if s.runs[schema.RUN_ID].isin(chosen[schema.RUN_ID]).any()]
+    [kept] = [s for s in settings if s.runs[RUN_ID].isin(chosen[RUN_ID]).any()]
     own = [s for s in settings if s.own and s is not kept]
     shown = [
         (kept, chosen, "at the setting chosen on validation"),
@@ -98,36 +111,33 @@ def _setting_lines(
     others = [s for s in settings if all(s is not line[0] for line in shown)]
     elsewhere = []
     for setting in others:
-        values, holds = check(
-            list(setting.runs.sort_values(["seed", schema.RUN_ID])[schema.HISTORY])
-        )
+        values, holds = check(list(setting.runs.sort_values([SEED, RUN_ID])[HISTORY]))
         elsewhere.append(f"at {setting.text}: {HOLDS if holds else FAILS} ({values})")
-    other_runs = tuple(sorted(rid for s in others for rid in s.runs[schema.RUN_ID]))
+    other_runs = tuple(sorted(rid for s in others for rid in s.runs[RUN_ID]))
     lines = []
     for setting, seeds, where in shown:
-        ours, holds = check(list(seeds.sort_values(["seed", schema.RUN_ID])[schema.HISTORY]))
+        ours, holds = check(list(seeds.sort_values([SEED, RUN_ID])[HISTORY]))
         named = f"{where} ({setting.text})"
         facts = run_facts(seeds, protocol)
         facts["runs"] += other_runs
         why = "; ".join([named, *elsewhere]) if len(settings) > 1 else ""
         verdict = HOLDS if holds else FAILS
-        head, rule = subject.split(RULE, 1)
-        title = f"{head}, {where}{RULE}{rule}" if own else subject
-        lines.append(ScoreLine(item, title, claim, ours, verdict, why, **facts))
+        title = f"{subject}, {where}" if own else subject
+        lines.append(ScoreLine(item, title, claim, ours, verdict, why, **facts, rule=rule))
     return lines
 
 
-def _chosen(runs: pd.DataFrame | None, label: str, **where) -> pd.DataFrame:
-    """The seeds of the setting `select` picks among ``runs`` of ``label``.
+def _at_depth(runs: pd.DataFrame, label: str, depth: int) -> pd.DataFrame:
+    """The runs of ``label`` at ``depth`` layers."""
+    return runs[(runs[LABEL] == label) & (runs[DEPTH] == depth)]
 
-    Only runs with ``where``'s column values count; empty where there are none.
+
+def _chosen(runs: pd.DataFrame | None, label: str, depth: int) -> pd.DataFrame:
+    """The seeds of the setting `select` picks among ``runs`` of ``label`` at ``depth`` layers.
+
+    Empty where there are none.
     """
-    if runs is None:
-        return pd.DataFrame()
-    keep = runs["label"] == label
-    for column, value in where.items():
-        keep &= runs[column] == value
-    chosen = select(runs[keep])
+    chosen = None if runs is None else select(_at_depth(runs, label, depth))
     return chosen.runs if chosen else pd.DataFrame()
 
 
@@ -140,7 +150,7 @@ def _peak(history: list[EpochRow], epochs: int) -> float:
 def _with_gradients(runs: pd.DataFrame | None) -> pd.DataFrame | None:
     if runs is None:
         return None
-    tracked = runs[runs[schema.HISTORY].map(lambda h: any(schema.GRAD_ATTN in row for row in h))]
+    tracked = runs[runs[HISTORY].map(lambda h: any(schema.GRAD_ATTN in row for row in h))]
     return tracked if len(tracked) else None
 
 
@@ -159,34 +169,36 @@ def fig2_lines(
         (
             gat,
             f"{gat}, {depth} layers, Cora: attention gradients reach the order of "
-            f"{published_numbers.GAT_GRADIENT_PEAK:.0e} within {epochs} epochs "
-            "(rule: every seed's largest "
-            f"attention-gradient norm ≥ {floor:.0e})",
+            f"{published_numbers.GAT_GRADIENT_PEAK:.0e} within {epochs} epochs",
+            f"every seed's largest attention-gradient norm ≥ {floor:.0e}",
             f"~{published_numbers.GAT_GRADIENT_PEAK:.0e}",
             lambda peak: peak >= floor,
         ),
         (
             gat_lip,
-            f"{gat_lip}, {depth} layers, Cora: attention gradients stay bounded (rule: every "
-            f"seed's largest attention-gradient norm within {epochs} epochs < {BOUNDED:g})",
+            f"{gat_lip}, {depth} layers, Cora: attention gradients stay bounded",
+            f"every seed's largest attention-gradient norm within {epochs} epochs < {BOUNDED:g}",
             "stable",
             lambda peak: peak < BOUNDED,
         ),
     )
     lines = []
-    for label, subject, claim, rule in checks:
-        chosen = _chosen(runs, label, depth=depth)
+    for label, subject, rule, claim, meets in checks:
+        chosen = _chosen(runs, label, depth)
         if chosen.empty:
-            lines.append(ScoreLine(item, subject, claim, "–", NOT_RUN, why("cora"), protocol))
+            not_run = ScoreLine(
+                item, subject, claim, "–", NOT_RUN, why("cora"), protocol, rule=rule
+            )
+            lines.append(not_run)
             continue
 
-        def check(histories: list, rule=rule) -> tuple[str, bool]:
+        def check(histories: list, meets=meets) -> tuple[str, bool]:
             peaks = [_peak(history, epochs) for history in histories]
-            return ", ".join(f"{peak:.2g}" for peak in peaks), all(rule(p) for p in peaks)
+            return ", ".join(f"{peak:.2g}" for peak in peaks), all(meets(p) for p in peaks)
 
         assert runs is not None and grid is not None, "runs come with their preset's grid"
-        same = runs[(runs["label"] == label) & (runs["depth"] == depth)]
-        lines += _setting_lines(item, subject, claim, check, same, grid, protocol, chosen)
+        same = _at_depth(runs, label, depth)
+        lines += _setting_lines(item, subject, rule, claim, check, same, grid, protocol, chosen)
     return lines
 
 
@@ -207,8 +219,8 @@ def fig3_lines(
         (
             gat,
             30,
-            f"{gat}, 30 layers, Cora: no improvement of the training accuracy (rule: every "
-            f"seed's best within {NO_IMPROVEMENT_POINTS:g} points of its first epoch's)",
+            f"{gat}, 30 layers, Cora: no improvement of the training accuracy",
+            f"every seed's best within {NO_IMPROVEMENT_POINTS:g} points of its first epoch's",
             "no improvement",
             lambda first, best: best - first <= NO_IMPROVEMENT_POINTS,
         ),
@@ -216,8 +228,8 @@ def fig3_lines(
             (
                 gat_lip,
                 depth,
-                f"{gat_lip}, {depth} layers, Cora: trains properly (rule: every seed's best "
-                f"training accuracy ≥ {TRAINS_PERCENT:g}%)",
+                f"{gat_lip}, {depth} layers, Cora: trains properly",
+                f"every seed's best training accuracy ≥ {TRAINS_PERCENT:g}%",
                 "trains",
                 lambda first, best: best >= TRAINS_PERCENT,
             )
@@ -225,36 +237,41 @@ def fig3_lines(
         ),
     ]
     lines = []
-    for label, depth, subject, claim, rule in checks:
-        chosen = _chosen(runs, label, depth=depth)
+    for label, depth, subject, rule, claim, meets in checks:
+        chosen = _chosen(runs, label, depth)
         if chosen.empty:
-            lines.append(ScoreLine(item, subject, claim, "–", NOT_RUN, why("cora"), protocol))
+            not_run = ScoreLine(
+                item, subject, claim, "–", NOT_RUN, why("cora"), protocol, rule=rule
+            )
+            lines.append(not_run)
             continue
 
-        def check(histories: list, rule=rule) -> tuple[str, bool]:
+        def check(histories: list, meets=meets) -> tuple[str, bool]:
             pairs = [_train_accuracy(history) for history in histories]
             values = ", ".join(f"{first:.1f} → {best:.1f}" for first, best in pairs)
-            return values, all(rule(first, best) for first, best in pairs)
+            return values, all(meets(first, best) for first, best in pairs)
 
         assert runs is not None and grid is not None, "runs come with their preset's grid"
-        same = runs[(runs["label"] == label) & (runs["depth"] == depth)]
-        lines += _setting_lines(item, subject, claim, check, same, grid, protocol, chosen)
+        same = _at_depth(runs, label, depth)
+        lines += _setting_lines(item, subject, rule, claim, check, same, grid, protocol, chosen)
     return lines
 
 
 def _checked(
     item: str,
     subject: str,
+    rule: str,
     claim: str,
     found: tuple[list[str], list[str], list[pd.DataFrame]],
     why: str,
-    facts,
+    facts: Callable[[pd.DataFrame], RunFacts],
 ) -> ScoreLine:
     """The line of a claim checked case by case.
 
     Args:
         item: the figure.
-        subject: the claim and its rule.
+        subject: the claim.
+        rule: the rule it is checked by.
         claim: what the paper says.
         found: what each case showed, the cases where the rule failed, and the runs used.
         why: the reason the line was not run, where no case had records.
@@ -262,30 +279,31 @@ def _checked(
     """
     shown, failures, used = found
     if not shown:
-        return ScoreLine(item, subject, claim, "–", NOT_RUN, why)
+        return ScoreLine(item, subject, claim, "–", NOT_RUN, why, rule=rule)
     reason = f"fails for {', '.join(failures)}" if failures else ""
     verdict = FAILS if failures else HOLDS
+    ours = "; ".join(shown)
     return ScoreLine(
-        item, subject, claim, "; ".join(shown), verdict, reason, **facts(pd.concat(used))
+        item, subject, claim, ours, verdict, reason, **facts(pd.concat(used)), rule=rule
     )
 
 
-def _trees_facts(runs: pd.DataFrame, protocol: str) -> dict:
-    passes = runs.assign(passes=runs[schema.EPOCHS_RUN] * runs["passes_per_epoch"])
-    return run_facts(passes, protocol, epochs_column="passes")
+def _trees_facts(runs: pd.DataFrame, protocol: str) -> RunFacts:
+    """The `run_facts` of TREES runs, whose epochs are passes over the training trees."""
+    return run_facts(runs, protocol, runs[EPOCHS_RUN] * runs[PASSES_PER_EPOCH])
 
 
 def fig5_lines(
     runs: pd.DataFrame | None, grid: PresetGrid | None, protocol: str, why: Why
 ) -> list[ScoreLine]:
     """Fig. 5's values at depth 10 and its two claims about models and depth."""
-    item, depth, train = "Fig. 5", published_numbers.TREES_DEPTH, schema.BEST_TRAIN_ACC
+    item, depth, train = "Fig. 5", published_numbers.TREES_DEPTH, BEST_TRAIN_ACC
     reason = why("trees")
-    at_depth = None if runs is None else runs[runs["tree_depth"] == depth]
+    at_depth = None if runs is None else runs[runs[TREE_DEPTH] == depth]
     lines = []
     for label, value in published_numbers.TREES_TRAIN_ACC.items():
         chosen = (
-            select(at_depth[at_depth["label"] == label], train, train)
+            select(at_depth[at_depth[LABEL] == label], train, train)
             if at_depth is not None
             else None
         )
@@ -302,9 +320,9 @@ def fig5_lines(
 
 
 def _best_per_label(runs: pd.DataFrame) -> dict[str, tuple[float, pd.DataFrame]]:
-    train = schema.BEST_TRAIN_ACC
+    train = BEST_TRAIN_ACC
     best = {}
-    for label, group in runs.groupby("label"):
+    for label, group in runs.groupby(LABEL):
         chosen = select_group(group, train, train)
         best[label] = (chosen.mean, chosen.runs)
     return best
@@ -315,12 +333,12 @@ def _best_at_depth_10(at_depth: pd.DataFrame | None, protocol: str, why: str) ->
     gat_lip, gat_pn = GAT_LIP.label, GAT_PN.label
     subject = (
         f"tree depth {published_numbers.TREES_DEPTH}: {gat_lip} above every other model, "
-        "all models but "
-        f"{gat_lip} and {gat_pn} < {others:g}% (rule: as stated, on mean training accuracy)"
+        f"all models but {gat_lip} and {gat_pn} < {others:g}%"
     )
+    rule = "as stated, on mean training accuracy"
     claim = f"{gat_lip} best; others < {others:g}"
     if at_depth is None or at_depth.empty:
-        return ScoreLine("Fig. 5", subject, claim, "–", NOT_RUN, why)
+        return ScoreLine("Fig. 5", subject, claim, "–", NOT_RUN, why, rule=rule)
     best = _best_per_label(at_depth)
     ours = ", ".join(f"{label} {mean:.1f}" for label, (mean, _) in sorted(best.items()))
     lip = best.get(gat_lip, (np.nan, None))[0]
@@ -328,22 +346,24 @@ def _best_at_depth_10(at_depth: pd.DataFrame | None, protocol: str, why: str) ->
     below = [mean for label, (mean, _) in best.items() if label not in (gat_lip, gat_pn)]
     holds = lip > max(rest, default=-np.inf) and max(below, default=-np.inf) < others
     facts = _trees_facts(pd.concat([runs for _, runs in best.values()]), protocol)
-    return ScoreLine("Fig. 5", subject, claim, ours, HOLDS if holds else FAILS, **facts)
+    verdict = HOLDS if holds else FAILS
+    return ScoreLine("Fig. 5", subject, claim, ours, verdict, **facts, rule=rule)
 
 
 def _gat_ggnn_beat_gcn_gin(runs: pd.DataFrame | None, protocol: str, why: str) -> ScoreLine:
     strong, weak = (GAT.label, GGNN.label), (GCN.label, GIN.label)
     both, either = " and ".join(strong), " and ".join(weak)
-    subject = (
-        f"{both} behave better with depth than {either} (rule: at every tree depth ≥ 4 "
-        f"with records of all four, the lower of {both} above the higher of {either})"
+    subject = f"{both} behave better with depth than {either}"
+    rule = (
+        f"at every tree depth ≥ 4 with records of all four, the lower of {both} above the higher "
+        f"of {either}"
     )
     claim = f"{', '.join(strong)} > {', '.join(weak)}"
-    depths = [] if runs is None else sorted(int(d) for d in runs["tree_depth"].dropna().unique())
+    depths = [] if runs is None else sorted(int(d) for d in runs[TREE_DEPTH].dropna().unique())
     shown, failures, used = [], [], []
     for depth in (d for d in depths if d >= 4):
         assert runs is not None, "the depths are the runs'"
-        best = _best_per_label(runs[runs["tree_depth"] == depth])
+        best = _best_per_label(runs[runs[TREE_DEPTH] == depth])
         if not all(label in best for label in (*strong, *weak)):
             continue
         low, high = min(best[s][0] for s in strong), max(best[w][0] for w in weak)
@@ -352,7 +372,7 @@ def _gat_ggnn_beat_gcn_gin(runs: pd.DataFrame | None, protocol: str, why: str) -
             failures.append(f"d = {depth}")
         used += [best[label][1] for label in (*strong, *weak)]
     found = (shown, failures, used)
-    return _checked("Fig. 5", subject, claim, found, why, lambda r: _trees_facts(r, protocol))
+    return _checked("Fig. 5", subject, rule, claim, found, why, lambda r: _trees_facts(r, protocol))
 
 
 FIG6_DATASETS = ("cora", "pubmed", "ogbn_arxiv", "ogbn_proteins")
@@ -374,7 +394,7 @@ def fig6_lines(
     families = [tuple(model.label for model in family) for family in FAMILIES]
     lines = []
     for dataset in FIG6_DATASETS:
-        rows = None if runs is None else runs[runs["dataset"] == dataset]
+        rows = None if runs is None else runs[runs[DATASET] == dataset]
         name = dataset_label(dataset)
         lines.append(_deep_lines(rows, families, name, protocol, why(dataset)))
         lines.append(_beats_other_norms(rows, families, name, protocol, why(dataset)))
@@ -383,7 +403,7 @@ def fig6_lines(
 
 def _depth_means(rows: pd.DataFrame, label: str) -> dict[int, tuple[float, pd.DataFrame]]:
     means = {}
-    for depth, group in rows[rows["label"] == label].groupby("depth"):
+    for depth, group in rows[rows[LABEL] == label].groupby(DEPTH):
         chosen = select_group(group)
         means[int(depth)] = (chosen.mean, chosen.runs)
     return means
@@ -397,10 +417,10 @@ def _plain_models(families: list[tuple]) -> str:
 def _deep_lines(rows, families: list[tuple], name: str, protocol: str, why: str) -> ScoreLine:
     plain_models = _plain_models(families)
     lip_models = " and ".join(family[1] for family in families)
-    subject = (
-        f"{name}: beyond {DEEP} layers {lip_models} learn where {plain_models} fail (rule: at "
-        f"the deepest depth > {DEEP} with records of both, -Lip ≥ plain + {FAILS_BY_POINTS:g} "
-        f"points of test accuracy, for {plain_models})"
+    subject = f"{name}: beyond {DEEP} layers {lip_models} learn where {plain_models} fail"
+    rule = (
+        f"at the deepest depth > {DEEP} with records of both, -Lip ≥ plain + {FAILS_BY_POINTS:g} "
+        f"points of test accuracy, for {plain_models}"
     )
     claim = "-Lip learns, plain fails"
     shown, failures, used = [], [], []
@@ -417,15 +437,16 @@ def _deep_lines(rows, families: list[tuple], name: str, protocol: str, why: str)
             failures.append(lip)
         used += [ours[depth][1], theirs[depth][1]]
     found = (shown, failures, used)
-    return _checked("Fig. 6", subject, claim, found, why, lambda r: run_facts(r, protocol))
+    return _checked("Fig. 6", subject, rule, claim, found, why, lambda r: run_facts(r, protocol))
 
 
 def _beats_other_norms(
     rows, families: list[tuple], name: str, protocol: str, why: str
 ) -> ScoreLine:
-    subject = (
-        f"{name}: LipschitzNorm outperforms PairNorm and LayerNorm (rule: mean test accuracy "
-        f"over the depths with records of all three, for {_plain_models(families)})"
+    subject = f"{name}: LipschitzNorm outperforms PairNorm and LayerNorm"
+    rule = (
+        "mean test accuracy over the depths with records of all three, for "
+        f"{_plain_models(families)}"
     )
     claim = "Lip > PN, LN"
     shown, failures, used = [], [], []
@@ -442,7 +463,7 @@ def _beats_other_norms(
             failures.append(lip)
         used += [means[label][d][1] for label in means for d in sorted(common)]
     found = (shown, failures, used)
-    return _checked("Fig. 6", subject, claim, found, why, lambda r: run_facts(r, protocol))
+    return _checked("Fig. 6", subject, rule, claim, found, why, lambda r: run_facts(r, protocol))
 
 
 __all__ = ["fig2_lines", "fig3_lines", "fig5_lines", "fig6_lines"]

@@ -9,15 +9,16 @@ opens with.
 
 import pandas as pd
 
-from lipnorm_exp.records import schema
+from lipnorm_exp.records import FINISHED
 from lipnorm_exp.report.aggregate import preset_runs, usable_runs
 from lipnorm_exp.report.grids import PresetGrid, paper_protocol
 from lipnorm_exp.report.paper_presets import PRESETS
+from lipnorm_exp.report.run_row import PROTOCOL, SCALE, STATUS, TAGS
 
-__all__ = ["SCALE", "coverage", "paper_preset_runs", "scored_presets"]
+__all__ = ["SCORED_SCALE", "coverage", "paper_preset_runs", "scored_presets"]
 
 #: the scale whose runs the scorecard scores
-SCALE = "paper"
+SCORED_SCALE = "paper"
 #: how a run without tags (no preset: ``make run``, a sweep of one's own) is counted
 UNTAGGED = "untagged"
 
@@ -30,7 +31,7 @@ def paper_preset_runs(
     The runs are those under that protocol; runs and grid are ``None`` where there are none.
     """
     protocol = paper_protocol(preset)
-    found = preset_runs(usable_runs(frame, SCALE, protocol), preset, SCALE, protocol)
+    found = preset_runs(usable_runs(frame, SCORED_SCALE, protocol), preset, SCORED_SCALE, protocol)
     return (*(found or (None, None)), protocol)
 
 
@@ -42,8 +43,8 @@ def scored_presets() -> list[str]:
 def _groups(frame: pd.DataFrame) -> str:
     """``scale paper, protocol published: depth (184), missing_vector (788); ...`` (by tag)."""
     parts = []
-    for (scale, protocol), runs in frame.groupby(["scale", "protocol"], dropna=False, sort=True):
-        named = runs["tags"].map(lambda tags: sorted(tags) or [UNTAGGED])
+    for (scale, protocol), runs in frame.groupby([SCALE, PROTOCOL], dropna=False, sort=True):
+        named = runs[TAGS].map(lambda tags: sorted(tags) or [UNTAGGED])
         tally = named.explode().value_counts().sort_index()
         runs_of = ", ".join(f"{name} ({count})" for name, count in tally.items())
         parts.append(f"scale {scale}, protocol {protocol}: {runs_of}")
@@ -63,12 +64,12 @@ def coverage(frame: pd.DataFrame) -> str:
         under its paper protocol (...): these records hold none, so every line is not run.``
         (or which presets' lines are not run).
     """
-    finished = int(frame[schema.STATUS].isin(schema.FINISHED).sum())
+    finished = int(frame[STATUS].isin(FINISHED).sum())
     records = f"{len(frame)} record{'' if len(frame) == 1 else 's'}"
     held = f"{records} ({finished} finished), by scale, protocol and tag: {_groups(frame)}."
     rule = (
-        f"The scorecard scores a preset's finished runs at scale {SCALE} under its paper "
-        f"protocol (lipnorm-exp +experiment=<preset> scale={SCALE})"
+        f"The scorecard scores a preset's finished runs at scale {SCORED_SCALE} under its paper "
+        f"protocol (lipnorm-exp +experiment=<preset> scale={SCORED_SCALE})"
     )
     scored = scored_presets()
     missing = [name for name in scored if paper_preset_runs(frame, name)[0] is None]

@@ -43,7 +43,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -67,10 +67,12 @@ from lipnorm_exp.records.labels import dataset_label, metric_label, missing_labe
 from lipnorm_exp.records.schema import EpochRow
 from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import (
+    SELECTION,
     TEST,
     VALIDATION,
     HyperSetting,
     Selection,
+    X,
     curves,
     hyper_settings,
     number_text,
@@ -78,7 +80,9 @@ from lipnorm_exp.report.aggregate import (
     select_group,
     std_name,
 )
+from lipnorm_exp.report.cell_columns import MEAN, N_DIVERGED, STD, N
 from lipnorm_exp.report.grids import PresetGrid
+from lipnorm_exp.report.run_row import DATASET, DEPTH, HISTORY, LABEL, METRIC, SEED, TREE_DEPTH
 from lipnorm_exp.report.trees import TRAIN, budgets, departures
 from lipnorm_exp.report.used_runs import UsedCell, provenance_line, runs_table
 from lipnorm_exp.util.atomic import replacing, write_whole
@@ -232,29 +236,29 @@ def _plot_curves(
         labels and values left out.
     """
     points = curves(runs, x, report, select_by)
-    xs = sorted(points["x"].unique())
+    xs = sorted(points[X].unique())
     spaced = categorical and len(xs) <= CATEGORICAL_MAX
     positions = list(range(len(xs))) if spaced else xs
     drawn = Curves([], [], [], dodge(list(styles), positions))
     for label, style in styles.items():
         at_x = [position + drawn.shifts[label] for position in positions]
-        line = points[points["label"] == label].set_index("x").reindex(xs)
-        missing = [value for value, n in zip(xs, line["n"], strict=True) if pd.isna(n)]
+        line = points[points[LABEL] == label].set_index(X).reindex(xs)
+        missing = [value for value, n in zip(xs, line[N], strict=True) if pd.isna(n)]
         if len(missing) == len(xs):
             drawn.absent.append(label)
             continue
-        diverged = int(line["n_diverged"].sum())
-        mean, std = line["mean"].to_numpy(float), line["std"].to_numpy(float)
+        diverged = int(line[N_DIVERGED].sum())
+        mean, std = line[MEAN].to_numpy(float), line[STD].to_numpy(float)
         ax.plot(at_x, mean, label=f"{label} (†{diverged})" if diverged else label, **style)
         ax.fill_between(at_x, mean - std, mean + std, color=style["color"], alpha=0.2, lw=0)
-        for at, n, k in zip(at_x, line["n"], line["n_diverged"], strict=True):
+        for at, n, k in zip(at_x, line[N], line[N_DIVERGED], strict=True):
             if n == 0:
                 _mark_diverged(ax, at, int(k), style["color"])
         if missing:
             drawn.gaps.append(f"{label} at {', '.join(number_text(v) for v in missing)}")
         drawn.cells.extend(
             UsedCell(label, f"{where} {number_text(value)}", selection)
-            for value, selection in line["selection"].dropna().items()
+            for value, selection in line[SELECTION].dropna().items()
         )
     _value_ticks(ax, xs, positions)
     ax.grid(alpha=0.3)
@@ -282,9 +286,9 @@ def _gradient_runs(runs: pd.DataFrame, every_seed: bool) -> dict[int, dict[str, 
     The runs of the setting chosen for each depth and label: every seed (``every_seed``) or
     only the lowest.
     """
-    rows = runs[runs[schema.HISTORY].map(_has_gradients)]
+    rows = runs[runs[HISTORY].map(_has_gradients)]
     picked: dict[int, dict[str, Selection]] = {}
-    for (depth, label), group in rows.groupby(["depth", "label"]):
+    for (depth, label), group in rows.groupby([DEPTH, LABEL]):
         chosen = select_group(group)
         shown = chosen.runs if every_seed else chosen.runs.iloc[:1]
         picked.setdefault(int(depth), {})[label] = Selection(
@@ -356,15 +360,15 @@ def _heatmap_column(
         Whether a panel has blank cells (`BLANK_CELLS`).
     """
     histories = {depth: selection.runs.iloc[0] for depth, selection in picked.items()}
-    values = [gradient_matrix(run[schema.HISTORY])[1].ravel() for run in histories.values()]
+    values = [gradient_matrix(run[HISTORY])[1].ravel() for run in histories.values()]
     norm = log_norm(np.concatenate(values))
     blank = False
     for ax, (depth, run) in zip(axes, histories.items(), strict=True):
-        image = draw_gradient_heatmap(ax, run[schema.HISTORY], norm)
+        image = draw_gradient_heatmap(ax, run[HISTORY], norm)
         drawn = image.get_array()
         assert drawn is not None, "a drawn heatmap holds its values"
         blank |= bool(np.ma.getmaskarray(drawn).any())
-        ax.set_title(f"{label}, {depth} layers (seed {int(run['seed'])})")
+        ax.set_title(f"{label}, {depth} layers (seed {int(run[SEED])})")
     panel.colorbar(image, ax=axes, label=f"{label}: attention-gradient norm")
     return blank
 
@@ -428,9 +432,9 @@ def _accuracy_panel(
     ax.set_title(label + (f" ({', '.join(absent)} layers: no records)" if absent else ""))
     for depth in drawn:
         for _, run in picked[depth][label].runs.iterrows():
-            accuracy = [100.0 * epoch[schema.TRAIN_ACC] for epoch in run[schema.HISTORY]]
-            epochs = [epoch[schema.EPOCH] for epoch in run[schema.HISTORY]]
-            name = f"{depth} layers, seed {int(run['seed'])}"
+            accuracy = [100.0 * epoch[schema.TRAIN_ACC] for epoch in run[HISTORY]]
+            epochs = [epoch[schema.EPOCH] for epoch in run[HISTORY]]
+            name = f"{depth} layers, seed {int(run[SEED])}"
             ax.plot(epochs, accuracy, color=colours[depth], linewidth=1, alpha=0.7, label=name)
     ax.set(xlabel="epoch", ylabel="training accuracy (%)", ylim=(0, 100))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -477,11 +481,15 @@ def fig4_pubmed_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     """Fig. 4: test accuracy against depth, one line per model label of the grid."""
     fig = Figure(figsize=(5.5, 4.6), layout="constrained")
     ax = fig.add_subplot()
-    drawn = _plot_curves(ax, runs, "depth", _styles(grid), "depth", categorical=True)
+    drawn = _plot_curves(ax, runs, DEPTH, _styles(grid), "depth", categorical=True)
     ax.set(xlabel="graph layers", ylabel="test accuracy (%)")
     ax.set_title(f"Fig. 4: {', '.join(drawn_labels(grid, drawn.absent))} on {_on(grid)}")
     _legend_beside(ax)
     return Drawn(fig, tuple(drawn.cells), (band_note(drawn.cells), *drawn.notes()))
+
+
+#: Fig. 5: the column of a run's budget while `_line_budget` counts the cells of each
+_BUDGET: Final = "budget"
 
 
 def _line_budget(runs: pd.DataFrame) -> float:
@@ -489,8 +497,8 @@ def _line_budget(runs: pd.DataFrame) -> float:
 
     Budgets are `budgets`; a tie goes to the smaller.
     """
-    cells = runs.assign(budget=budgets(runs)).drop_duplicates(["label", "tree_depth", "budget"])
-    counts = cells["budget"].value_counts()
+    cells = runs.assign(**{_BUDGET: budgets(runs)}).drop_duplicates([LABEL, TREE_DEPTH, _BUDGET])
+    counts = cells[_BUDGET].value_counts()
     return float(counts[counts == counts.max()].index.min())
 
 
@@ -504,7 +512,7 @@ def _mark_departures(ax: Axes, drawn: Curves, styles: dict[str, dict]) -> list[A
     for cell in drawn.cells:
         marks = departures(cell.selection.runs)
         if marks and cell.selection.n:
-            x = cell.selection.runs["tree_depth"].iloc[0] + drawn.shifts[cell.row]
+            x = cell.selection.runs[TREE_DEPTH].iloc[0] + drawn.shifts[cell.row]
             notes.append(
                 ax.annotate(
                     marks,
@@ -528,7 +536,7 @@ def _other_budget_points(
     words written.
     """
     cells, words = [], []
-    for (label, depth), group in runs.groupby(["label", "tree_depth"]):
+    for (label, depth), group in runs.groupby([LABEL, TREE_DEPTH]):
         chosen = select_group(group, TRAIN, TRAIN)
         budget = budgets(chosen.runs).iloc[0]
         x, style = depth + APART_OFFSET, styles[label]
@@ -704,13 +712,13 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     fig = Figure(figsize=(8.5, 5.2), layout="constrained")
     ax, paper_ax = fig.subplots(1, 2, sharey=True, width_ratios=[4, 1])
     drawn = _plot_curves(
-        ax, runs[on_line], "tree_depth", styles, f"{_passes(budget)}, tree depth", TRAIN, TRAIN
+        ax, runs[on_line], TREE_DEPTH, styles, f"{_passes(budget)}, tree depth", TRAIN, TRAIN
     )
     handles, _ = ax.get_legend_handles_labels()
     marks = _mark_departures(ax, drawn, styles)
     apart, words = _other_budget_points(ax, runs[~on_line], styles)
     cells = drawn.cells + apart
-    _alon_yahav_lines(ax, styles, sorted(runs["tree_depth"].unique()))
+    _alon_yahav_lines(ax, styles, sorted(runs[TREE_DEPTH].unique()))
     _paper_depth_panel(paper_ax, styles)
     ax.set(xlabel="tree depth", ylabel="training accuracy (%)", ylim=(0, 105))
     ax.set_title(f"lines: runs of at most {_passes(budget)}", fontsize="medium")
@@ -726,7 +734,7 @@ def fig5_trees(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
 
 def fig6_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     """Fig. 6: test accuracy against depth, one panel per dataset of the grid with records."""
-    panels = {name: runs[runs["dataset"] == name] for name in grid.datasets}
+    panels = {name: runs[runs[DATASET] == name] for name in grid.datasets}
     panels = {name: rows for name, rows in panels.items() if not rows.empty}
     styles = _styles(grid)
     fig = Figure(figsize=(max(4.5 * len(panels), 6), 5.2), layout="constrained")
@@ -734,11 +742,11 @@ def fig6_depth(runs: pd.DataFrame, grid: PresetGrid) -> Drawn:
     cells, notes = [], []
     for ax, (name, rows) in zip(axes, panels.items(), strict=True):
         drawn = _plot_curves(
-            ax, rows, "depth", styles, f"{dataset_label(name)} depth", categorical=True
+            ax, rows, DEPTH, styles, f"{dataset_label(name)} depth", categorical=True
         )
         cells += drawn.cells
         notes += drawn.notes(dataset_label(name) if len(panels) > 1 else "")
-        metrics = rows[schema.METRIC].dropna()
+        metrics = rows[METRIC].dropna()
         metric = metric_label(metrics.iloc[0]) if len(metrics) else "accuracy"
         ax.set(title=dataset_label(name), xlabel="graph layers", ylabel=f"test {metric} (%)")
         _legend_beside(ax)

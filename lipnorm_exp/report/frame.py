@@ -2,114 +2,65 @@
 
 Records are read by [`lipnorm_exp.records.iter_records`][lipnorm_exp.records.iter_records] (every
 ``*.json`` record under the runs folder, searched recursively, each checked; a broken record is set
-aside with a warning and counted in the frame's ``attrs["set_aside"]``, other JSON files are passed
-over with a warning).
+aside with a warning and counted in the frame's ``attrs["set_aside"]``, `SET_ASIDE`; other JSON
+files are passed over with a warning).
 Folder names are never read: what a run is comes from its config. Two files with the same
 ``run_id`` (copies of one run) count once, the one that finished last.
 
-Columns: ``run_id``, ``status``, ``error``, ``path``; the config keys of
-`CONFIG_COLUMNS`; the summary metrics of `SUMMARY_KEYS`
-(``NaN`` where absent); ``final_val_acc`` and ``final_test_acc`` (the last epoch's, where the
-run trained its full budget: `final_epoch`); ``reported_epoch`` and ``std_ddof`` (the
-protocol's ``protocol.reported_epoch``, ``best_val`` where absent, and ``protocol.std_ddof``, 1
-where absent); ``label`` (`model_label`); ``setting``
-([`lipnorm_exp.records.setting_key`][lipnorm_exp.records.setting_key]: everything that defines the
-run except its seed, so that records equal in ``setting`` are seeds of one hyper-parameter setting);
-``tags`` (the presets the run serves); ``machine`` (`machine_label`); and, as object columns,
-``history`` (the per-epoch list of dicts) and ``config`` (the whole config).
+One row per run (`record_row`), its columns declared by `RunRow`
+(``lipnorm_exp.report.run_row``): ``run_id``, ``status``, ``error``, ``path`` and
+``finished_at``; the config keys of `CONFIG_KEYS` (``seed``, ``dataset``, ``depth``, ...; a
+record that lacks ``protocol.reported_epoch`` or ``protocol.std_ddof`` reads ``best_val`` and 1);
+the summary's keys (``NaN`` where absent); ``final_val_acc`` and ``final_test_acc`` (the last
+epoch's, where the run trained its full budget: `final_epoch`); ``label`` (`model_label`);
+``setting`` ([`lipnorm_exp.records.setting_key`][lipnorm_exp.records.setting_key]: everything that
+defines the run except its seed, so that records equal in ``setting`` are seeds of one
+hyper-parameter setting); ``tags`` (the presets the run serves); ``machine`` (`machine_label`),
+``git_commit`` and ``numerics``; and, as object columns, ``history`` (the per-epoch list of dicts)
+and ``config`` (the whole config). The numbers (`NUMERIC_COLUMNS`) are floats.
 """
 
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, cast
 
 import pandas as pd
 
 from lipnorm_exp.config.location import option_names
 from lipnorm_exp.config.schema import SCALES
 from lipnorm_exp.records import COMPLETED, iter_records, schema, setting_key
-from lipnorm_exp.records.identity import ADDED_KEYS
 from lipnorm_exp.records.labels import model_label
-from lipnorm_exp.records.schema import EPOCH, TEST_ACC, VAL_ACC, Record
-
-#: column → dotted config key
-CONFIG_COLUMNS = {
-    "seed": "seed",
-    "scale": "scale",
-    "dataset": "dataset.name",
-    "missing_rate": "dataset.missing_rate",
-    "tree_depth": "dataset.depth",
-    "passes_per_epoch": "dataset.passes_per_epoch",
-    "model": "model.name",
-    "depth": "model.depth",
-    "hidden": "model.hidden",
-    "heads": "model.heads",
-    "concat": "model.concat",
-    "dropout": "model.dropout",
-    "residual": "model.residual",
-    "norm": "norm.name",
-    "variant": "norm.variant",
-    "lr": "train.lr",
-    "epochs": "train.epochs",
-    "protocol": "protocol.name",
-    "ablation": "ablation.name",
-    "ablation_factor": "ablation.factor",
-    "reported_epoch": "protocol.reported_epoch",
-    "std_ddof": "protocol.std_ddof",
-}
-
-#: values of config keys that a record may leave out
-CONFIG_DEFAULTS = {
-    "missing_rate": 0.0,
-    "passes_per_epoch": 1,
-    "residual": False,
-    "protocol": "standard",
-    # the reporting rule of records made before protocols named one
-    "reported_epoch": ADDED_KEYS[("protocol", "reported_epoch")],
-    "std_ddof": ADDED_KEYS[("protocol", "std_ddof")],
-}
-
-#: the columns of a run's last epoch (`final_epoch`): validation and test accuracy
-FINAL_VAL_ACC = "final_val_acc"
-FINAL_TEST_ACC = "final_test_acc"
-#: the ``history`` keys they are read from
-FINAL_KEYS = {FINAL_VAL_ACC: VAL_ACC, FINAL_TEST_ACC: TEST_ACC}
-
-NUMERIC_COLUMNS = (
-    "seed",
-    "missing_rate",
-    "tree_depth",
-    "passes_per_epoch",
-    "depth",
-    "hidden",
-    "heads",
-    "dropout",
-    "lr",
-    "epochs",
-    "std_ddof",
-    *FINAL_KEYS,
-    *(key for key, kind in schema.SUMMARY_KINDS.items() if kind is not schema.Kind.NAME),
+from lipnorm_exp.records.schema import EPOCH, TEST_ACC, VAL_ACC, Record, Summary
+from lipnorm_exp.report.run_row import (
+    COLUMNS,
+    CONFIG,
+    CONFIG_KEYS,
+    ERROR,
+    FINAL_TEST_ACC,
+    FINAL_VAL_ACC,
+    FINISHED_AT,
+    GIT_COMMIT,
+    HISTORY,
+    LABEL,
+    MACHINE,
+    NUMERIC_COLUMNS,
+    NUMERICS,
+    PATH,
+    PROTOCOL,
+    RESIDUAL,
+    RUN_ID,
+    SCALE,
+    SETTING,
+    STATUS,
+    TAGS,
+    ConfigColumns,
+    LastEpoch,
+    RunRow,
 )
 
-COLUMNS = (
-    schema.RUN_ID,
-    schema.STATUS,
-    schema.ERROR,
-    "path",
-    schema.FINISHED_AT,
-    *CONFIG_COLUMNS,
-    *schema.SUMMARY_KEYS,
-    *FINAL_KEYS,
-    "label",
-    "setting",
-    "tags",
-    schema.MACHINE,
-    schema.GIT_COMMIT,
-    schema.NUMERICS,
-    schema.HISTORY,
-    schema.CONFIG,
-)
+#: the frame's ``attrs`` key of the number of broken records set aside
+SET_ASIDE: Final = "set_aside"
 
 
 def config_value(config: Mapping[str, Any], dotted: str, default: Any = None) -> Any:
@@ -130,12 +81,12 @@ def machine_label(record: Record) -> str:
     return f"{machine['device']}, {machine['cpus']} CPUs ({machine['processor']})"
 
 
-def final_epoch(record: Record) -> dict[str, float | None]:
+def final_epoch(record: Record) -> LastEpoch:
     """The validation and test accuracy of a run's last epoch, where it trained its full budget.
 
     A completed run whose ``epochs_run`` is its ``train.epochs`` and whose last ``history`` row
-    is that epoch has them (`FINAL_KEYS`); any other run (diverged, stopped early,
-    interrupted) has ``None``: its last epoch is not the one the protocol's budget ends on.
+    is that epoch has them; any other run (diverged, stopped early, interrupted) has ``None``:
+    its last epoch is not the one the protocol's budget ends on.
     """
     epochs = config_value(record[schema.CONFIG], "train.epochs")
     summary = record.get(schema.SUMMARY)
@@ -149,45 +100,55 @@ def final_epoch(record: Record) -> dict[str, float | None]:
         and history[-1].get(EPOCH) == epochs
     )
     last: Mapping[str, Any] = history[-1] if full else {}
-    return {column: last.get(key) for column, key in FINAL_KEYS.items()}
+    return {FINAL_VAL_ACC: last.get(VAL_ACC), FINAL_TEST_ACC: last.get(TEST_ACC)}
 
 
-def record_row(record: Record, path: Path | str = "") -> dict[str, Any]:
-    """One DataFrame row (a dict keyed by `COLUMNS`) from one record."""
-    config = record[schema.CONFIG]
-    summary: Mapping[str, Any] = record.get(schema.SUMMARY) or {}
-    row: dict[str, Any] = {
-        schema.RUN_ID: record[schema.RUN_ID],
-        schema.STATUS: record[schema.STATUS],
-        schema.ERROR: record.get(schema.ERROR),
-        "path": str(path),
-        schema.FINISHED_AT: record.get(schema.FINISHED_AT),
+def config_columns(config: Mapping[str, Any]) -> ConfigColumns:
+    """A run's config columns: each one's key in ``config`` (`CONFIG_KEYS`), else its default."""
+    values = {
+        column: config_value(config, key.dotted, key.default) for column, key in CONFIG_KEYS.items()
     }
-    for column, dotted in CONFIG_COLUMNS.items():
-        row[column] = config_value(config, dotted, CONFIG_DEFAULTS.get(column))
-    for column in schema.SUMMARY_KEYS:
-        row[column] = summary.get(column)
-    row.update(final_epoch(record))
-    row["label"] = model_label(config)
-    row["setting"] = setting_key(config)
-    row["tags"] = list(config.get("tags") or [])
-    row[schema.MACHINE] = machine_label(record)
-    row[schema.GIT_COMMIT] = record.get(schema.GIT_COMMIT)
-    row[schema.NUMERICS] = record.get(schema.NUMERICS)
-    row[schema.HISTORY] = record.get(schema.HISTORY) or []
-    row[schema.CONFIG] = config
-    return row
+    return cast(ConfigColumns, values)
 
 
-def records_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def summary_columns(record: Record) -> Summary:
+    """A record's summary, every key of it (``None`` where the record lacks the key)."""
+    summary: Mapping[str, Any] = record.get(schema.SUMMARY) or {}
+    return cast(Summary, {key: summary.get(key) for key in schema.SUMMARY_KEYS})
+
+
+def record_row(record: Record, path: Path | str = "") -> RunRow:
+    """One DataFrame row (a `RunRow`) from one record."""
+    config = record[schema.CONFIG]
+    return {
+        RUN_ID: record[schema.RUN_ID],
+        STATUS: record[schema.STATUS],
+        ERROR: record.get(schema.ERROR),
+        PATH: str(path),
+        FINISHED_AT: record.get(schema.FINISHED_AT),
+        **config_columns(config),
+        **summary_columns(record),
+        **final_epoch(record),
+        LABEL: model_label(config),
+        SETTING: setting_key(config),
+        TAGS: list(config.get("tags") or []),
+        MACHINE: machine_label(record),
+        GIT_COMMIT: record.get(schema.GIT_COMMIT),
+        NUMERICS: record.get(schema.NUMERICS),
+        HISTORY: record.get(schema.HISTORY) or [],
+        CONFIG: config,
+    }
+
+
+def records_frame(rows: list[RunRow]) -> pd.DataFrame:
     """The DataFrame of `record_row` rows, numeric columns as floats, copies dropped."""
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     for column in NUMERIC_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
-    frame["residual"] = frame["residual"].astype(bool)
-    frame = frame.sort_values(schema.FINISHED_AT, na_position="first", kind="stable")
-    frame = frame.drop_duplicates(schema.RUN_ID, keep="last")
-    return frame.sort_values("path", kind="stable").reset_index(drop=True)
+    frame[RESIDUAL] = frame[RESIDUAL].astype(bool)
+    frame = frame.sort_values(FINISHED_AT, na_position="first", kind="stable")
+    frame = frame.drop_duplicates(RUN_ID, keep="last")
+    return frame.sort_values(PATH, kind="stable").reset_index(drop=True)
 
 
 def load_records(runs_dir: str | Path) -> pd.DataFrame:
@@ -198,11 +159,11 @@ def load_records(runs_dir: str | Path) -> pd.DataFrame:
 
     Returns:
         pandas.DataFrame: one row per run, with the columns of `COLUMNS`;
-        ``attrs["set_aside"]`` is the number of broken records set aside.
+        ``attrs["set_aside"]`` (`SET_ASIDE`) is the number of broken records set aside.
     """
     records = iter_records(runs_dir)
     frame = known_options(records_frame([record_row(record, path) for path, record in records]))
-    frame.attrs["set_aside"] = len(records.set_aside)
+    frame.attrs[SET_ASIDE] = len(records.set_aside)
     return frame
 
 
@@ -213,11 +174,11 @@ def known_options(frame: pd.DataFrame) -> pd.DataFrame:
     naming it. A record's grid is composed from those names: a record made with a protocol this
     checkout lacks, or made by hand (``protocol.name=../x``), is not one the report can place.
     """
-    allowed = {"scale": SCALES, "protocol": option_names("protocol")}
+    allowed = {SCALE: SCALES, PROTOCOL: option_names("protocol")}
     unknown = pd.Series(False, index=frame.index)
     for column, names in allowed.items():
         named = frame[column].isna() | frame[column].isin(names)
-        for path, value in zip(frame.loc[~named, "path"], frame.loc[~named, column], strict=True):
+        for path, value in zip(frame.loc[~named, PATH], frame.loc[~named, column], strict=True):
             warnings.warn(
                 f"{path}: {column} {value!r} is not one of {', '.join(names)}; left out of the "
                 "report",
@@ -228,10 +189,8 @@ def known_options(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = [
-    "COLUMNS",
-    "FINAL_KEYS",
-    "FINAL_TEST_ACC",
-    "FINAL_VAL_ACC",
+    "SET_ASIDE",
+    "config_columns",
     "config_value",
     "final_epoch",
     "known_options",
@@ -239,4 +198,5 @@ __all__ = [
     "machine_label",
     "record_row",
     "records_frame",
+    "summary_columns",
 ]

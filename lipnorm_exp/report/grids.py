@@ -27,9 +27,9 @@ from hydra import compose, initialize_config_dir
 from omegaconf import DictConfig, OmegaConf
 
 from lipnorm_exp.config import config_dir, register_resolvers
-from lipnorm_exp.records import schema
 from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.report.frame import config_value
+from lipnorm_exp.report.run_row import CONFIG, DATASET, LABEL, MISSING_RATE
 from lipnorm_exp.sweeps.plugins import register_plugins
 from lipnorm_exp.sweeps.progress import sweep_axes
 
@@ -143,13 +143,12 @@ class PresetGrid:
         Its dataset and model label are those of a job, its missing rate one of its dataset's,
         and every other swept key one of its values.
         """
-        if (run["dataset"], run["label"]) not in {(job.dataset, job.label) for job in self.jobs}:
+        if (run[DATASET], run[LABEL]) not in {(job.dataset, job.label) for job in self.jobs}:
             return False
-        if not _among(run["missing_rate"], self.missing_rates(run["dataset"])):
+        if not _among(run[MISSING_RATE], self.missing_rates(run[DATASET])):
             return False
         return all(
-            _among(config_value(run[schema.CONFIG], key), allowed)
-            for key, allowed in self.values.items()
+            _among(config_value(run[CONFIG], key), allowed) for key, allowed in self.values.items()
         )
 
     def contains(self, runs: pd.DataFrame) -> pd.Series:
@@ -159,12 +158,12 @@ class PresetGrid:
 
     def hyper_parameters(self, run: Mapping[str, Any]) -> tuple:
         """``run``'s values of `hyper_keys`, in their order (a `GridJob`'s too)."""
-        return tuple(config_value(run[schema.CONFIG], key) for key in self.hyper_keys)
+        return tuple(config_value(run[CONFIG], key) for key in self.hyper_keys)
 
     def sets(self, run: Mapping[str, Any]) -> bool:
         """Whether ``run`` has the hyper-parameters of a job of its label: the preset's own."""
         values = self.hyper_parameters(run)
-        return any(job.hyper_parameters == values for job in self.jobs if job.label == run["label"])
+        return any(job.hyper_parameters == values for job in self.jobs if job.label == run[LABEL])
 
     def off_defaults(self, runs: pd.DataFrame) -> tuple[str, ...]:
         """The `hyper_keys` at which some run has a value no job of its label has, sorted.
@@ -173,7 +172,7 @@ class PresetGrid:
         """
         off = set()
         for _, run in runs.iterrows():
-            jobs = [job for job in self.jobs if job.label == run["label"]]
+            jobs = [job for job in self.jobs if job.label == run[LABEL]]
             for i, value in enumerate(self.hyper_parameters(run)):
                 if all(value != job.hyper_parameters[i] for job in jobs):
                     off.add(self.hyper_keys[i])

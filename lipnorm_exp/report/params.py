@@ -15,8 +15,8 @@ import torch
 from omegaconf import OmegaConf
 
 from lipnorm_exp.config import build_model
-from lipnorm_exp.records.schema import CONFIG
 from lipnorm_exp.report.aggregate import MISSING, Selection
+from lipnorm_exp.report.run_row import CONFIG
 
 #: ``dataset.name`` → (input features, classes) of the datasets whose widths are fixed
 #: (ogbn-proteins' features are built from its graph: not listed, its count is left out)

@@ -18,23 +18,24 @@ import textwrap
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import pandas as pd
 
-from lipnorm_exp.records import schema
 from lipnorm_exp.records.identity import REPORTING_SEEDS_FROM
 from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.records.numerics import NUMERICS_VERSION
 from lipnorm_exp.records.verify import OLD_RULE, PASSING, rejudged
 from lipnorm_exp.report.aggregate import CSV_DECIMALS, HELD_OUT_SEEDS, hyper_settings, select
-from lipnorm_exp.report.coverage import SCALE, coverage, paper_preset_runs
+from lipnorm_exp.report.cell_columns import N
+from lipnorm_exp.report.coverage import SCORED_SCALE, coverage, paper_preset_runs
 from lipnorm_exp.report.paper_presets import PRESETS, Preset
+from lipnorm_exp.report.run_row import GIT_COMMIT, LABEL, NUMERICS, RUN_ID
 from lipnorm_exp.report.tables import Column, TableSpec
 from lipnorm_exp.report.verdicts import (
     DIFFERS,
     DIVERGED_ALL,
     NOT_RUN,
-    RULE,
     SETTLED_SEEDS,
     TOLERANCE_POINTS,
     VERDICTS,
@@ -51,6 +52,8 @@ from lipnorm_exp.util.atomic import write_whole
 MARKDOWN, CSV = "SCORECARD.md", "scorecard.csv"
 #: the columns of the CSV file, in order
 FIELDS = ("item", "subject", "paper", "ours", "verdict", "why", "protocol", "epochs", "seeds")
+#: how the CSV file's ``subject`` of a claim states its rule: ``<subject> (rule: <rule>)``
+RULE = " (rule: "
 
 
 def _column(spec: TableSpec, key: tuple) -> Column:
@@ -77,7 +80,7 @@ def table_lines(frame: pd.DataFrame, preset: Preset, spec: TableSpec) -> list[Sc
         for key, published in values.items():
             column = _column(spec, key)
             subject = _title(item, label, column)
-            cell = None if runs is None else runs[(runs["label"] == label) & column.matches(runs)]
+            cell = None if runs is None else runs[(runs[LABEL] == label) & column.matches(runs)]
             chosen = None if cell is None else select(cell)
             if chosen is None:
                 why = not_run_reason(frame, column.dataset)
@@ -189,6 +192,13 @@ def _cell(text: str) -> str:
 #: the findings of ``lipnorm-exp-verify`` ([`lipnorm_exp.cli.verify`][lipnorm_exp.cli.verify]),
 #: beside the scorecard
 FINDINGS = "verification.csv"
+#: the columns of the findings read besides ``run_id``: what verification found, by which rule,
+#: the commit of the record it verified (findings of before it was kept lack it) and the code
+#: that verified it
+VERDICT: Final = "verdict"
+JUDGED_BY: Final = "rule"
+STORED_COMMIT: Final = "stored_commit"
+VERIFIED_AT: Final = "verified_at"
 #: no line of ``SCORECARD.md`` is longer
 MAX_LINE = 400
 
@@ -223,30 +233,28 @@ def provenance(line: ScoreLine, frame: pd.DataFrame, findings: pd.DataFrame) -> 
     """
     if not line.runs:
         return Provenance("", True, "")
-    by_run = frame.set_index(schema.RUN_ID)
-    versions = by_run[schema.NUMERICS].reindex(list(line.runs))
+    by_run = frame.set_index(RUN_ID)
+    versions = by_run[NUMERICS].reindex(list(line.runs))
     tally = Counter("unversioned" if pd.isna(v) else f"v{int(v)}" for v in versions)
     numerics = ", ".join(f"{name} ×{n}" for name, n in sorted(tally.items()))
     current = set(tally) == {f"v{NUMERICS_VERSION}"}
-    found = findings[findings[schema.RUN_ID].isin(line.runs)]
-    if "stored_commit" in found:  # a finding is of the record it verified, not of a later one
-        made_by = found[schema.RUN_ID].map(by_run[schema.GIT_COMMIT]).astype(str)
-        found = found[
-            found["stored_commit"].isna() | (found["stored_commit"].astype(str) == made_by)
-        ]
+    found = findings[findings[RUN_ID].isin(line.runs)]
+    if STORED_COMMIT in found:  # a finding is of the record it verified, not of a later one
+        made_by = found[RUN_ID].map(by_run[GIT_COMMIT]).astype(str)
+        found = found[found[STORED_COMMIT].isna() | (found[STORED_COMMIT].astype(str) == made_by)]
     verified = ""
     if not found.empty:
-        rules = found["rule"] if "rule" in found else pd.Series(None, index=found.index)
+        rules = found[JUDGED_BY] if JUDGED_BY in found else pd.Series(None, index=found.index)
         old = " (old rule)"
         verdicts = Counter(
-            v + (old if r == OLD_RULE else "") for v, r in zip(found["verdict"], rules, strict=True)
+            v + (old if r == OLD_RULE else "") for v, r in zip(found[VERDICT], rules, strict=True)
         )
-        commits = sorted({str(commit)[:7] for commit in found["verified_at"]})
+        commits = sorted({str(commit)[:7] for commit in found[VERIFIED_AT]})
         verified = (
             ", ".join(f"{verdict} {n}" for verdict, n in sorted(verdicts.items()))
             + f" of {len(line.runs)} at {', '.join(commits)}"
         )
-    passed = bool(found["verdict"].isin(PASSING).any())
+    passed = bool(found[VERDICT].isin(PASSING).any())
     return Provenance(numerics, current, verified, passed)
 
 
@@ -257,8 +265,8 @@ def read_findings(out_dir: Path) -> pd.DataFrame:
     """
     path = out_dir / FINDINGS
     if not path.exists():
-        return pd.DataFrame(columns=[schema.RUN_ID, "verdict", "rule", "verified_at"])
-    return rejudged(pd.read_csv(path, dtype={schema.RUN_ID: str, "verified_at": str}))
+        return pd.DataFrame(columns=[RUN_ID, VERDICT, JUDGED_BY, VERIFIED_AT])
+    return rejudged(pd.read_csv(path, dtype={RUN_ID: str, VERIFIED_AT: str}))
 
 
 def _wrapped(text: str, indent: str = "  ") -> list[str]:
@@ -295,8 +303,8 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance], covered: str) -> s
     intro = (
         "Every number of the paper's Tables 1–3 and every claim its text makes about Figs. 2, "
         "3, 5 and 6, ours beside the paper's. Made from the run records only "
-        f"(`make scorecard`), at scale `{SCALE}`, each preset under the protocol its paper grid "
-        "runs; a number is selected as its table selects it (best mean validation accuracy "
+        f"(`make scorecard`), at scale `{SCORED_SCALE}`, each preset under the protocol its paper "
+        "grid runs; a number is selected as its table selects it (best mean validation accuracy "
         "over the settings run on the most seeds; test accuracy at the epoch the records' "
         "protocol reports, the best validation epoch unless `protocol.reported_epoch` is "
         "`final`, mean ± std over the n seeds, the sample std unless `protocol.std_ddof` is 0); "
@@ -339,11 +347,10 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance], covered: str) -> s
     head = ("#", "item", "what", "paper", "ours", "verdict", "numerics", "verified")
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, (line, mark) in enumerate(zip(lines, marks, strict=True), 1):
-        what = line.subject.split(RULE, 1)[0]
         values: tuple[str, ...] = (
             f"[{k}](#line-{k})",
             line.item,
-            what,
+            line.subject,
             line.paper,
             line.ours,
             line.verdict,
@@ -352,9 +359,9 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance], covered: str) -> s
         out.append("| " + " | ".join(_cell(str(value)) for value in values) + " |")
     out += ["", "## Details", ""]
     for k, line in enumerate(lines, 1):
-        out += [f'<a id="line-{k}"></a>**{k}. {line.item}: {_cell(line.subject.split(RULE)[0])}**']
-        if RULE in line.subject:
-            out += _wrapped("- rule: " + line.subject.split(RULE, 1)[1].removesuffix(")"))
+        out += [f'<a id="line-{k}"></a>**{k}. {line.item}: {_cell(line.subject)}**']
+        if line.rule:
+            out += _wrapped("- rule: " + line.rule)
         if line.why:
             out += _wrapped("- why: " + line.why)
         if line.runs:
@@ -366,36 +373,55 @@ def markdown(lines: list[ScoreLine], marks: list[Provenance], covered: str) -> s
 
 def table(lines: list[ScoreLine], marks: list[Provenance]) -> pd.DataFrame:
     """``scorecard.csv``'s rows: the numbers as numbers, the text fields, the run ids."""
-    rows = []
-    for line, mark in zip(lines, marks, strict=True):
-        given = line.numbers
-        numbers = dict.fromkeys(NUMBERS) if given is None else {
-            "paper_mean": given.paper_mean,
-            "paper_std": given.paper_std,
-            "ours_mean": _rounded(given.ours_mean),
-            "ours_std": _rounded(given.ours_std),
-            "n": given.n,
-            "difference": _rounded(given.ours_mean - given.paper_mean),
-            "final_mean": _rounded(given.final_mean),
-            "final_std": _rounded(given.final_std),
-        }  # fmt: skip
-        text = {field: getattr(line, field) for field in FIELDS}
-        rows.append(
-            {
-                **text,
-                **numbers,
-                "numerics": mark.numerics,
-                "current_numerics": mark.current,
-                "verified": mark.verified,
-                "runs": " ".join(line.runs),
-            }  # fmt: skip
+    rows = [
+        (
+            *_text(line),
+            *_numbers(line.numbers),
+            mark.numerics,
+            mark.current,
+            mark.verified,
+            " ".join(line.runs),
         )
+        for line, mark in zip(lines, marks, strict=True)
+    ]
     frame = pd.DataFrame(rows, columns=[*FIELDS, *NUMBERS, *PROVENANCE, "runs"])
-    frame["n"] = frame["n"].astype("Int64")
+    frame[N] = frame[N].astype("Int64")
     for column in NUMBERS:
-        if column != "n":
+        if column != N:
             frame[column] = pd.to_numeric(frame[column]).astype(float)
     return frame
+
+
+def _text(line: ScoreLine) -> tuple[str, ...]:
+    """The CSV file's text columns of ``line`` (`FIELDS`); a claim's subject states its rule."""
+    subject = f"{line.subject}{RULE}{line.rule})" if line.rule else line.subject
+    return (
+        line.item,
+        subject,
+        line.paper,
+        line.ours,
+        line.verdict,
+        line.why,
+        line.protocol,
+        line.epochs,
+        line.seeds,
+    )
+
+
+def _numbers(given: LineNumbers | None) -> tuple[float | int | None, ...]:
+    """The CSV file's numeric columns of a line (`NUMBERS`): none for a claim or a line not run."""
+    if given is None:
+        return (None,) * len(NUMBERS)
+    return (
+        given.paper_mean,
+        given.paper_std,
+        _rounded(given.ours_mean),
+        _rounded(given.ours_std),
+        given.n,
+        _rounded(given.ours_mean - given.paper_mean),
+        _rounded(given.final_mean),
+        _rounded(given.final_std),
+    )
 
 
 def _rounded(value: float | None) -> float | None:
@@ -409,7 +435,7 @@ NUMBERS = (
     "paper_std",
     "ours_mean",
     "ours_std",
-    "n",
+    N,
     "difference",
     "final_mean",
     "final_std",

@@ -25,7 +25,27 @@ import pandas as pd
 from tabulate import tabulate
 
 from lipnorm_exp.report.aggregate import CSV_DECIMALS
+from lipnorm_exp.report.cell_columns import (
+    CELL_DIVERGED,
+    CELL_RUNS,
+    MEAN,
+    N_DIVERGED,
+    PAPER_DEPTH,
+    PARAMS,
+    PASSES,
+    STD,
+    N,
+)
 from lipnorm_exp.report.grids import PresetGrid
+from lipnorm_exp.report.run_row import (
+    DEPTH,
+    EPOCHS,
+    FINAL_TRAIN_ACC,
+    HEADS,
+    HIDDEN,
+    STD_DDOF,
+    TREE_DEPTH,
+)
 from lipnorm_exp.report.used_runs import UsedCell, provenance_line, runs_table
 from lipnorm_exp.util.atomic import write_whole
 
@@ -39,21 +59,21 @@ PAGE_CHARS = 90
 COLUMN_GAP = 3
 #: CSV columns that hold counts (written as integers)
 INTEGER_COLUMNS = (
-    "depth",
-    "tree_depth",
-    "hidden",
-    "heads",
-    "epochs",
-    "n",
-    "n_diverged",
-    "cell_runs",
-    "cell_diverged",
-    "paper_depth",
-    "params",
-    "std_ddof",
+    DEPTH,
+    TREE_DEPTH,
+    HIDDEN,
+    HEADS,
+    EPOCHS,
+    N,
+    N_DIVERGED,
+    CELL_RUNS,
+    CELL_DIVERGED,
+    PAPER_DEPTH,
+    PARAMS,
+    STD_DDOF,
 )
 #: CSV columns in % that are not a ``mean``/``std`` pair, rounded as those are
-PERCENT_COLUMNS = ("final_train_acc", "passes")
+PERCENT_COLUMNS = (FINAL_TRAIN_ACC, PASSES)
 
 
 @dataclass(frozen=True)
@@ -227,7 +247,7 @@ def csv_text(cells: pd.DataFrame) -> str:
         if column in frame:
             frame[column] = pd.to_numeric(frame[column]).round().astype("Int64")
     for column in frame.columns:
-        if column.endswith(("mean", "std")) or column in PERCENT_COLUMNS:
+        if column.endswith((MEAN, STD)) or column in PERCENT_COLUMNS:
             frame[column] = pd.to_numeric(frame[column]).round(CSV_DECIMALS)
     return frame.to_csv(index=False)
 

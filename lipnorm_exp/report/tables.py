@@ -30,13 +30,13 @@ the caption states the epoch reported and the std convention (`epoch_rule`).
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
 
 from lipnorm_exp.config import preset_names
-from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, STATUSES, schema
+from lipnorm_exp.records import COMPLETED, DIVERGED, FAILED, STATUSES
 from lipnorm_exp.records.labels import dataset_label, missing_label
 from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import (
@@ -49,13 +49,28 @@ from lipnorm_exp.report.aggregate import (
     preset_runs,
     select,
 )
+from lipnorm_exp.report.cell_columns import CELL_DIVERGED, CELL_RUNS, PAPER_DEPTH, PARAMS
 from lipnorm_exp.report.grids import PresetGrid
 from lipnorm_exp.report.params import count_text, selection_params
+from lipnorm_exp.report.run_row import (
+    CONCAT,
+    DATASET,
+    DEPTH,
+    DROPOUT,
+    EPOCHS,
+    HEADS,
+    HIDDEN,
+    LABEL,
+    LR,
+    MISSING_RATE,
+    STATUS,
+    TAGS,
+)
 from lipnorm_exp.report.table_files import Table, write_table
 from lipnorm_exp.report.used_runs import UsedCell
 
 #: hyper-parameters of the chosen setting written to the CSV files
-SETTING_COLUMNS = ("depth", "lr", "hidden", "heads", "dropout", "concat", "epochs")
+SETTING_COLUMNS = (DEPTH, LR, HIDDEN, HEADS, DROPOUT, CONCAT, EPOCHS)
 DEPTH_KEY = "model.depth"
 
 
@@ -92,10 +107,8 @@ class Column:
 
     def matches(self, runs: pd.DataFrame) -> pd.Series:
         """Which of ``runs`` belong to this column."""
-        keep = (runs["dataset"] == self.dataset) & np.isclose(
-            runs["missing_rate"], self.missing_rate
-        )
-        return keep & (runs["depth"] == self.depth) if self.depth is not None else keep
+        keep = (runs[DATASET] == self.dataset) & np.isclose(runs[MISSING_RATE], self.missing_rate)
+        return keep & (runs[DEPTH] == self.depth) if self.depth is not None else keep
 
 
 @dataclass(frozen=True)
@@ -142,7 +155,7 @@ class TableSpec:
         """How to read the cells; where a cell chooses its depth, the depths ``runs`` ran."""
         depth = ""
         if not self.depth_columns:
-            depths = compact(tuple(int(depth) for depth in runs["depth"].dropna().unique()))
+            depths = compact(tuple(int(depth) for depth in runs[DEPTH].dropna().unique()))
             depth = f"(k): depth chosen on validation among the depths run, {depths}; "
         return (
             "test: ours, test accuracy at the epoch the caption names, mean ± std over the seeds "
@@ -174,18 +187,18 @@ class TableOfRuns:
 
 
 def _cell(label: str, column: Column, chosen: Selection | None, published) -> dict:
-    cell: dict[str, Any] = {"model": label, "column": column.title, "dataset": column.dataset}
-    cell["missing_rate"] = column.missing_rate
+    cell: dict[str, Any] = {"model": label, "column": column.title, DATASET: column.dataset}
+    cell[MISSING_RATE] = column.missing_rate
     cell.update(cell_numbers(chosen))
     if chosen is None:
-        cell.update(cell_runs=0, cell_diverged=0)
+        cell.update({CELL_RUNS: 0, CELL_DIVERGED: 0})
     else:
-        cell.update(cell_runs=chosen.cell_runs, cell_diverged=chosen.cell_diverged)
+        cell.update({CELL_RUNS: chosen.cell_runs, CELL_DIVERGED: chosen.cell_diverged})
         cell.update({key: chosen.setting[key] for key in SETTING_COLUMNS})
-    cell["params"] = selection_params(chosen)
+    cell[PARAMS] = selection_params(chosen)
     cell["paper_mean"] = published.mean if published else np.nan
     cell["paper_std"] = published.std if published and published.std is not None else np.nan
-    cell["paper_depth"] = published.depth if published else None
+    cell[PAPER_DEPTH] = published.depth if published else None
     return cell
 
 
@@ -228,7 +241,7 @@ def build_table(runs: pd.DataFrame, grid: PresetGrid, spec: TableSpec) -> Table 
         return None
     labels = spec.labels(grid)
     chosen = {
-        (label, column): select(runs[(runs["label"] == label) & column.matches(runs)])
+        (label, column): select(runs[(runs[LABEL] == label) & column.matches(runs)])
         for label in labels
         for column in columns
     }
@@ -254,6 +267,9 @@ def build_table(runs: pd.DataFrame, grid: PresetGrid, spec: TableSpec) -> Table 
 
 #: statuses the summary always has a column for; ``interrupted`` has one where records have it
 SUMMARY_STATUSES = (COMPLETED, DIVERGED, FAILED)
+#: the summary's columns of a record's preset and of the records per row
+PRESET: Final = "preset"
+TOTAL: Final = "total"
 
 
 def summary_table(records: pd.DataFrame, presets: tuple[str, ...]) -> pd.DataFrame:
@@ -261,15 +277,15 @@ def summary_table(records: pd.DataFrame, presets: tuple[str, ...]) -> pd.DataFra
 
     A record serving two presets counts in both; records of no preset are left out.
     """
-    rows = records.explode("tags").rename(columns={"tags": "preset"})
-    rows = rows[rows["preset"].isin(presets)]
-    keys = ["preset", "dataset", "label"]
+    rows = records.explode(TAGS).rename(columns={TAGS: PRESET})
+    rows = rows[rows[PRESET].isin(presets)]
+    keys = [PRESET, DATASET, LABEL]
     if rows.empty:
-        return pd.DataFrame(columns=[*keys, *SUMMARY_STATUSES, "total"])
-    counts = rows.groupby([*keys, schema.STATUS], dropna=False).size().unstack(fill_value=0)
+        return pd.DataFrame(columns=[*keys, *SUMMARY_STATUSES, TOTAL])
+    counts = rows.groupby([*keys, STATUS], dropna=False).size().unstack(fill_value=0)
     shown = [s for s in STATUSES if s in SUMMARY_STATUSES or s in counts.columns]
     counts = counts.reindex(columns=shown, fill_value=0)
-    counts["total"] = counts.sum(axis=1)
+    counts[TOTAL] = counts.sum(axis=1)
     return counts.reset_index()
 
 

@@ -13,17 +13,26 @@ Fig. 3) where they report one; last, the paper's value at depth 10 (Fig. 5).
 
 import pandas as pd
 
-from lipnorm_exp.records import schema
 from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import MISSING, cell_numbers, select
+from lipnorm_exp.report.cell_columns import PASSES
 from lipnorm_exp.report.grids import PresetGrid
+from lipnorm_exp.report.run_row import (
+    BEST_TRAIN_ACC,
+    CONFIG,
+    EPOCHS,
+    EPOCHS_RUN,
+    LABEL,
+    PASSES_PER_EPOCH,
+    TREE_DEPTH,
+)
 from lipnorm_exp.report.table_files import Table
 from lipnorm_exp.report.used_runs import UsedCell
 
 #: the table's file stem
 NAME = "fig5_trees"
 #: the metric of every cell, and the one its seeds are pooled by
-TRAIN = schema.BEST_TRAIN_ACC
+TRAIN = BEST_TRAIN_ACC
 CAPTION = "Fig. 5 as a table: TREES training accuracy (%) by tree depth"
 
 
@@ -52,7 +61,7 @@ def batch_sizes_text(table: dict) -> str:
 
 def notes(runs: pd.DataFrame) -> str:
     """The table's notes; the batch sizes are those of the runs' protocol (its config)."""
-    tables = [c["protocol"].get("batch_size_per_depth") for c in runs[schema.CONFIG]]
+    tables = [c["protocol"].get("batch_size_per_depth") for c in runs[CONFIG]]
     table = next((t for t in tables if t), None)
     protocol = f" ({batch_sizes_text(table)})" if table else ""
     return (
@@ -70,7 +79,7 @@ def notes(runs: pd.DataFrame) -> str:
 
 def passes_made(runs: pd.DataFrame) -> float:
     """Mean passes over the training trees of ``runs``: epochs run × passes per epoch."""
-    return float((runs[schema.EPOCHS_RUN] * runs["passes_per_epoch"]).mean())
+    return float((runs[EPOCHS_RUN] * runs[PASSES_PER_EPOCH]).mean())
 
 
 def budgets(runs: pd.DataFrame) -> pd.Series:
@@ -79,7 +88,7 @@ def budgets(runs: pd.DataFrame) -> pd.Series:
     A run stopped by its plateau makes fewer (`passes_made`); Fig. 5 draws one budget per
     line.
     """
-    return runs["epochs"] * runs["passes_per_epoch"]
+    return runs[EPOCHS] * runs[PASSES_PER_EPOCH]
 
 
 def departures(runs: pd.DataFrame) -> str:
@@ -93,7 +102,7 @@ def departures(runs: pd.DataFrame) -> str:
     every run kept both.
     """
     sizes, alphas = set(), set()
-    for config in runs[schema.CONFIG]:
+    for config in runs[CONFIG]:
         dataset = config["dataset"]
         table = config["protocol"].get("batch_size_per_depth") or {}
         expected = table.get(f"d{dataset['depth']}", table.get("default"))
@@ -123,7 +132,7 @@ def _published(values: dict, key) -> str:
 
 def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
     """The TREES table over the runs of the ``trees`` preset (held by ``grid``)."""
-    depths = sorted(int(depth) for depth in runs["tree_depth"].dropna().unique())
+    depths = sorted(int(depth) for depth in runs[TREE_DEPTH].dropna().unique())
     display, cells, used = [], [], []
     header = [("", "model")]
     header += [(f"d = {depth}", sub) for depth in depths for sub in ("train", "passes", "A&Y")]
@@ -132,9 +141,8 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
         line = {"model": label}
         alon_yahav = published_numbers.ALON_YAHAV_TRAIN_ACC.get(label, {})
         for depth in depths:
-            chosen = select(
-                runs[(runs["label"] == label) & (runs["tree_depth"] == depth)], TRAIN, TRAIN
-            )
+            cell = runs[(runs[LABEL] == label) & (runs[TREE_DEPTH] == depth)]
+            chosen = select(cell, TRAIN, TRAIN)
             passes = passes_made(chosen.runs) if chosen else float("nan")
             line[f"d = {depth}"] = chosen.text(show_n=False) if chosen else MISSING
             line[f"d = {depth} passes"] = _passes_text(chosen.runs) if chosen else MISSING
@@ -142,9 +150,9 @@ def trees_table(runs: pd.DataFrame, grid: PresetGrid) -> Table:
             cells.append(
                 {
                     "model": label,
-                    "tree_depth": depth,
+                    TREE_DEPTH: depth,
                     **cell_numbers(chosen),
-                    "passes": passes,
+                    PASSES: passes,
                     "alon_yahav": alon_yahav.get(depth, float("nan")),
                 }
             )

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from lipnorm_exp.records import schema
 from lipnorm_exp.report.aggregate import Selection
 from lipnorm_exp.report.grids import PresetGrid
+from lipnorm_exp.report.run_row import CONFIG, EPOCHS, MACHINE, RUN_ID, SEED, STATUS
 
 #: the columns of ``<name>.runs.csv``
-RUNS_COLUMNS = ("row", "column", schema.RUN_ID, "seed", schema.STATUS)
+RUNS_COLUMNS = ("row", "column", RUN_ID, SEED, STATUS)
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class UsedCell:
 def runs_table(cells: Sequence[UsedCell]) -> pd.DataFrame:
     """One row per run used, in the order of ``cells`` and by seed within a cell."""
     rows = [
-        (cell.row, cell.column, run[schema.RUN_ID], int(run["seed"]), run[schema.STATUS])
+        (cell.row, cell.column, run[RUN_ID], int(run[SEED]), run[STATUS])
         for cell in cells
         for _, run in cell.selection.runs.iterrows()
     ]
@@ -60,7 +60,7 @@ def early_stop(runs: pd.DataFrame) -> str:
     rules = sorted(
         {
             (int(config["train"]["patience"]), config["train"]["patience_metric"])
-            for config in runs[schema.CONFIG]
+            for config in runs[CONFIG]
             if config["train"].get("patience")
         }
     )
@@ -88,7 +88,7 @@ def provenance_line(
             and 3) rather than chosen on validation.
     """
     runs = pd.concat([cell.selection.runs for cell in cells])
-    epochs = ", ".join(str(int(value)) for value in sorted(runs["epochs"].dropna().unique()))
+    epochs = ", ".join(str(int(value)) for value in sorted(runs[EPOCHS].dropna().unique()))
     seeds = _span([cell.selection.n for cell in cells])
     off = grid.off_defaults(candidates)
     if off:
@@ -103,7 +103,7 @@ def provenance_line(
         )
     else:
         search = f"no hyper-parameter search ({', '.join(grid.search_keys)} as the preset sets)"
-    machines = "; ".join(sorted(runs[schema.MACHINE].unique()))
+    machines = "; ".join(sorted(runs[MACHINE].unique()))
     stop = early_stop(runs)
     return (
         f"Preset {grid.preset}, scale {grid.scale}, protocol {grid.protocol}; "

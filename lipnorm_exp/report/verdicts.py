@@ -22,10 +22,11 @@ text makes about a figure, ours beside the paper's, with one of these verdicts:
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 import pandas as pd
 
-from lipnorm_exp.records import DIVERGED, schema
+from lipnorm_exp.records import DIVERGED
 from lipnorm_exp.records.identity import REPORTING_SEEDS_FROM
 from lipnorm_exp.report import published_numbers
 from lipnorm_exp.report.aggregate import (
@@ -36,6 +37,17 @@ from lipnorm_exp.report.aggregate import (
     select_group,
 )
 from lipnorm_exp.report.grids import Budget
+from lipnorm_exp.report.run_row import (
+    BEST_EPOCH,
+    DATASET,
+    DEPTH,
+    EPOCHS,
+    EPOCHS_RUN,
+    RUN_ID,
+    SEED,
+    SETTING,
+    STATUS,
+)
 from lipnorm_exp.report.used_runs import early_stop
 
 REPRODUCED = "reproduced"
@@ -51,10 +63,6 @@ VERDICTS = (REPRODUCED, HOLDS, DIFFERS, FAILS, DIVERGED_ALL, NOT_RUN)
 TOLERANCE_POINTS = 2.0
 #: the seeds over which a mean within one standard error of the band's edge stands as it is
 SETTLED_SEEDS = 10
-
-
-#: how a claim's subject states its rule; the scorecard moves the rule to the line's details
-RULE = " (rule: "
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,7 @@ class ScoreLine:
 
     Args:
         item (str): what of the paper it checks: ``Table 3``, ``Fig. 2``, ...
-        subject (str): the cell (``GAT-Lip, Cora 15 layers``) or the claim, with its rule.
+        subject (str): the cell (``GAT-Lip, Cora 15 layers``) or the claim.
         paper (str): the published value, or what the paper's text says.
         ours (str): our value, or what the records show.
         verdict (str): one of `VERDICTS`.
@@ -101,6 +109,8 @@ class ScoreLine:
             claim or a line not run.
         provisional (bool): whether the verdict is provisional (`provisional`; ``why`` says
             why).
+        rule (str): the rule a claim is checked by (``every seed's best training accuracy ≥
+            50%``); ``""`` for a number, whose rule is `number_verdict`'s.
     """
 
     item: str
@@ -115,6 +125,7 @@ class ScoreLine:
     runs: tuple[str, ...] = ()
     numbers: LineNumbers | None = None
     provisional: bool = False
+    rule: str = ""
 
 
 def tolerance(published: published_numbers.PaperValue) -> float:
@@ -158,21 +169,33 @@ def _integers(values: pd.Series) -> str:
     return compact(tuple(sorted({int(value) for value in values.dropna()})))
 
 
-def run_facts(runs: pd.DataFrame, protocol: str, epochs_column: str = "epochs") -> dict:
-    """The ``protocol``, ``epochs``, ``seeds`` and ``runs`` fields of a line resting on ``runs``."""
+class RunFacts(TypedDict):
+    """The fields of a `ScoreLine` that say which runs it rests on (`run_facts`)."""
+
+    protocol: str
+    epochs: str
+    seeds: str
+    runs: tuple[str, ...]
+
+
+def run_facts(runs: pd.DataFrame, protocol: str, epochs: pd.Series | None = None) -> RunFacts:
+    """The `RunFacts` of a line resting on ``runs``, their ``protocol``.
+
+    Its ``epochs`` are those of ``epochs`` where given (TREES: passes), else the runs' epochs.
+    """
     return {
         "protocol": protocol,
-        "epochs": _integers(runs[epochs_column]),
-        "seeds": _integers(runs["seed"]),
-        "runs": tuple(sorted(runs[schema.RUN_ID])),
+        "epochs": _integers(runs[EPOCHS] if epochs is None else epochs),
+        "seeds": _integers(runs[SEED]),
+        "runs": tuple(sorted(runs[RUN_ID])),
     }
 
 
 def _still_improving(chosen: pd.DataFrame) -> str:
     """Whether a seed's best validation epoch came in the second half of the epochs it ran."""
-    ran = chosen.dropna(subset=[schema.BEST_EPOCH])
-    best = _integers(ran[schema.BEST_EPOCH])
-    if (ran[schema.BEST_EPOCH] > ran[schema.EPOCHS_RUN] / 2).any():
+    ran = chosen.dropna(subset=[BEST_EPOCH])
+    best = _integers(ran[BEST_EPOCH])
+    if (ran[BEST_EPOCH] > ran[EPOCHS_RUN] / 2).any():
         return f"still improving: best epochs {best}"
     return f"none improved in the second half of its run: best epochs {best}"
 
@@ -180,7 +203,7 @@ def _still_improving(chosen: pd.DataFrame) -> str:
 def _at(selection: Selection, settings: Sequence[HyperSetting]) -> str:
     """`` at dropout 0, lr 0.001`` where ``selection`` is not at the preset's own values."""
     for setting in settings:
-        if selection.runs[schema.RUN_ID].isin(setting.runs[schema.RUN_ID]).any():
+        if selection.runs[RUN_ID].isin(setting.runs[RUN_ID]).any():
             return "" if setting.own else f" at {setting.text}"
     return ""
 
@@ -209,7 +232,7 @@ def departures(
             with it, are counted.
     """
     found = []
-    epochs = int(chosen["epochs"].max())
+    epochs = int(chosen[EPOCHS].max())
     if epochs < budget.epochs:
         found.append(f"{epochs} of the paper's {budget.epochs} epochs ({_still_improving(chosen)})")
     stop = early_stop(chosen)
@@ -217,46 +240,45 @@ def departures(
         found.append(stop)
     if len(chosen) < budget.seeds:
         found.append(f"{len(chosen)} of the paper's {budget.seeds} seeds")
-    diverged = int((chosen[schema.STATUS] == DIVERGED).sum())
+    diverged = int((chosen[STATUS] == DIVERGED).sum())
     if diverged:
         found.append(f"{diverged} seeds diverged")
-    ran = set(candidates["depth"].astype(int))
+    ran = set(candidates[DEPTH].astype(int))
     if depth is not None and depth not in ran:
-        found.append(f"the paper's depth {depth} not run (ran {_integers(candidates['depth'])})")
-    elif depth is not None and int(chosen["depth"].iloc[0]) != depth:
-        at_depth = select_group(candidates[candidates["depth"].astype(int) == depth])
+        found.append(f"the paper's depth {depth} not run (ran {_integers(candidates[DEPTH])})")
+    elif depth is not None and int(chosen[DEPTH].iloc[0]) != depth:
+        at_depth = select_group(candidates[candidates[DEPTH].astype(int) == depth])
         found.append(f"at the paper's depth {depth}: {at_depth.text()}{_at(at_depth, settings)}")
     choosing = candidates[
-        (candidates["setting"] == chosen["setting"].iloc[0])
-        & (candidates["seed"] < REPORTING_SEEDS_FROM)
+        (candidates[SETTING] == chosen[SETTING].iloc[0]) & (candidates[SEED] < REPORTING_SEEDS_FROM)
     ]
-    if (chosen["seed"] >= REPORTING_SEEDS_FROM).all() and not choosing.empty:
+    if (chosen[SEED] >= REPORTING_SEEDS_FROM).all() and not choosing.empty:
         found.append(
-            f"over seeds {_integers(chosen['seed'])}, which chose nothing; the seeds "
-            f"{_integers(choosing['seed'])} that chose its setting gave "
+            f"over seeds {_integers(chosen[SEED])}, which chose nothing; the seeds "
+            f"{_integers(choosing[SEED])} that chose its setting gave "
             f"{select_group(choosing).text()}"
         )
     own = settings[0] if settings and settings[0].own else None
-    if own is not None and not chosen[schema.RUN_ID].isin(own.runs[schema.RUN_ID]).any():
+    if own is not None and not chosen[RUN_ID].isin(own.runs[RUN_ID]).any():
         at_own = select_group(own.runs)
-        where = f"{_integers(at_own.runs['epochs'])} epochs"
-        if own.runs["depth"].nunique() > 1:
+        where = f"{_integers(at_own.runs[EPOCHS])} epochs"
+        if own.runs[DEPTH].nunique() > 1:
             where += (
-                f"; {int(at_own.setting['depth'])} layers, the depth best on validation of "
-                f"{_integers(own.runs['depth'])}"
+                f"; {int(at_own.setting[DEPTH])} layers, the depth best on validation of "
+                f"{_integers(own.runs[DEPTH])}"
             )
         found.append(f"at the preset's values ({own.text}; {where}): {at_own.text()}")
-    seeds = chosen["seed"].nunique()
-    fewer = [s for s in settings if s is not own and s.runs["seed"].nunique() < seeds]
+    seeds = chosen[SEED].nunique()
+    fewer = [s for s in settings if s is not own and s.runs[SEED].nunique() < seeds]
     if fewer:
-        screened = pd.concat([setting.runs for setting in fewer])["seed"]
+        screened = pd.concat([setting.runs for setting in fewer])[SEED]
         what = "setting" if len(fewer) == 1 else "settings"
         on = "seed" if screened.nunique() == 1 else "seeds"
         found.append(
             f"{len(fewer)} other {what} of {', '.join(fewer[0].keys)} run on {on} "
             f"{_integers(screened)}: fewer than the {seeds} seeds reported, so not compared"
         )
-    if candidates["setting"].nunique() == 1:
+    if candidates[SETTING].nunique() == 1:
         found.append("no hyper-parameter search (the paper searched lr, width, heads, dropout)")
     return "; ".join(found)
 
@@ -267,7 +289,7 @@ def not_run_reason(frame: pd.DataFrame, dataset: str | None) -> str:
     ``data absent`` when no record of ``dataset`` exists at all (its raw files were not on the
     machines that made the records), else ``compute``.
     """
-    if dataset is not None and not (frame["dataset"] == dataset).any():
+    if dataset is not None and not (frame[DATASET] == dataset).any():
         return f"data absent: no record of {dataset} at any scale or protocol"
     return "compute: no run of it yet"
 
@@ -278,11 +300,11 @@ __all__ = [
     "HOLDS",
     "NOT_RUN",
     "REPRODUCED",
-    "RULE",
     "SETTLED_SEEDS",
     "TOLERANCE_POINTS",
     "VERDICTS",
     "LineNumbers",
+    "RunFacts",
     "ScoreLine",
     "departures",
     "not_run_reason",

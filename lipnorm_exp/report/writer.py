@@ -9,13 +9,14 @@ import argparse
 
 import pandas as pd
 
-from lipnorm_exp.records import FAILED, INTERRUPTED, schema
+from lipnorm_exp.records import FAILED, INTERRUPTED
 from lipnorm_exp.report.aggregate import compose_tagged_grids, report_groups, usable_runs
 from lipnorm_exp.report.coverage import coverage
 from lipnorm_exp.report.figures import write_figures
 from lipnorm_exp.report.folders import IGNORE_ALL, REPOSITORY_OUT, ReportError
-from lipnorm_exp.report.frame import load_records
+from lipnorm_exp.report.frame import SET_ASIDE, load_records
 from lipnorm_exp.report.paper_presets import owned_figures, owned_tables
+from lipnorm_exp.report.run_row import PROTOCOL, SCALE, STATUS
 from lipnorm_exp.report.scorecard import write_scorecard
 from lipnorm_exp.report.tables import write_tables
 from lipnorm_exp.util.atomic import remove_stale_temps, write_whole
@@ -35,7 +36,7 @@ def check_args(args: argparse.Namespace, frame: pd.DataFrame) -> None:
     """
     if frame.empty:
         raise ReportError(f"--runs {args.runs} holds no run records (*.json, searched recursively)")
-    scales = sorted(str(scale) for scale in frame["scale"].dropna().unique())
+    scales = sorted(str(scale) for scale in frame[SCALE].dropna().unique())
     if args.scale is not None and args.scale not in scales:
         raise ReportError(f"--scale {args.scale} has no records; scales with records: {scales}")
     try:
@@ -66,9 +67,9 @@ def write_report(args: argparse.Namespace, frame: pd.DataFrame) -> None:
     # the grids of the presets tagged (the scorecard's and the coverage line's: paper scale)
     compose_tagged_grids(frame, "paper" if args.only == "scorecard" else None)
     print(coverage(frame))
-    failed = int((frame[schema.STATUS] == FAILED).sum())
-    interrupted = int((frame[schema.STATUS] == INTERRUPTED).sum())
-    set_aside = frame.attrs["set_aside"]
+    failed = int((frame[STATUS] == FAILED).sum())
+    interrupted = int((frame[STATUS] == INTERRUPTED).sum())
+    set_aside = frame.attrs[SET_ASIDE]
     print(
         f"{len(frame)} records in {args.runs}; {failed} failed ignored"
         + (f", {interrupted} interrupted ignored" if interrupted else "")
@@ -77,7 +78,7 @@ def write_report(args: argparse.Namespace, frame: pd.DataFrame) -> None:
     remove_stale_temps(args.out, recursive=True)  # what a killed report left there
     groups = [] if args.only == "scorecard" else report_groups(frame, args.scale)
     for scale, protocol in groups:
-        records = frame[(frame["scale"] == scale) & (frame["protocol"] == protocol)]
+        records = frame[(frame[SCALE] == scale) & (frame[PROTOCOL] == protocol)]
         runs = usable_runs(frame, scale, protocol)
         out = args.out / scale / protocol
         print(f"scale {scale}, protocol {protocol}: {len(runs)} runs")

@@ -1,6 +1,7 @@
 """The package type-checks: mypy, as ``[tool.mypy]`` in pyproject.toml sets it up, finds no error
-in any of its modules; and the typed run record makes mypy refuse a misspelt record, summary or
-epoch-row key, subscripted or read by ``.get`` (``scripts/mypy_typeddict_keys.py``)."""
+in any of its modules; the typed run record makes mypy refuse a misspelt record, summary or
+epoch-row key, subscripted or read by ``.get`` (``scripts/mypy_typeddict_keys.py``); and the
+report's declared row and scorecard line make it refuse a misspelt column or field."""
 
 import importlib.util
 import re
@@ -96,3 +97,56 @@ def test_a_misspelt_record_summary_or_epoch_row_key_fails_the_type_check(
     wrong = re.sub(r'"\w+"|VAL_ACC', f'"{typo}"', right)
     report, status = _mypy(TYPED_USE.replace(right, wrong), tmp_path, monkeypatch)
     assert status == 1 and f'has no key "{typo}"' in report, report
+
+
+#: a reader of the report's frame and run row and of a scorecard line, every name spelt right
+REPORT_USE = """
+import pandas as pd
+
+from lipnorm_exp.report.run_row import DEPTH, RunRow
+from lipnorm_exp.report.verdicts import ScoreLine
+
+
+def deepest(runs: pd.DataFrame) -> int:
+    return int(runs[DEPTH].max())
+
+
+def depth(row: RunRow) -> int:
+    return row[DEPTH]
+
+
+def rule(line: ScoreLine) -> str:
+    return line.rule
+
+
+def paper_mean(line: ScoreLine) -> float | None:
+    return None if line.numbers is None else line.numbers.paper_mean
+"""
+#: a misspelling of each kind: what :data:`REPORT_USE` spells right, its misspelling, and mypy's
+#: refusal of it
+REPORT_TYPOS = {
+    "frame column": ("runs[DEPTH]", "runs[DEPHT]", 'Name "DEPHT" is not defined'),
+    "run row column": ("row[DEPTH]", 'row["depht"]', 'TypedDict "RunRow" has no key "depht"'),
+    "scorecard line": ("line.rule", "line.rules", '"ScoreLine" has no attribute "rules"'),
+    "line numbers": (
+        "numbers.paper_mean",
+        "numbers.paper_men",
+        '"LineNumbers" has no attribute "paper_men"',
+    ),
+}
+
+
+@pytest.mark.parametrize("where", list(REPORT_TYPOS))
+def test_a_misspelt_report_column_or_scorecard_field_fails_the_type_check_where_spelt(
+    where, tmp_path, monkeypatch
+):
+    right, typo, refusal = REPORT_TYPOS[where]
+    planted = REPORT_USE.replace(right, typo)
+    line = planted[: planted.index(typo)].count("\n") + 1
+    report, status = _mypy(planted, tmp_path, monkeypatch)
+    assert status == 1 and f"typed_use.py:{line}: error: {refusal}" in report, report
+
+
+def test_the_report_spelt_right_type_checks(tmp_path, monkeypatch):
+    report, status = _mypy(REPORT_USE, tmp_path, monkeypatch)
+    assert status == 0, report
