@@ -32,6 +32,7 @@ from lipnorm_exp.report.frame import config_value
 from lipnorm_exp.report.run_row import CONFIG, DATASET, LABEL, MISSING_RATE
 from lipnorm_exp.sweeps.plugins import register_plugins
 from lipnorm_exp.sweeps.progress import sweep_axes
+from lipnorm_exp.util.processes import usable_cores
 
 #: the package's configs (``configs/experiment/<preset>.yaml``, ``configs/search/*.yaml``, ...)
 CONFIGS_DIR = config_dir()
@@ -241,8 +242,6 @@ def paper_budget(preset: str) -> Budget:
 #: the grids composed in this process (or handed to it by `compose_grids`), by preset, scale,
 #: protocol and configs folder
 _GRIDS: dict[tuple[str, str, str, Path], PresetGrid] = {}
-#: how many processes `compose_grids` composes in at once (a grid's jobs take a few seconds)
-WORKERS = 2
 
 
 def preset_grid(preset: str, scale: str, protocol: str) -> PresetGrid:
@@ -264,9 +263,9 @@ def compose_grids(wanted: Iterable[tuple[str, str, str]]) -> None:
     """Compose the grids ``wanted`` (``(preset, scale, protocol)``) that `preset_grid` has not.
 
     Hydra composes one config at a time, a seventh of a second each, and a report's grids take
-    some two hundred; so they are composed in `WORKERS` forked processes at once (where the
-    system forks), each grid in one, and `preset_grid` returns them after. A grid is the same
-    whichever process composes it.
+    some two hundred; so they are composed in forked processes (where the system forks), one
+    per core this process may use, each grid in one, and `preset_grid` returns them after. A
+    grid is the same whichever process composes it.
     """
     keys = [(*key, CONFIGS_DIR) for key in dict.fromkeys(wanted)]
     missing = [key for key in keys if key not in _GRIDS]
@@ -274,7 +273,7 @@ def compose_grids(wanted: Iterable[tuple[str, str, str]]) -> None:
         _GRIDS.update((key, _composed_grid(*key)) for key in missing)
         return
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(min(WORKERS, len(missing)), mp_context=context) as pool:
+    with ProcessPoolExecutor(min(usable_cores(), len(missing)), mp_context=context) as pool:
         _GRIDS.update(zip(missing, pool.map(_forked_grid, missing), strict=True))
 
 

@@ -1,8 +1,8 @@
-"""Whether a process still runs, by its id (psutil)."""
+"""Processes (psutil): whether one still runs, by its id; the cores this one may use."""
 
 import psutil
 
-__all__ = ["process_alive"]
+__all__ = ["process_alive", "usable_cores"]
 
 
 def process_alive(pid: int) -> bool:
@@ -15,3 +15,15 @@ def process_alive(pid: int) -> bool:
         return False
     except psutil.AccessDenied:  # it exists, owned by someone else
         return True
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on.
+
+    Its affinity where the system keeps one (Linux, Windows: a SLURM job's or ``taskset``'s
+    share), else the machine's logical cores.
+    """
+    try:
+        return len(psutil.Process().cpu_affinity() or ()) or psutil.cpu_count() or 1
+    except AttributeError:  # macOS: no affinity
+        return psutil.cpu_count() or 1
