@@ -24,7 +24,7 @@ def portable_paths(paths: dict[str, Any]) -> dict[str, Any]:
     ``root_dir`` itself becomes ``"."``, ``<root>/data`` ``data``, and a folder outside the
     checkout (a mirror that ``LIPNORM_RAW_DIRS`` names, ``LIPNORM_DATA_DIR``, a temporary
     folder) the way up to it: ``../raw/datasets`` for ``<root>/../raw/datasets`` or for
-    ``/work/raw/datasets`` beside a root ``/work/lipnorm``. A record then names no folder of
+    ``/srv/raw/datasets`` beside a root ``/srv/lipnorm``. A record then names no folder of
     the machine it ran on above its checkout, and records made in two checkouts of one layout
     name the same folders. A folder with no way there from the root (another drive on Windows)
     stays as it is.
