@@ -29,12 +29,33 @@ __all__ = [
     "CellFinding",
     "CellRuns",
     "cell_finding",
+    "cell_name",
+    "refuse_unknown_cells",
     "whole_cells",
     "write_cell_findings",
 ]
 
 #: the columns of a table's ``.runs.csv`` that ``--cells`` reads
 CELLS_COLUMNS = ("row", "column", "seed", "run_id")
+
+
+def cell_name(row: object, column: object) -> str:
+    """``row, column``: a cell as ``--only`` names it."""
+    return f"{row}, {column}"
+
+
+def refuse_unknown_cells(only: Sequence[str], named: set[str], tables: Sequence[Path]) -> None:
+    """Refuse the ``--only`` names that are not among the cells ``named`` of ``tables``.
+
+    Raises:
+        UserError: one line naming the unknown cells and the tables.
+    """
+    unknown = [name for name in only if name not in named]
+    if unknown:
+        raise UserError(
+            f"--only {'; '.join(unknown)}: no such cell in {', '.join(map(str, tables))} "
+            "(give 'row, column' as the table's .runs.csv names them)"
+        )
 
 
 @dataclass(frozen=True)
@@ -49,7 +70,7 @@ class CellRuns:
     @property
     def name(self) -> str:
         """``row, column``, as ``--only`` names the cell."""
-        return f"{self.row}, {self.column}"
+        return cell_name(self.row, self.column)
 
 
 @dataclass
@@ -96,7 +117,7 @@ def whole_cells(
         for (row, column), cell in rows.sort_values(["seed", "run_id"]).groupby(
             ["row", "column"], sort=False
         ):
-            if only and f"{row}, {column}" not in only:
+            if only and cell_name(row, column) not in only:
                 continue
             missing = [rid for rid in cell["run_id"] if rid not in by_id]
             if missing:
@@ -106,13 +127,7 @@ def whole_cells(
                 )
             records = tuple(by_id[rid] for rid in cell["run_id"])
             cells.append(CellRuns(str(table), str(row), str(column), records))
-    named = {cell.name for cell in cells}
-    unknown = [name for name in only if name not in named]
-    if unknown:
-        raise UserError(
-            f"--only {'; '.join(unknown)}: no such cell in {', '.join(map(str, tables))} "
-            "(give 'row, column' as the table's .runs.csv names them)"
-        )
+    refuse_unknown_cells(only, {cell.name for cell in cells}, tables)
     return cells
 
 

@@ -23,6 +23,8 @@ from lipnorm_exp.cli.verify_cells import (
     CELLS_COLUMNS,
     CellRuns,
     cell_finding,
+    cell_name,
+    refuse_unknown_cells,
     whole_cells,
     write_cell_findings,
 )
@@ -206,9 +208,12 @@ def select(records: list[Record], args: argparse.Namespace) -> list[Record]:
 
 
 def _cells(finished: list[Record], args: argparse.Namespace) -> list[Record]:
-    """The lowest ``per_setting`` seeds of every cell of the tables' ``.runs.csv`` files."""
+    """The lowest ``per_setting`` seeds of every cell of the tables' ``.runs.csv`` files.
+
+    ``--only``: of the cells it names (`refuse_unknown_cells`).
+    """
     by_id = {record[schema.RUN_ID]: record for record in finished}
-    chosen = []
+    chosen, named = [], set()
     for table in args.cells:
         runs = read_table(table, "--cells", CELLS_COLUMNS, "a table's .runs.csv (the report's)")
         known = runs[runs["run_id"].isin(by_id)]
@@ -217,8 +222,12 @@ def _cells(finished: list[Record], args: argparse.Namespace) -> list[Record]:
                 f"--cells {table}: none of its {len(runs)} runs has a finished record in "
                 f"{args.runs}; give the --runs folder its records are in"
             )
-        for _, cell in known.sort_values(["seed", "run_id"]).groupby(["row", "column"], sort=False):
-            chosen += [by_id[rid] for rid in cell["run_id"]][: args.per_setting]
+        by_cell = known.sort_values(["seed", "run_id"]).groupby(["row", "column"], sort=False)
+        for (row, column), cell in by_cell:
+            named.add(name := cell_name(row, column))
+            if not args.only or name in args.only:
+                chosen += [by_id[rid] for rid in cell["run_id"]][: args.per_setting]
+    refuse_unknown_cells(args.only, named, args.cells)
     return chosen
 
 

@@ -608,6 +608,16 @@ def test_whole_cells_trains_every_seed_of_a_cell_and_judges_the_cell(make_cfg, t
     # a cell the table does not hold, or --whole-cells without --cells: one line, exit 2
     assert _verify(tmp_path / "runs", out, *arguments, "--only", "GAT, Cora 0%") == 2
     assert "--only GAT, Cora 0%: no such cell in" in capsys.readouterr().err
+    # --cells alone: the lowest seed of each cell --only names, and none of another
+    other = run(make_cfg(*SMALL, "seed=102", "dataset.missing_rate=1.0"))[0]
+    table.write_text(table.read_text() + f"GAT-Lip,Cora 100%,{other['run_id']},102,completed\n")
+    lowest, fresh = ("--cells", str(table), "--dry-run"), tmp_path / "fresh.csv"
+    assert _verify(tmp_path / "runs", fresh, *lowest, "--only", "GAT-Lip, Cora 100%") == 0
+    assert capsys.readouterr().out.startswith("1 runs to verify")
+    assert _verify(tmp_path / "runs", fresh, *lowest) == 0
+    assert capsys.readouterr().out.startswith("2 runs to verify")
+    assert _verify(tmp_path / "runs", fresh, *lowest, "--only", "GAT, Cora 0%") == 2
+    assert "--only GAT, Cora 0%: no such cell in" in capsys.readouterr().err
     with pytest.raises(SystemExit) as stop:
         _verify(tmp_path / "runs", out, "--run-id", records[0]["run_id"], "--whole-cells")
     assert stop.value.code == 2
