@@ -48,7 +48,6 @@ again takes a finished seed from there, so a killed run resumes), then
 """
 
 import json
-import os
 import statistics
 import sys
 from pathlib import Path
@@ -96,13 +95,20 @@ def arguments() -> OneLineParser:
     parser.add_argument(
         "--datadir",
         type=output_folder,
-        default=os.path.join(os.environ.get("LIPNORM_DATA_DIR", "data"), "authors"),
-        help="their Planetoid folder (default: authors/ in a run's data folder, LIPNORM_DATA_DIR "
-        "or data/)",
+        help="their Planetoid folder (default: authors/ in a run's paths.data_dir, "
+        "LIPNORM_DATA_DIR or data/)",
     )
     parser.add_argument("--out", type=output_folder, help="folder for the .json and .md results")
     parser.add_argument("--log-every", type=positive_int, default=100, help="epochs between lines")
     return parser
+
+
+def run_data_dir() -> Path:
+    """The data folder a run of the default config reads (its ``paths.data_dir``)."""
+    from lipnorm_exp.config import config_dir
+    from lipnorm_exp.report.grids import compose_config
+
+    return Path(compose_config(config_dir(), ()).paths.data_dir)
 
 
 def mean_std(values: list[float]) -> str:
@@ -169,7 +175,7 @@ def main() -> int:
             sources[ours] = "their README's depth example through their parser.py"
     seeds = args.seeds if args.seeds is not None else list(range(options.nexps))
     try:
-        dataset = planetoid(values["dataset"], args.datadir)
+        dataset = planetoid(values["dataset"], args.datadir or run_data_dir() / "authors")
     except DataNotFoundError as error:
         print(error, file=sys.stderr)
         return 2

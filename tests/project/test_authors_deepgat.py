@@ -68,6 +68,26 @@ def test_bad_options_are_refused_in_one_line(tmp_path, option, value):
     assert option in line and value in line
 
 
+@pytest.mark.parametrize("data_dir", [None, "elsewhere"])
+def test_their_data_defaults_to_a_runs_data_folder(tmp_path, data_dir):
+    """Without ``--datadir``: ``authors/`` in ``paths.data_dir``, as the config resolves it."""
+    env = {key: value for key, value in os.environ.items() if key != "LIPNORM_DATA_DIR"}
+    if data_dir is not None:
+        env["LIPNORM_DATA_DIR"] = str(tmp_path / data_dir)
+    code = "import authors_deepgat; print(authors_deepgat.run_data_dir())"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": os.pathsep.join([str(REPO / "scripts"), str(REPO)])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    expected = tmp_path / data_dir if data_dir is not None else tmp_path / "data"
+    assert Path(done.stdout.strip()) == expected
+
+
 needs_checkout = pytest.mark.skipif(
     CHECKOUT is None, reason="LIPNORM_AUTHORS_CHECKOUT names no clone of the authors' repository"
 )
