@@ -6,7 +6,9 @@ the arms run in turn, ``--rounds`` times, on the machine as it is (its load is i
 An arm's seconds per epoch are the median of its record's epoch times (``time_s``; the first
 epoch left out) over its runs; its CPU seconds the process's (user + system, start-up
 included), from ``resource.getrusage(RUSAGE_CHILDREN)``; its threads the record's
-``machine.threads``. Writes <out>/threads.md and <out>/threads.csv.
+``machine.threads``; its departure the first epoch at which a loss of its first run's history
+(training, validation, test) is not the one-thread arm's of the same round, bit for bit: a
+thread count is part of a run's arithmetic. Writes <out>/threads.md and <out>/threads.csv.
 
     python scripts/bench_threads.py                      # about 10 minutes on a busy 2-core CPU
     python scripts/bench_threads.py --smoke --out /tmp/bench   # a minute: does it still run?
@@ -45,6 +47,8 @@ ARMS = {
 }
 ONE_THREAD = "1 thread (OMP_NUM_THREADS=1)"
 NEW_DEFAULT = "new default (train.threads=auto)"
+#: the history's columns compared with the one-thread arm's (`departure`)
+LOSSES = ("train_step_loss", "train_loss", "val_loss", "test_loss")
 BEFORE = "before: 2 threads, libgomp's wait"
 
 
@@ -87,11 +91,20 @@ def one_run(arm: str, epochs: int, folder: Path) -> dict:
     path.unlink()
     return {
         "arm": arm,
+        "losses": [[row[key] for key in LOSSES] for row in record["history"]],
         "epoch s": statistics.median(row["time_s"] for row in record["history"][1:]),
         "process cpu s": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
         "threads": record["machine"]["threads"],
         "load": load,
     }
+
+
+def departure(losses: list[list[float]], one_thread: list[list[float]]) -> str:
+    """The first epoch whose ``losses`` differ from ``one_thread``'s, or ``none``."""
+    for epoch, (ours, theirs) in enumerate(zip(losses, one_thread, strict=True), start=1):
+        if ours != theirs:
+            return str(epoch)
+    return "none"
 
 
 def main(argv=None) -> None:
@@ -104,7 +117,13 @@ def main(argv=None) -> None:
             for arm in ARMS:
                 runs.append(one_run(arm, args.epochs, Path(folder)))
                 print(f"  {runs[-1]}", flush=True)
+    first_round = {run["arm"]: run.pop("losses") for run in runs[: len(ARMS)]}
+    for run in runs[len(ARMS) :]:
+        del run["losses"]
     frame = pd.DataFrame(runs).groupby("arm", sort=False).median().reset_index()
+    frame["departs at epoch"] = [
+        departure(first_round[arm], first_round[ONE_THREAD]) for arm in frame["arm"]
+    ]
     seconds = frame.set_index("arm")["epoch s"]
     frame["x 1 thread"] = frame["epoch s"] / seconds[ONE_THREAD]
     lines = header("Threads: the README's run against torch's default", env)
@@ -115,7 +134,9 @@ def main(argv=None) -> None:
         "`epoch s`: median over the arm's runs of each record's median epoch time (the first "
         "epoch left out); `process cpu s`: the process's user + system CPU, start-up included; "
         "`threads`: the record's `machine.threads`; `load`: the 1-minute load average as the "
-        "run started. Medians over the rounds.",
+        "run started. Medians over the rounds. `departs at epoch`: the first epoch at which a "
+        "loss of the arm's first run (training, validation or test) is not the one-thread run's "
+        "of the same round bit for bit (`none`: equal throughout).",
         "",
         f"Before / new default: **{seconds[BEFORE] / seconds[NEW_DEFAULT]:.2f}x**; "
         f"new default / 1 thread: **{seconds[NEW_DEFAULT] / seconds[ONE_THREAD]:.2f}x**.",
