@@ -17,11 +17,27 @@ P="python -m lipnorm_exp train.progress=false scale=paper"
 T1="+experiment=missing_vector grid.paper.datasets=pubmed grid.paper.epochs=1000"
 
 # Run the sweeps read from standard input (one per line: the overrides after $P), two at a time.
+# A line `report <rate> <method>` is a Table 1 cell's reporting sweep, seeds 100-104 at the
+# candidate its selecting seeds chose (scripts/pubmed_chosen.py: the report's rule, on
+# validation); until they have all finished it waits for a running sweep to end and asks again,
+# and where none is running it is left for the next launch, with a line saying so.
 two_at_a_time() {
-    local line
+    local line rate method chosen depth extra
     while IFS= read -r line; do
         [ -z "$line" ] && continue
         while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+        if [[ "$line" == report\ * ]]; then
+            read -r _ rate method <<<"$line"
+            until chosen=$(python scripts/pubmed_chosen.py "$rate" "$method"); do
+                if [ "$(jobs -rp | wc -l)" -eq 0 ]; then
+                    echo "reproduce_pubmed.sh: $rate $method's reporting seeds wait for the next launch" >&2
+                    continue 2
+                fi
+                wait -n || true
+            done
+            read -r depth extra <<<"$chosen"
+            line="$T1 grid.paper.missing_rates=$rate grid.paper.methods=$method grid.paper.depths=$depth $S5 $extra"
+        fi
         eval "$P $line" &
     done
     wait
@@ -29,10 +45,9 @@ two_at_a_time() {
 
 # Every sweep of the campaign, the cheapest first (one per line: the overrides after $P).
 #
-# Table 1, PubMed: the selecting seeds 0-2 of each cell's candidates, and, once a cell's
-# candidates have them, the reporting seeds 100-104 of the setting the report chooses (a line
-# `report <the candidate's fields>`, added then; chosen so far: GCN 0% at width 128, validation
-# 79.2% against 78.9% at width 64). Candidates: GCN 0% {2
+# Table 1, PubMed: the selecting seeds 0-2 of each cell's candidates, then (`report <rate>
+# <method>`, a few lines after the cell's last candidate) the reporting seeds 100-104 of the
+# candidate they chose. Candidates: GCN 0% {2
 # (paper, CiteSeer), 2 at width 128 (Cora)}; 100% {2 (paper), 11 (Cora, CiteSeer)}. GGNN 0% {4
 # (paper), 2 (CiteSeer), 2 at width 128 and dropout 0.5 (Cora)}; 100% {4 (paper, Cora), 5
 # (CiteSeer)}. GAT 0% {6 (paper), 2 (Cora, CiteSeer)}; 100% {4 (paper), 8 (Cora, CiteSeer)}.
@@ -53,9 +68,7 @@ S3="\"grid.paper.seeds='0,1,2'\""
 S5="\"grid.paper.seeds='100,101,102,103,104'\""
 while read -r rate method depth extra; do
     case "$rate" in
-        +*) echo "$rate $method $depth $extra" ;;  # a Table 2 or 3 line, in full
-        report) read -r rate method depth extra <<<"$method $depth $extra"
-            echo "$T1 grid.paper.missing_rates=$rate grid.paper.methods=$method grid.paper.depths=$depth $S5 $extra" ;;
+        +* | report) echo "$rate $method $depth $extra" ;;  # a Table 2 or 3 line; a reporting sweep
         *) echo "$T1 grid.paper.missing_rates=$rate grid.paper.methods=$method grid.paper.depths=$depth $S3 $extra" ;;
     esac
 done <<'ROWS' | two_at_a_time
@@ -63,13 +76,16 @@ done <<'ROWS' | two_at_a_time
 0.0 gcn 2 model.hidden=128
 1.0 gcn 2
 0.0 ggnn 2
-report 0.0 gcn 2 model.hidden=128
+report 0.0 gcn
 0.0 ggnn 2 model.hidden=128 model.dropout=0.5
 1.0 gcn 11
 0.0 ggnn 4
+report 0.0 ggnn
 1.0 ggnn 4
+report 1.0 gcn
 1.0 ggnn 5
 0.0 gat_pn 2 model.hidden=16 model.dropout=0.5 train.lr=0.1
+report 1.0 ggnn
 0.0 gat 2
 0.0 gat_pn 2
 0.0 gat_lip 2
@@ -79,14 +95,20 @@ report 0.0 gcn 2 model.hidden=128
 +experiment=gcnii grid.paper.datasets=pubmed grid.paper.methods=gcnii "grid.paper.seeds='0,1,2'" grid.paper.depths=16 train.lr=0.01 train.conv_weight_decay=0.01 model.activation=relu
 0.0 gat_lip 5
 0.0 gat 6
+report 0.0 gat_lip
 1.0 gat 4
+report 0.0 gat
 0.0 gat_pn 8
 1.0 gat 8
+report 0.0 gat_pn
 1.0 gat_pn 6
+report 1.0 gat
 1.0 gat_pn 10
 1.0 gat_lip 11
 1.0 gat_pn 12
 1.0 gat_lip 15
+report 1.0 gat_pn
+report 1.0 gat_lip
 +experiment=residual grid.paper.datasets=pubmed grid.paper.depths=15 "grid.paper.seeds='0,1,2,3,4'" "grid.paper.methods='gat,gat_lip'" model.dropout=0.0 train.lr=0.001
 +experiment=residual grid.paper.datasets=pubmed grid.paper.depths=15 "grid.paper.seeds='0,1,2,3,4'" "grid.paper.methods='gat,gat_res,gat_lip,gat_lip_res'"
 +experiment=residual grid.paper.datasets=pubmed grid.paper.depths=30 "grid.paper.seeds='0,1,2,3,4'" "grid.paper.methods='gat,gat_res,gat_lip,gat_lip_res'"

@@ -51,6 +51,7 @@ def test_every_python_script_is_a_known_command():
         "calibrate_chaos.py",
         "calibrate_verify.py",
         "epoch_budget.py",
+        "pubmed_chosen.py",
     ]
 
 
@@ -87,6 +88,8 @@ BAD_ARGUMENTS = [
     ("calibrate_verify.py", ["--out", "/etc/hostname/o"], "--out: folder /etc/hostname/o lies "),
     ("calibrate_verify.py", ["--runs", "{missing}"], "--runs: '{missing}' is not a folder"),
     ("calibrate_verify.py", ["--runs", "{empty}", "--smoke"], "--runs: {empty} holds no record"),
+    ("pubmed_chosen.py", ["0.5", "gcn"], "rate method: '0.5 gcn' is no Table 1 cell of "),
+    ("pubmed_chosen.py", ["1.0", "gcn", "--runs", "{missing}"], "--runs: '{missing}' is not a"),
     ("authors_deepgat.py", ["--seeds", "0,0"], "--seeds: '0,0' gives seed 0 twice"),
     ("authors_deepgat.py", ["--seeds", "-1"], "--seeds: '-1' is not integers >= 0"),
     ("authors_deepgat.py", ["--lr", "nan"], "--lr: 'nan' is not a finite number > 0"),
@@ -128,11 +131,15 @@ def _commands(script: Path, tmp_path: Path) -> list[list[str]]:
     """The arguments of every ``python -m lipnorm_exp`` call the script makes.
 
     The script runs as written (its variables, arrays and loops expanded by bash) with a
-    ``python`` on ``PATH`` that only writes down its arguments.
+    ``python`` on ``PATH`` that only writes down its arguments, and answers
+    ``pubmed_chosen.py`` (a cell's chosen candidate) with depth 2.
     """
     log, stub = tmp_path / "calls", tmp_path / "bin" / "python"
     stub.parent.mkdir()
-    stub.write_text(f"#!/bin/sh\nprintf '%s\\037' \"$@\" >> {log}\nprintf '\\036' >> {log}\n")
+    chosen = 'case "$1" in *pubmed_chosen.py) echo 2; exit 0;; esac'
+    stub.write_text(
+        f"#!/bin/sh\n{chosen}\nprintf '%s\\037' \"$@\" >> {log}\nprintf '\\036' >> {log}\n"
+    )
     stub.chmod(0o755)
     env = {**os.environ, "PATH": f"{stub.parent}{os.pathsep}{os.environ['PATH']}"}
     subprocess.run(["bash", str(script)], env=env, check=True, capture_output=True, timeout=60)
@@ -164,6 +171,46 @@ def test_reproduction_scripts_compose(script, tmp_path):
             except Exception as error:  # noqa: BLE001 - every refusal is reported below
                 refused.append(f"{' '.join(arguments)}: {error}")
     assert refused == []
+
+
+def _value(command: str, key: str) -> str:
+    return command.split(f"{key}=")[1].split()[0]
+
+
+def test_reproduce_pubmed_runs_each_table1_cells_reporting_seeds(tmp_path):
+    """Each Table 1 PubMed cell (rate, method) has a ``report`` line, after its candidates."""
+    calls = _commands(SCRIPTS / "reproduce_pubmed.sh", tmp_path)
+    commands = [" ".join(arguments) for arguments in calls]
+    reporting = [c for c in commands if "grid.paper.seeds='100,101,102,103,104'" in c]
+    rate, method = "grid.paper.missing_rates", "grid.paper.methods"
+    cells = {(_value(c, rate), _value(c, method)) for c in reporting}
+    methods = ("gcn", "ggnn", "gat", "gat_pn", "gat_lip")
+    assert cells == {(r, m) for r in ("0.0", "1.0") for m in methods}
+    for r, m in cells:
+        positions = [i for i, c in enumerate(commands) if f"{rate}={r} {method}={m} " in c]
+        last_candidate = max(i for i in positions if "'0,1,2'" in commands[i])
+        assert positions[-1] > last_candidate and "'100," in commands[positions[-1]]
+
+
+def test_pubmed_chosen_picks_the_committed_gcn_0_cells_width(tmp_path, monkeypatch):
+    """``pubmed_chosen.py 0.0 gcn`` on the committed records of its six selecting runs: the
+    width 128 (validation 79.2 against 78.9); without one of them, exit 3 naming it."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    from pubmed_chosen import candidate_runs
+
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    selecting = list(candidate_runs("0.0", "gcn"))
+    assert len(selecting) == 6
+    for rid in selecting:
+        (runs / f"{rid}.json").write_bytes((REPO / "results" / "runs" / f"{rid}.json").read_bytes())
+    command = [str(SCRIPTS / "pubmed_chosen.py"), "0.0", "gcn", "--runs", str(runs)]
+    done = _run(command, cwd=REPO)
+    assert (done.returncode, done.stdout) == (0, "2 model.hidden=128\n"), done.stderr[-2000:]
+    (runs / f"{selecting[-1]}.json").unlink()
+    done = _run(command, cwd=REPO)
+    assert done.returncode == 3 and done.stdout == ""
+    assert f"run {selecting[-1]} (2 model.hidden=128) has no finished record" in done.stderr
 
 
 def test_a_recorded_command_names_no_folder_outside_the_checkout(monkeypatch):
