@@ -14,7 +14,7 @@ from reporting). Exit 3, with a line naming the first run not finished, where on
 import argparse
 import sys
 
-from pubmed_plan import SELECTING, table1_rows
+from pubmed_plan import SELECTING, table1_candidate, table1_rows
 
 from lipnorm_exp.util.commands import OneLineParser, existing_folder
 
@@ -48,21 +48,12 @@ def candidate_runs(rate: str, method: str) -> dict[str, tuple[str, ...]]:
     from lipnorm_exp.report.grids import CONFIGS_DIR, compose_config
 
     runs = {}
-    for row_rate, row_method, depth, extra in table1_rows():
-        if (row_rate, row_method) != (rate, method):
+    for row in table1_rows():
+        if row[:2] != (rate, method):
             continue
+        *_, depth, extra = row
         for seed in range(SELECTING):
-            overrides = (
-                "+experiment=missing_vector",
-                "scale=paper",
-                "protocol=published",
-                "dataset=pubmed",
-                f"dataset.missing_rate={rate}",
-                f"+method={method}",
-                f"model.depth={depth}",
-                f"seed={seed}",
-                *extra,
-            )
+            overrides = (*table1_candidate(*row), "protocol=published", f"seed={seed}")
             runs[run_id(compose_config(CONFIGS_DIR, overrides))] = (str(depth), *extra)
     return runs
 

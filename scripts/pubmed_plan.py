@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["FIG6_TIMED", "LINES", "project_lines", "timed_cells"]
+__all__ = ["FIG6_TIMED", "LINES", "project_lines", "table1_candidate", "table1_rows", "timed_cells"]
 
 SCRIPT = Path(__file__).resolve().parent / "reproduce_pubmed.sh"
 SELECTING, REPORTING, PROTOCOL_SEEDS = 3, 5, 5
@@ -59,16 +59,18 @@ def table1_rows(script: Path = SCRIPT) -> list[tuple[str, str, int, tuple[str, .
     return rows
 
 
+def table1_candidate(rate: str, method: str, depth: int, extra: tuple[str, ...]) -> tuple[str, ...]:
+    """The overrides of a Table 1 candidate row (`table1_rows`), without protocol or seed."""
+    return (*TABLE1, f"dataset.missing_rate={rate}", f"+method={method}", f"model.depth={depth}",
+            *extra)  # fmt: skip
+
+
 def _table1_lines() -> list[Line]:
     lines = []
     rows = table1_rows()
     for rate in ("0.0", "1.0"):
         for method, label in METHODS.items():
-            candidates = tuple(
-                (*TABLE1, f"dataset.missing_rate={rate}", f"+method={method}",
-                 f"model.depth={depth}", *extra)
-                for r, m, depth, extra in rows if (r, m) == (rate, method)
-            )  # fmt: skip
+            candidates = tuple(table1_candidate(*row) for row in rows if row[:2] == (rate, method))
             percent = "0%" if rate == "0.0" else "100%"
             lines.append(
                 Line(f"Table 1 {label} PubMed {percent}", candidates, SELECTING, REPORTING)
