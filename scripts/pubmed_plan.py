@@ -1,14 +1,14 @@
 """The PubMed lines of the scorecard as runs to make: their cells, seeds and epochs.
 
-Table 1's candidates are those ``scripts/reproduce_pubmed.sh`` runs (read from it: the script is
-their one list), each over the selecting seeds 0-2, and the cell's reporting seeds 100-104 at
-the costliest of its candidates (the chosen one is not known before selection; an upper bound).
-Table 2's GCNII at 16 layers is selected and reported alike; its GAT-Lip line is Table 1's
-GAT-Lip 100% cell (the same runs). Table 3 and Fig. 6 run at the protocol's settings, 5 seeds.
-Epochs: the presets' 1000, except Table 3, which stops after 200 epochs without a better
-validation accuracy: the mean epochs its Cora records of the same model and depth ran (else
-1000). ``bench_reproduce`` times the cells (`timed_cells`) and projects each line
-(`project_lines`).
+Table 1's and Table 2's GCNII candidates are those ``scripts/reproduce_pubmed.sh`` runs (read
+from it: the script is their one list), each over the selecting seeds 0-2, and the cell's
+reporting seeds 100-104 at the costliest of its candidates (the chosen one is not known before
+selection; an upper bound). Table 2's GAT-Lip line is Table 1's GAT-Lip 100% cell (the same
+runs). Table 3 and Fig. 6 run at the protocol's settings, 5 seeds. Every run under the
+published protocol, as the presets' paper grids run it. Epochs: the presets' 1000, except
+Table 3, which stops after 200 epochs without a better validation accuracy: the mean epochs
+its Cora records of the same model and depth ran (else 1000). ``bench_reproduce`` times the
+cells (`timed_cells`) and projects each line (`project_lines`).
 """
 
 import re
@@ -20,12 +20,34 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["FIG6_TIMED", "LINES", "project_lines", "table1_candidate", "table1_rows", "timed_cells"]
+from lipnorm_exp.report.grids import paper_protocol
+
+__all__ = [
+    "FIG6_TIMED",
+    "LINES",
+    "TABLE2_CELL",
+    "candidate",
+    "candidate_rows",
+    "project_lines",
+    "timed_cells",
+]
 
 SCRIPT = Path(__file__).resolve().parent / "reproduce_pubmed.sh"
 SELECTING, REPORTING, PROTOCOL_SEEDS = 3, 5, 5
 EPOCHS = 1000
-TABLE1 = ("+experiment=missing_vector", "scale=paper", "dataset=pubmed")
+
+
+def paper_run(preset: str) -> tuple[str, ...]:
+    """The overrides of a PubMed run of ``preset`` as its paper grid runs it (its protocol)."""
+    return (f"+experiment={preset}", "scale=paper", f"protocol={paper_protocol(preset)}",
+            "dataset=pubmed")  # fmt: skip
+
+
+TABLE1, TABLE2, RESIDUAL = paper_run("missing_vector"), paper_run("gcnii"), paper_run("residual")
+#: the cell of Table 2's candidate rows (Table 1's are their missing rates)
+TABLE2_CELL = "table2"
+#: (cell, method, depth, other overrides): a candidate row of the script
+Row = tuple[str, str, int, tuple[str, ...]]
 METHODS = {"gcn": "GCN", "ggnn": "GGNN", "gat": "GAT", "gat_pn": "GAT-PN", "gat_lip": "GAT-Lip"}
 #: Fig. 6's depths, and the two its cells are timed at (the others on the line through them: a
 #: layer costs the same at any depth)
@@ -45,32 +67,38 @@ class Line:
     shared_with: str = ""
 
 
-def table1_rows(script: Path = SCRIPT) -> list[tuple[str, str, int, tuple[str, ...]]]:
-    """(missing rate, method, depth, other overrides) of each Table 1 candidate of ``script``."""
+def candidate_rows(script: Path = SCRIPT) -> list[Row]:
+    """(cell, method, depth, other overrides) of each Table 1 and Table 2 candidate of ``script``.
+
+    The cell is a Table 1 missing rate (``0.0``, ``1.0``) or ``table2`` (Table 2's PubMed column,
+    100% missing).
+    """
     text = script.read_text()
     block = re.search(r"<<'ROWS'[^\n]*\n(.*?)\nROWS", text, re.S)
     assert block, f"{script}: no ROWS block"
     rows = []
     for line in block.group(1).splitlines():
-        if line.startswith(("+", "report ")):  # a Table 2 or 3 line, or a cell's reporting
+        if line.startswith(("+", "report ")):  # a Table 3 or Fig. 6 line, or a cell's reporting
             continue  # seeds: not a candidate
-        rate, method, depth, *extra = shlex.split(line)
-        rows.append((rate, method, int(depth), tuple(extra)))
+        cell, method, depth, *extra = shlex.split(line)
+        rows.append((cell, method, int(depth), tuple(extra)))
     return rows
 
 
-def table1_candidate(rate: str, method: str, depth: int, extra: tuple[str, ...]) -> tuple[str, ...]:
-    """The overrides of a Table 1 candidate row (`table1_rows`), without protocol or seed."""
-    return (*TABLE1, f"dataset.missing_rate={rate}", f"+method={method}", f"model.depth={depth}",
+def candidate(cell: str, method: str, depth: int, extra: tuple[str, ...]) -> tuple[str, ...]:
+    """The overrides of one run of a candidate row (`candidate_rows`), without its seed."""
+    if cell == TABLE2_CELL:
+        return (*TABLE2, f"+method={method}", f"model.depth={depth}", *extra)
+    return (*TABLE1, f"dataset.missing_rate={cell}", f"+method={method}", f"model.depth={depth}",
             *extra)  # fmt: skip
 
 
 def _table1_lines() -> list[Line]:
     lines = []
-    rows = table1_rows()
+    rows = candidate_rows()
     for rate in ("0.0", "1.0"):
         for method, label in METHODS.items():
-            candidates = tuple(table1_candidate(*row) for row in rows if row[:2] == (rate, method))
+            candidates = tuple(candidate(*row) for row in rows if row[:2] == (rate, method))
             percent = "0%" if rate == "0.0" else "100%"
             lines.append(
                 Line(f"Table 1 {label} PubMed {percent}", candidates, SELECTING, REPORTING)
@@ -85,16 +113,8 @@ def _protocol_line(name: str, overrides: tuple[str, ...]) -> Line:
 LINES: list[Line] = [
     *_table1_lines(),
     Line(
-        "Table 2 GCNII PubMed 100%, 16 layers",
-        (
-            (
-                "+experiment=gcnii",
-                "scale=paper",
-                "dataset=pubmed",
-                "+method=gcnii",
-                "model.depth=16",
-            ),
-        ),
+        "Table 2 GCNII PubMed 100%",
+        tuple(candidate(*row) for row in candidate_rows() if row[0] == TABLE2_CELL),
         SELECTING,
         REPORTING,
     ),
@@ -102,14 +122,8 @@ LINES: list[Line] = [
     *(
         _protocol_line(
             f"Table 3 {label} PubMed, {depth} layers",
-            (
-                "+experiment=residual",
-                "scale=paper",
-                "dataset=pubmed",
-                f"+method={method}",
-                f"model.depth={depth}",
-            ),
-        )  # fmt: skip
+            (*paper_run("residual"), f"+method={method}", f"model.depth={depth}"),
+        )
         for depth in (15, 30)
         for method, label in (
             ("gat", "GAT"),
@@ -122,14 +136,7 @@ LINES: list[Line] = [
         Line(
             f"Fig. 6 PubMed {model.upper()}, {norm}",
             tuple(
-                (
-                    "+experiment=depth",
-                    "scale=paper",
-                    "dataset=pubmed",
-                    f"model={model}",
-                    f"norm={norm}",
-                    f"model.depth={depth}",
-                )
+                (*paper_run("depth"), f"model={model}", f"norm={norm}", f"model.depth={depth}")
                 for depth in FIG6_DEPTHS
             ),  # fmt: skip
             PROTOCOL_SEEDS,
@@ -189,7 +196,7 @@ def project_lines(
         costs, epochs, sources = [], [], set()
         for candidate in line.candidates:
             count, source = float(EPOCHS), "the preset's 1000"
-            if candidate[0] == "+experiment=residual":
+            if candidate[: len(RESIDUAL)] == RESIDUAL:
                 recorded = cora_epochs(candidate)
                 if recorded is not None:
                     count, source = recorded, "Cora's records (early stop)"

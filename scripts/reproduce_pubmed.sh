@@ -15,35 +15,44 @@ cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
 P="python -m lipnorm_exp train.progress=false scale=paper"
 T1="+experiment=missing_vector grid.paper.datasets=pubmed grid.paper.epochs=1000"
+T2="+experiment=gcnii grid.paper.datasets=pubmed"
 
 # Run the sweeps read from standard input (one per line: the overrides after $P), two at a time.
-# A line `report <rate> <method>` is a Table 1 cell's reporting sweep, seeds 100-104 at the
+# A line `report <cell> <method>` is a Table 1 or 2 cell's reporting sweep, seeds 100-104 at the
 # candidate its selecting seeds chose (scripts/pubmed_chosen.py: the report's rule, on
 # validation); until they have all finished it waits for a running sweep to end and asks again,
-# and where none is running it is left for the next launch, with a line saying so.
+# and where none is running it is left for the next launch, with a line saying so. Table 2's
+# reporting sweep also names the selecting seeds of the chosen candidate: those of GAT-Lip,
+# Table 1's runs, get the preset's tag (no training).
 two_at_a_time() {
-    local line rate method chosen depth extra
+    local line cell method chosen depth extra
     while IFS= read -r line; do
         [ -z "$line" ] && continue
         while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
         if [[ "$line" == report\ * ]]; then
-            read -r _ rate method <<<"$line"
-            until chosen=$(python scripts/pubmed_chosen.py "$rate" "$method"); do
+            read -r _ cell method <<<"$line"
+            until chosen=$(python scripts/pubmed_chosen.py "$cell" "$method"); do
                 if [ "$(jobs -rp | wc -l)" -eq 0 ]; then
-                    echo "reproduce_pubmed.sh: $rate $method's reporting seeds wait for the next launch" >&2
+                    echo "reproduce_pubmed.sh: $cell $method's reporting seeds wait for the next launch" >&2
                     continue 2
                 fi
                 wait -n || true
             done
             read -r depth extra <<<"$chosen"
-            line="$T1 grid.paper.missing_rates=$rate grid.paper.methods=$method grid.paper.depths=$depth $S5 $extra"
+            if [ "$cell" = table2 ]; then
+                line="$T2 grid.paper.methods=$method grid.paper.depths=$depth $S8 $extra"
+            else
+                line="$T1 grid.paper.missing_rates=$cell grid.paper.methods=$method grid.paper.depths=$depth $S5 $extra"
+            fi
         fi
         eval "$P $line" &
     done
     wait
 }
 
-# Every sweep of the campaign, the cheapest first (one per line: the overrides after $P).
+# Every sweep of the campaign, Table 1's cheapest first (one per line: `<cell> <method> <depth>
+# [overrides]`, a candidate's selecting seeds; `report <cell> <method>`; or the overrides after
+# $P).
 #
 # Table 1, PubMed: the selecting seeds 0-2 of each cell's candidates, then (`report <rate>
 # <method>`, a few lines after the cell's last candidate) the reporting seeds 100-104 of the
@@ -54,9 +63,11 @@ two_at_a_time() {
 # GAT-PN 0% {8 (paper), 2 (CiteSeer), 2 at width 16, dropout 0.5, lr 0.1 (Cora)}; 100% {12
 # (paper), 6 (Cora), 10 (CiteSeer)}. GAT-Lip 0% {5 (paper), 2 (CiteSeer), 2 with 2 heads of 128
 # and dropout 0.5 (Cora)}; 100% {15 (paper, CiteSeer), 11 (Cora)}.
-# Table 2, PubMed 100%: GCNII's candidates {16 (paper), 8 (Cora)} at the preset's values and 16
-# in its own setup (Chen et al., 2020: lr 0.01, weight decay 0.01 on the convolutions, ReLU),
-# seeds 0-2; GAT-Lip's row is Table 1's (its chosen depth, the preset's tag added, no training).
+# Table 2, PubMed 100% (`table2 gcnii <depth>`): GCNII's candidates {16 (paper), 8 (Cora)} at
+# the preset's values and 16 in its own setup (Chen et al., 2020: lr 0.01, weight decay 0.01 on
+# the convolutions, ReLU), seeds 0-2, then (`report table2 gcnii`) the reporting seeds of the one
+# they chose; GAT-Lip's row is Table 1's (`report table2 gat_lip`: its chosen depth, seeds 0-2
+# and 100-104, the preset's tag added, no training).
 # Table 3, PubMed: GAT, GAT-res, GAT-Lip and GAT-Lip-res at 15 layers under the protocol's values
 # (1000 epochs, the preset's early stop after 200 without a better validation accuracy), seeds
 # 0-4, and GAT and GAT-Lip at the setting the search selects on Cora (dropout 0, lr 0.001), on
@@ -66,10 +77,12 @@ two_at_a_time() {
 # CPU-hours (results/bench/reproduce.md), a GPU's work more than a 2-core CPU's.
 S3="\"grid.paper.seeds='0,1,2'\""
 S5="\"grid.paper.seeds='100,101,102,103,104'\""
-while read -r rate method depth extra; do
-    case "$rate" in
-        +* | report) echo "$rate $method $depth $extra" ;;  # a Table 2 or 3 line; a reporting sweep
-        *) echo "$T1 grid.paper.missing_rates=$rate grid.paper.methods=$method grid.paper.depths=$depth $S3 $extra" ;;
+S8="\"grid.paper.seeds='0,1,2,100,101,102,103,104'\""
+while read -r cell method depth extra; do
+    case "$cell" in
+        +* | report) echo "$cell $method $depth $extra" ;;  # a Table 3 or Fig. 6 line; a reporting sweep
+        table2) echo "$T2 grid.paper.methods=$method grid.paper.depths=$depth $S3 $extra" ;;
+        *) echo "$T1 grid.paper.missing_rates=$cell grid.paper.methods=$method grid.paper.depths=$depth $S3 $extra" ;;
     esac
 done <<'ROWS' | two_at_a_time
 0.0 gcn 2
@@ -90,9 +103,7 @@ report 1.0 ggnn
 0.0 gat_pn 2
 0.0 gat_lip 2
 0.0 gat_lip 2 model.hidden=128 ++model.heads=2 model.dropout=0.5
-+experiment=gcnii grid.paper.datasets=pubmed grid.paper.methods=gcnii "grid.paper.seeds='0,1,2'" grid.paper.depths=8
-+experiment=gcnii grid.paper.datasets=pubmed grid.paper.methods=gcnii "grid.paper.seeds='0,1,2'" grid.paper.depths=16
-+experiment=gcnii grid.paper.datasets=pubmed grid.paper.methods=gcnii "grid.paper.seeds='0,1,2'" grid.paper.depths=16 train.lr=0.01 train.conv_weight_decay=0.01 model.activation=relu
+table2 gcnii 8
 0.0 gat_lip 5
 0.0 gat 6
 report 0.0 gat_lip
@@ -108,7 +119,11 @@ report 1.0 gat
 1.0 gat_pn 12
 1.0 gat_lip 15
 report 1.0 gat_pn
+table2 gcnii 16
+table2 gcnii 16 train.lr=0.01 train.conv_weight_decay=0.01 model.activation=relu
 report 1.0 gat_lip
+report table2 gcnii
+report table2 gat_lip
 +experiment=residual grid.paper.datasets=pubmed grid.paper.depths=15 "grid.paper.seeds='0,1,2,3,4'" "grid.paper.methods='gat,gat_lip'" model.dropout=0.0 train.lr=0.001
 +experiment=residual grid.paper.datasets=pubmed grid.paper.depths=15 "grid.paper.seeds='0,1,2,3,4'" "grid.paper.methods='gat,gat_res,gat_lip,gat_lip_res'"
 +experiment=residual grid.paper.datasets=pubmed grid.paper.depths=30 "grid.paper.seeds='0,1,2,3,4'" "grid.paper.methods='gat,gat_res,gat_lip,gat_lip_res'"

@@ -6,6 +6,7 @@ the reproduction scripts' command lines are checked key by key against the compo
 their preset (:func:`test_reproduction_scripts_name_only_existing_keys`).
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -88,7 +89,7 @@ BAD_ARGUMENTS = [
     ("calibrate_verify.py", ["--out", "/etc/hostname/o"], "--out: folder /etc/hostname/o lies "),
     ("calibrate_verify.py", ["--runs", "{missing}"], "--runs: '{missing}' is not a folder"),
     ("calibrate_verify.py", ["--runs", "{empty}", "--smoke"], "--runs: {empty} holds no record"),
-    ("pubmed_chosen.py", ["0.5", "gcn"], "rate method: '0.5 gcn' is no Table 1 cell of "),
+    ("pubmed_chosen.py", ["0.5", "gcn"], "cell method: '0.5 gcn' is no Table 1 or 2 cell of "),
     ("pubmed_chosen.py", ["1.0", "gcn", "--runs", "{missing}"], "--runs: '{missing}' is not a"),
     ("authors_deepgat.py", ["--seeds", "0,0"], "--seeds: '0,0' gives seed 0 twice"),
     ("authors_deepgat.py", ["--seeds", "-1"], "--seeds: '-1' is not integers >= 0"),
@@ -190,6 +191,50 @@ def test_reproduce_pubmed_runs_each_table1_cells_reporting_seeds(tmp_path):
         positions = [i for i, c in enumerate(commands) if f"{rate}={r} {method}={m} " in c]
         last_candidate = max(i for i in positions if "'0,1,2'" in commands[i])
         assert positions[-1] > last_candidate and "'100," in commands[positions[-1]]
+
+
+def test_reproduce_pubmed_reports_table2_at_the_chosen_candidate(tmp_path):
+    """Table 2's two PubMed lines: GCNII's reporting sweep after its three candidates' selecting
+    seeds, GAT-Lip's after Table 1's GAT-Lip 100% reporting sweep, each at the chosen depth with
+    the selecting and reporting seeds (the chosen candidate's seeds 0-2 tagged, not trained)."""
+    calls = _commands(SCRIPTS / "reproduce_pubmed.sh", tmp_path)
+    commands = [" ".join(arguments) for arguments in calls]
+    table2 = [i for i, c in enumerate(commands) if "+experiment=gcnii" in c]
+    both = "grid.paper.seeds='0,1,2,100,101,102,103,104'"
+    gcnii = [i for i in table2 if _value(commands[i], "grid.paper.methods") == "gcnii"]
+    assert [_value(commands[i], "grid.paper.seeds") for i in gcnii] == ["'0,1,2'"] * 3 + [
+        both.split("=")[1]
+    ]
+    [gat_lip] = [i for i in table2 if _value(commands[i], "grid.paper.methods") == "gat_lip"]
+    table1_reporting = next(
+        i
+        for i, c in enumerate(commands)
+        if "grid.paper.missing_rates=1.0 grid.paper.methods=gat_lip " in c and "'100," in c
+    )
+    assert gat_lip > table1_reporting and both in commands[gat_lip]
+    assert "grid.paper.depths=2" in commands[gat_lip]  # the chooser's answer
+
+
+def test_pubmed_chosen_composes_table2s_candidates_to_the_committed_runs(monkeypatch):
+    """Table 2's GCNII candidates at 8 layers compose to the run ids of the committed PubMed
+    GCNII records of seeds 0-2 (the sweep's own runs); Table 2's GAT-Lip cell shares Table 1's
+    GAT-Lip 100% selecting runs."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    from pubmed_chosen import candidate_runs
+
+    gcnii = candidate_runs("table2", "gcnii")
+    assert len(gcnii) == 9
+    at_8 = [rid for rid, row in gcnii.items() if row == ("8",)]
+    records = [json.loads((REPO / "results" / "runs" / f"{rid}.json").read_text()) for rid in at_8]
+    assert sorted(r["config"]["seed"] for r in records) == [0, 1, 2]
+    assert {(r["config"]["model"]["name"], r["config"]["model"]["depth"]) for r in records} == {
+        ("gcnii", 8)
+    }
+    assert all(
+        "gcnii" in r["config"]["tags"] and r["config"]["dataset"]["name"] == "pubmed"
+        for r in records
+    )
+    assert candidate_runs("table2", "gat_lip") == candidate_runs("1.0", "gat_lip")
 
 
 def test_pubmed_chosen_picks_the_committed_gcn_0_cells_width(tmp_path, monkeypatch):
