@@ -1,6 +1,6 @@
 """The paper's grid on a CPU: its cost measured, not guessed, at numerics version 2 and 1.
 
-Three measurements in one process, on the threads torch is given (the committed file: one):
+Two measurements in one process, on the threads torch is given (the committed file: one):
 
 1. **Table 1's epoch against PyG.** A 2-layer GAT-Lip on Cora, hidden 128 as 2 heads x 64,
    dropout 0.5 and the published protocol's other values, built from the project's config as
@@ -16,10 +16,9 @@ Three measurements in one process, on the threads torch is given (the committed 
    seconds of this thread (``time.thread_time``) and in wall seconds, with the load average;
    a full-graph cell also gets its FLOP bound (``gemm_bound``). A preset's CPU-hours are the
    sum over its cells of seeds x epochs x CPU seconds per epoch (:func:`project`).
-3. **PubMed's scorecard lines** (``pubmed_plan``): each cell timed likewise at version 2, each
-   line's CPU-hours projected.
 
 ``--presets`` and ``--versions`` time a subset (the file then names what was not timed).
+PubMed's lines are timed (with `time_cell`) and projected by ``bench_pubmed.py``.
 
     OMP_NUM_THREADS=1 python scripts/bench_reproduce.py        # an hour or more on one thread
     python scripts/bench_reproduce.py --smoke --out /tmp/bench  # a minute: does it still run?
@@ -38,7 +37,6 @@ from pathlib import Path
 import bench_environment
 import numpy as np
 import pandas as pd
-import pubmed_plan
 import torch
 from bench_layers import Graph, PygStack, timed_step_and_evaluation
 from gemm_bound import epoch_bound
@@ -145,7 +143,7 @@ def parse_args(argv=None):
     )
     parser.add_argument(
         "--versions", type=lambda text: text.split(","), default=["v2", "v1"],
-        help="numerics versions timed (comma-separated; PubMed: v2 only)",
+        help="numerics versions timed (comma-separated)",
     )  # fmt: skip
     parser.add_argument(
         "--smoke",
@@ -458,15 +456,11 @@ def preset_notes(presets) -> list[str]:
     return lines
 
 
-def write_outputs(
-    out: Path, env: dict, pyg: pd.DataFrame, samples, projection, pubmed, presets
-) -> None:
+def write_outputs(out: Path, env: dict, pyg: pd.DataFrame, samples, projection, presets) -> None:
     out.mkdir(parents=True, exist_ok=True)
     ratio = pyg.set_index("model")["ms"]
     frames = [pyg.assign(table="table1"), samples.assign(table="sample"),
               projection.assign(table="projection")]  # fmt: skip
-    if pubmed is not None:
-        frames += [pubmed[0].assign(table="pubmed sample"), pubmed[1].assign(table="pubmed")]
     pd.concat(frames, ignore_index=True).to_csv(out / "reproduce.csv", index=False)
     total = projection.filter(like=" h").sum()
     lines = bench_environment.header("The paper's grid on a CPU: measured epochs", env)
@@ -498,22 +492,6 @@ def write_outputs(
         + " of CPU"
         + (f", v1/v2 **{total['v1 h'] / total['v2 h']:.2f}x**." if "v1 h" in total else "."),
     ]
-    if pubmed is not None:
-        cost = pubmed[1]["cpu h"].sum()
-        lines += [
-            "",
-            "## PubMed: every scorecard line's projected cost (CPU-hours, v2)",
-            "",
-            " ".join(pubmed_plan.__doc__.replace("``", "`").split()),
-            "",
-            "CPU-hours = seeds x epochs x CPU seconds per epoch summed over a line's candidates "
-            "(the reporting seeds at its costliest), each candidate's seconds timed (Fig. 6: "
-            f"at depths {pubmed_plan.FIG6_TIMED}, the line through them for the others).",
-            "",
-            table(pubmed[1]),
-            "",
-            f"Total: **{cost:.0f} CPU-hours** ({cost / 24:.1f} days of one core).",
-        ]
     lines += [
         "",
         "## The timed samples (seconds per epoch)",
@@ -522,33 +500,12 @@ def write_outputs(
         "",
         table(samples.dropna(axis=1, how="all")),
     ]
-    if pubmed is not None:
-        lines += ["", "### PubMed (v2 only)", "", table(pubmed[0].dropna(axis=1, how="all"))]
     (out / "reproduce.md").write_text("\n".join(lines) + "\n")
     print(f"\nwrote {out / 'reproduce.csv'} and {out / 'reproduce.md'}")
 
 
 def table(frame: pd.DataFrame) -> str:
     return frame.to_markdown(index=False, floatfmt=".3g")
-
-
-def time_pubmed(records: list[dict], epochs: int, data_dir: str) -> tuple[pd.DataFrame, ...]:
-    """PubMed's timed cells (v2) and each scorecard line's projected cost (`pubmed_plan`)."""
-    sampled = {
-        cell: time_cell("pubmed", {"cell": " ".join(cell)}, cell, epochs, data_dir, ("v2",))
-        for cell in pubmed_plan.timed_cells()
-    }
-    residual = [row for row in records if "residual" in row["tags"]]
-
-    def cora_epochs(candidate: tuple[str, ...]) -> float | None:
-        on_cora = tuple("dataset=cora" if item == "dataset=pubmed" else item for item in candidate)
-        cfg = compose_config(CONFIGS_DIR, on_cora)
-        key = cell_key(OmegaConf.to_container(cfg, resolve=True))
-        found = [row["epochs"] for row in residual if row["key"] == key]
-        return float(np.mean(found)) if found else None
-
-    timed = {cell: row["v2 cpu s"] for cell, row in sampled.items()}
-    return pd.DataFrame(sampled.values()), pubmed_plan.project_lines(timed, cora_epochs)
 
 
 def main(argv=None) -> None:
@@ -582,7 +539,6 @@ def main(argv=None) -> None:
             frame = pd.DataFrame(sampled)
             projections.append(project(preset, axes, frame, records, args.versions))
             print(projections[-1], flush=True)
-        pubmed = None if args.smoke else time_pubmed(records, args.epochs, data_dir)
     env["load_average_at_end"] = round(os.getloadavg()[0], 1)
     untimed = [preset.name for preset in PRESETS if preset not in presets]
     if not args.smoke and (untimed or args.versions != ["v2", "v1"]):
@@ -591,7 +547,7 @@ def main(argv=None) -> None:
             f"{', '.join(args.versions)} (an earlier run's figures: this file's git history)"
         )
     projection = pd.DataFrame(projections)
-    write_outputs(args.out, env, pyg, pd.DataFrame(rows), projection, pubmed, presets)
+    write_outputs(args.out, env, pyg, pd.DataFrame(rows), projection, presets)
 
 
 if __name__ == "__main__":

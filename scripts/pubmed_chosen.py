@@ -1,23 +1,24 @@
-"""The setting a Table 1 or 2 PubMed cell's selecting seeds chose, as `reproduce_pubmed.sh` runs it.
+"""The setting a PubMed table cell's selecting seeds chose, as `reproduce_pubmed.sh` runs it.
 
 A cell's candidates are the script's rows of its cell and method (`candidate_rows`: a Table 1
-missing rate, or ``table2``), each over the selecting seeds 0-2. Once every one of those runs
-has a finished record in ``--runs`` (each found by the run id its config composes to), the
-report's own rule ([`select`][lipnorm_exp.report.aggregate.select]: the best mean validation
-accuracy, then the shallower) picks one, and this prints its row's depth and overrides, which
-the script runs over the reporting seeds 100-104 (Dasoulas, Scaman & Virmaux, ICML 2021,
-Tables 1 and 2; selection apart from reporting). Table 2's GAT-Lip cell has no rows: it is
-Table 1's GAT-Lip 100% cell, whose choice it prints. Exit 3, with a line naming the first run
-not finished, where one is not:
+missing rate, ``table2`` or ``table3``), each over the selecting seeds 0-2 (Table 3: the
+protocol's 0-4). Once every one of those runs has a finished record in ``--runs`` (each found
+by the run id its config composes to, where the sweep writes it), the report's own rule
+([`select`][lipnorm_exp.report.aggregate.select]: the best mean validation accuracy, then the
+shallower) picks one, and this prints its row's depth and overrides, which the script runs over
+the reporting seeds 100-104 (Dasoulas, Scaman & Virmaux, ICML 2021, Tables 1-3; selection apart
+from reporting). Table 2's GAT-Lip cell has no rows: it is Table 1's GAT-Lip 100% cell, whose
+choice it prints. Exit 3, with a line naming the first run not finished, where one is not:
 
     python scripts/pubmed_chosen.py 1.0 gcn --runs results/runs       # prints e.g. "11"
     python scripts/pubmed_chosen.py table2 gcnii --runs results/runs  # e.g. "16 train.lr=0.01 ..."
+    python scripts/pubmed_chosen.py table3 gat --runs results/runs    # e.g. "15"
 """
 
 import argparse
 import sys
 
-from pubmed_plan import SELECTING, TABLE2_CELL, candidate, candidate_rows
+from pubmed_plan import TABLE2_CELL, candidate, candidate_rows, selecting_seeds
 
 from lipnorm_exp.util.commands import OneLineParser, existing_folder
 
@@ -33,7 +34,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         description=__doc__.split("\n\n")[0], error_prefix="pubmed_chosen.py: error: "
     )
     parser.add_argument(
-        "cell", help="the cell: a Table 1 missing rate as the script's rows write it, or table2"
+        "cell",
+        help="the cell: a Table 1 missing rate as the script's rows write it, table2 or table3",
     )
     parser.add_argument("method", help="the cell's method (+method=...)")
     parser.add_argument(
@@ -44,7 +46,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     if (args.cell, args.method) not in cells:
         allowed = ", ".join(f"{cell} {method}" for cell, method in cells)
         parser.error(
-            f"argument cell method: '{args.cell} {args.method}' is no Table 1 or 2 cell of "
+            f"argument cell method: '{args.cell} {args.method}' is no table cell of "
             f"reproduce_pubmed.sh (one of: {allowed})"
         )
     return args
@@ -61,7 +63,7 @@ def candidate_runs(cell: str, method: str) -> dict[str, tuple[str, ...]]:
         if row[:2] != (cell, method):
             continue
         *_, depth, extra = row
-        for seed in range(SELECTING):
+        for seed in range(selecting_seeds(cell)):
             overrides = (*candidate(*row), f"seed={seed}")
             runs[run_id(compose_config(CONFIGS_DIR, overrides))] = (str(depth), *extra)
     return runs
@@ -69,18 +71,20 @@ def candidate_runs(cell: str, method: str) -> dict[str, tuple[str, ...]]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from lipnorm_exp.records import schema
-    from lipnorm_exp.records.store import iter_records
+    from lipnorm_exp.records import FINISHED, BadRecordError, read_record
     from lipnorm_exp.report.aggregate import select
     from lipnorm_exp.report.frame import record_row, records_frame
     from lipnorm_exp.report.run_row import RUN_ID
 
     rows = candidate_runs(args.cell, args.method)
-    finished = {
-        record[schema.RUN_ID]: record
-        for _, record in iter_records(args.runs, set_aside_broken=False)
-        if record[schema.RUN_ID] in rows and record[schema.STATUS] in schema.FINISHED
-    }
+    finished = {}
+    for rid in rows:  # where the sweep writes and finds a run's record
+        try:
+            record = read_record(args.runs, rid)
+        except BadRecordError:  # its sweep sets it aside and trains the run again
+            continue
+        if record is not None and record["status"] in FINISHED:
+            finished[rid] = record
     waiting = [rid for rid in rows if rid not in finished]
     if waiting:
         print(

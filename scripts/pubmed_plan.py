@@ -1,11 +1,12 @@
 """The PubMed lines of the scorecard as runs to make: their cells, seeds and epochs.
 
-Table 1's and Table 2's GCNII candidates are those ``scripts/reproduce_pubmed.sh`` runs (read
-from it: the script is their one list), each over the selecting seeds 0-2, and the cell's
-reporting seeds 100-104 at the costliest of its candidates (the chosen one is not known before
+Table 1's, Table 2's GCNII and Table 3's 15-layer candidates are those
+``scripts/reproduce_pubmed.sh`` runs (read from it: the script is their one list), each over the
+selecting seeds 0-2 (Table 3: the protocol's 0-4), and the cell's reporting seeds 100-104 at the
+costliest of its candidates where it has several (the chosen one is not known before
 selection; an upper bound). Table 2's GAT-Lip line is Table 1's GAT-Lip 100% cell (the same
-runs). Table 3 and Fig. 6 run at the protocol's settings, 5 seeds. Every run under the
-published protocol, as the presets' paper grids run it. Epochs: the presets' 1000, except
+runs). Table 3 at 30 layers and Fig. 6 run at the protocol's settings, 5 seeds. Every run under
+the published protocol, as the presets' paper grids run it. Epochs: the presets' 1000, except
 Table 3, which stops after 200 epochs without a better validation accuracy: the mean epochs
 its Cora records of the same model and depth ran (else 1000). ``bench_reproduce`` times the
 cells (`timed_cells`) and projects each line (`project_lines`).
@@ -26,9 +27,11 @@ __all__ = [
     "FIG6_TIMED",
     "LINES",
     "TABLE2_CELL",
+    "TABLE3_CELL",
     "candidate",
     "candidate_rows",
     "project_lines",
+    "selecting_seeds",
     "timed_cells",
 ]
 
@@ -43,9 +46,11 @@ def paper_run(preset: str) -> tuple[str, ...]:
             "dataset=pubmed")  # fmt: skip
 
 
-TABLE1, TABLE2, RESIDUAL = paper_run("missing_vector"), paper_run("gcnii"), paper_run("residual")
-#: the cell of Table 2's candidate rows (Table 1's are their missing rates)
-TABLE2_CELL = "table2"
+TABLE1, RESIDUAL = paper_run("missing_vector"), paper_run("residual")
+#: the cells of Table 2's and Table 3's candidate rows (Table 1's are their missing rates), each
+#: with its preset
+TABLE2_CELL, TABLE3_CELL = "table2", "table3"
+PRESET_OF_CELL = {TABLE2_CELL: "gcnii", TABLE3_CELL: "residual"}
 #: (cell, method, depth, other overrides): a candidate row of the script
 Row = tuple[str, str, int, tuple[str, ...]]
 METHODS = {"gcn": "GCN", "ggnn": "GGNN", "gat": "GAT", "gat_pn": "GAT-PN", "gat_lip": "GAT-Lip"}
@@ -68,17 +73,17 @@ class Line:
 
 
 def candidate_rows(script: Path = SCRIPT) -> list[Row]:
-    """(cell, method, depth, other overrides) of each Table 1 and Table 2 candidate of ``script``.
+    """(cell, method, depth, other overrides) of each candidate row of ``script``.
 
-    The cell is a Table 1 missing rate (``0.0``, ``1.0``) or ``table2`` (Table 2's PubMed column,
-    100% missing).
+    The cell is a Table 1 missing rate (``0.0``, ``1.0``), ``table2`` (Table 2's PubMed column,
+    100% missing) or ``table3`` (Table 3's PubMed columns, their depth the row's).
     """
     text = script.read_text()
     block = re.search(r"<<'ROWS'[^\n]*\n(.*?)\nROWS", text, re.S)
     assert block, f"{script}: no ROWS block"
     rows = []
     for line in block.group(1).splitlines():
-        if line.startswith(("+", "report ")):  # a Table 3 or Fig. 6 line, or a cell's reporting
+        if line.startswith(("+", "report ")):  # a sweep of its own, or a cell's reporting
             continue  # seeds: not a candidate
         cell, method, depth, *extra = shlex.split(line)
         rows.append((cell, method, int(depth), tuple(extra)))
@@ -87,10 +92,17 @@ def candidate_rows(script: Path = SCRIPT) -> list[Row]:
 
 def candidate(cell: str, method: str, depth: int, extra: tuple[str, ...]) -> tuple[str, ...]:
     """The overrides of one run of a candidate row (`candidate_rows`), without its seed."""
-    if cell == TABLE2_CELL:
-        return (*TABLE2, f"+method={method}", f"model.depth={depth}", *extra)
+    if cell in PRESET_OF_CELL:
+        return (*paper_run(PRESET_OF_CELL[cell]), f"+method={method}", f"model.depth={depth}",
+                *extra)  # fmt: skip
     return (*TABLE1, f"dataset.missing_rate={cell}", f"+method={method}", f"model.depth={depth}",
             *extra)  # fmt: skip
+
+
+def selecting_seeds(cell: str) -> int:
+    """How many seeds (0, 1, ...) each candidate of ``cell`` runs: Table 3's protocol's 5, the
+    others' 3."""
+    return PROTOCOL_SEEDS if cell == TABLE3_CELL else SELECTING
 
 
 def _table1_lines() -> list[Line]:
@@ -106,8 +118,31 @@ def _table1_lines() -> list[Line]:
     return lines
 
 
-def _protocol_line(name: str, overrides: tuple[str, ...]) -> Line:
-    return Line(name, (overrides,), PROTOCOL_SEEDS)
+#: Table 3's methods, and the depths the script runs as candidate rows (each then reported
+#: over seeds 100-104 where it has several) and at the protocol's values only
+TABLE3_METHODS = {
+    "gat": "GAT",
+    "gat_res": "GAT-res",
+    "gat_lip": "GAT-Lip",
+    "gat_lip_res": "GAT-Lip-res",
+}
+TABLE3_SELECTED, TABLE3_PROTOCOL = (15,), (30,)
+
+
+def _table3_lines() -> list[Line]:
+    rows = [row for row in candidate_rows() if row[0] == TABLE3_CELL]
+    lines = []
+    for depth in (*TABLE3_SELECTED, *TABLE3_PROTOCOL):
+        for method, label in TABLE3_METHODS.items():
+            name = f"Table 3 {label} PubMed, {depth} layers"
+            if depth in TABLE3_PROTOCOL:
+                protocol = (*RESIDUAL, f"+method={method}", f"model.depth={depth}")
+                lines.append(Line(name, (protocol,), PROTOCOL_SEEDS))
+                continue
+            candidates = tuple(candidate(*row) for row in rows if row[1:3] == (method, depth))
+            reporting = REPORTING if len(candidates) > 1 else 0
+            lines.append(Line(name, candidates, PROTOCOL_SEEDS, reporting))
+    return lines
 
 
 LINES: list[Line] = [
@@ -119,19 +154,7 @@ LINES: list[Line] = [
         REPORTING,
     ),
     Line("Table 2 GAT-Lip PubMed 100%", (), 0, shared_with="Table 1 GAT-Lip PubMed 100%"),
-    *(
-        _protocol_line(
-            f"Table 3 {label} PubMed, {depth} layers",
-            (*paper_run("residual"), f"+method={method}", f"model.depth={depth}"),
-        )
-        for depth in (15, 30)
-        for method, label in (
-            ("gat", "GAT"),
-            ("gat_res", "GAT-res"),
-            ("gat_lip", "GAT-Lip"),
-            ("gat_lip_res", "GAT-Lip-res"),
-        )  # fmt: skip
-    ),
+    *_table3_lines(),
     *(
         Line(
             f"Fig. 6 PubMed {model.upper()}, {norm}",

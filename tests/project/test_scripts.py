@@ -46,6 +46,7 @@ def test_every_python_script_is_a_known_command():
         "bench_cli.py",
         "bench_huggingface.py",
         "bench_layers.py",
+        "bench_pubmed.py",
         "bench_reproduce.py",
         "bench_sweep.py",
         "bench_threads.py",
@@ -63,6 +64,7 @@ def test_every_python_script_is_a_known_command():
         ["bench_layers.py"],
         ["bench_layers.py", "--messages"],
         ["bench_reproduce.py"],
+        ["bench_pubmed.py"],
         ["bench_checkpoint.py"],
         ["bench_sweep.py"],
         ["bench_threads.py"],
@@ -73,8 +75,10 @@ def test_every_python_script_is_a_known_command():
     ],
     ids=" ".join,
 )
-def test_benchmark_runs_in_its_smoke_mode(command, tmp_path, tmp_path_factory):
+def test_benchmark_runs_in_its_smoke_mode(command, tmp_path, tmp_path_factory, planetoid_raw):
     script, *options = command
+    if script == "bench_pubmed.py":
+        planetoid_raw("pubmed")  # skipped, with the loader's reason, where PubMed cannot be had
     args = [str(SCRIPTS / script), *options, "--smoke", "--out", str(tmp_path)]
     done = _run(args, cwd=REPO, data_dir=tmp_path_factory.mktemp("data"))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -89,12 +93,14 @@ BAD_ARGUMENTS = [
     ("calibrate_verify.py", ["--out", "/etc/hostname/o"], "--out: folder /etc/hostname/o lies "),
     ("calibrate_verify.py", ["--runs", "{missing}"], "--runs: '{missing}' is not a folder"),
     ("calibrate_verify.py", ["--runs", "{empty}", "--smoke"], "--runs: {empty} holds no record"),
-    ("pubmed_chosen.py", ["0.5", "gcn"], "cell method: '0.5 gcn' is no Table 1 or 2 cell of "),
+    ("pubmed_chosen.py", ["0.5", "gcn"], "cell method: '0.5 gcn' is no table cell of "),
     ("pubmed_chosen.py", ["1.0", "gcn", "--runs", "{missing}"], "--runs: '{missing}' is not a"),
     ("authors_deepgat.py", ["--seeds", "0,0"], "--seeds: '0,0' gives seed 0 twice"),
     ("authors_deepgat.py", ["--seeds", "-1"], "--seeds: '-1' is not integers >= 0"),
     ("authors_deepgat.py", ["--lr", "nan"], "--lr: 'nan' is not a finite number > 0"),
     ("authors_deepgat.py", ["--out", "/etc/hostname"], "--out: folder /etc/hostname is a file"),
+    ("bench_pubmed.py", ["--epochs", "0"], "--epochs: '0' is not an integer >= 1"),
+    ("bench_pubmed.py", ["--runs", "{missing}"], "--runs: '{missing}' is not a folder"),
     ("bench_reproduce.py", ["--epochs", "0"], "--epochs: '0' is not an integer >= 1"),
     ("bench_reproduce.py", ["--warmup", "-1"], "--warmup: '-1' is not an integer >= 0"),
     ("bench_reproduce.py", ["--repeats", "3"], "--repeats: 3 is not an integer >= 20"),
@@ -182,7 +188,11 @@ def test_reproduce_pubmed_runs_each_table1_cells_reporting_seeds(tmp_path):
     """Each Table 1 PubMed cell (rate, method) has a ``report`` line, after its candidates."""
     calls = _commands(SCRIPTS / "reproduce_pubmed.sh", tmp_path)
     commands = [" ".join(arguments) for arguments in calls]
-    reporting = [c for c in commands if "grid.paper.seeds='100,101,102,103,104'" in c]
+    reporting = [
+        c
+        for c in commands
+        if "grid.paper.seeds='100,101,102,103,104'" in c and "+experiment=missing_vector" in c
+    ]
     rate, method = "grid.paper.missing_rates", "grid.paper.methods"
     cells = {(_value(c, rate), _value(c, method)) for c in reporting}
     methods = ("gcn", "ggnn", "gat", "gat_pn", "gat_lip")
@@ -215,6 +225,25 @@ def test_reproduce_pubmed_reports_table2_at_the_chosen_candidate(tmp_path):
     assert "grid.paper.depths=2" in commands[gat_lip]  # the chooser's answer
 
 
+def test_reproduce_pubmed_reports_table3s_15_layer_cells_with_several_candidates(tmp_path):
+    """Table 3 on PubMed at 15 layers: each method over seeds 0-4 at the protocol's values, GAT
+    and GAT-Lip also at Cora's selected setting; those two reported over seeds 100-104 at the
+    chosen one, after their candidates; 30 layers at the protocol's values only."""
+    calls = _commands(SCRIPTS / "reproduce_pubmed.sh", tmp_path)
+    commands = [" ".join(arguments) for arguments in calls]
+    table3 = [(i, c) for i, c in enumerate(commands) if "+experiment=residual" in c]
+    at_15 = [(i, c) for i, c in table3 if "grid.paper.depths=15" in c]
+    selecting = [(i, c) for i, c in at_15 if "'0,1,2,3,4'" in c]
+    methods = sorted(_value(c, "grid.paper.methods") for _, c in selecting)
+    assert methods == ["gat", "gat", "gat_lip", "gat_lip", "gat_lip_res", "gat_res"]
+    assert sum("train.lr=0.001" in c and "model.dropout=0.0" in c for _, c in selecting) == 2
+    reporting = [(i, c) for i, c in table3 if "'100,101,102,103,104'" in c]  # the stub's depth
+    assert sorted(_value(c, "grid.paper.methods") for _, c in reporting) == ["gat", "gat_lip"]
+    assert min(i for i, _ in reporting) > max(i for i, _ in selecting)
+    [at_30] = [c for _, c in table3 if "grid.paper.depths=30" in c]
+    assert "'0,1,2,3,4'" in at_30 and "train.lr" not in at_30
+
+
 def test_pubmed_chosen_composes_table2s_candidates_to_the_committed_runs(monkeypatch):
     """Table 2's GCNII candidates at 8 layers compose to the run ids of the committed PubMed
     GCNII records of seeds 0-2 (the sweep's own runs); Table 2's GAT-Lip cell shares Table 1's
@@ -235,6 +264,29 @@ def test_pubmed_chosen_composes_table2s_candidates_to_the_committed_runs(monkeyp
         for r in records
     )
     assert candidate_runs("table2", "gat_lip") == candidate_runs("1.0", "gat_lip")
+
+
+def test_bench_pubmed_finds_a_cells_records_by_their_setting(monkeypatch):
+    """``bench_pubmed.recorded_seconds`` of Table 1's GCN PubMed 0% candidate at width 128: its
+    committed records of seeds 0-2 and 100-104 (one setting), each epoch's mean wall seconds;
+    the width-64 candidate's records are not among them."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    from bench_pubmed import recorded_seconds
+    from pubmed_plan import LINES
+
+    [gcn] = [line for line in LINES if line.name == "Table 1 GCN PubMed 0%"]
+    [wide] = [cell for cell in gcn.candidates if "model.hidden=128" in cell]
+    runs = REPO / "results" / "runs"
+    expected = sorted(
+        record["timing"]["epoch_s_mean"]
+        for record in map(json.loads, (path.read_text() for path in runs.glob("*.json")))
+        if record["config"]["dataset"]["name"] == "pubmed"
+        and record["config"]["model"]["name"] == "gcn"
+        and record["config"]["model"]["hidden"] == 128
+        and record["config"]["dataset"]["missing_rate"] == 0.0
+    )
+    found = recorded_seconds(runs, [wide])[wide]
+    assert len(found) == 8 and sorted(found) == expected
 
 
 def test_pubmed_chosen_picks_the_committed_gcn_0_cells_width(tmp_path, monkeypatch):
