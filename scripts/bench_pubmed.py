@@ -23,13 +23,12 @@ import bench_environment
 import numpy as np
 import pandas as pd
 import pubmed_plan
-from bench_reproduce import CPU, cell_key, recorded_epochs, table, time_cell
+from bench_reproduce import CPU, add_cell_arguments, cell_key, recorded_epochs, table, time_cell
 from omegaconf import OmegaConf
 
-from lipnorm_exp.cli.file_arguments import output_folder
-from lipnorm_exp.records import FINISHED, RUNS_FOLDER, setting_key
+from lipnorm_exp.records import FINISHED, setting_key
 from lipnorm_exp.report.grids import CONFIGS_DIR, compose_config
-from lipnorm_exp.util.commands import OneLineParser, existing_folder, positive_int
+from lipnorm_exp.util.commands import OneLineParser
 
 #: the file name of the results, ``<out>/pubmed.md`` and ``.csv``
 NAME = "pubmed"
@@ -40,13 +39,7 @@ def parse_args(argv=None):
     parser = OneLineParser(
         description=__doc__.split("\n\n")[0], error_prefix="bench_pubmed.py: error: "
     )
-    parser.add_argument(
-        "--epochs", type=positive_int, default=3, help="epochs timed per cell (after one untimed)"
-    )
-    parser.add_argument(
-        "--runs", type=existing_folder, default=str(RUNS_FOLDER), help="the records' folder"
-    )
-    parser.add_argument("--out", type=output_folder, default="results/bench")
+    add_cell_arguments(parser)
     parser.add_argument(
         "--smoke", action="store_true", help="seconds: the first cell for one epoch, no projection"
     )

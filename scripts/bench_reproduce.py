@@ -122,6 +122,18 @@ SMOKE_PRESETS = (
 )
 
 
+def add_cell_arguments(parser: OneLineParser) -> None:
+    """``--epochs`` (timed per cell, after one untimed), ``--runs`` and ``--out``: the arguments
+    of a benchmark that times cells (`time_cell`) and reads the records' epochs."""
+    parser.add_argument(
+        "--epochs", type=positive_int, default=3, help="epochs timed per cell (after one untimed)"
+    )
+    parser.add_argument(
+        "--runs", type=existing_folder, default=str(RUNS_FOLDER), help="the records' folder"
+    )
+    parser.add_argument("--out", type=output_folder, default="results/bench")
+
+
 def parse_args(argv=None):
     """The command line; a bad argument is refused in one line before anything runs."""
     parser = OneLineParser(
@@ -131,13 +143,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--warmup", type=non_negative_int, default=3, help="Table 1 epochs untimed first"
     )
-    parser.add_argument(
-        "--epochs", type=positive_int, default=3, help="epochs timed per sampled cell"
-    )
-    parser.add_argument(
-        "--runs", type=existing_folder, default=str(RUNS_FOLDER), help="the records' folder"
-    )
-    parser.add_argument("--out", type=output_folder, default="results/bench")
+    add_cell_arguments(parser)
     parser.add_argument(
         "--presets", type=lambda text: text.split(","), help="time only these (comma-separated)"
     )
