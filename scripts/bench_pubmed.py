@@ -13,11 +13,9 @@ under whatever load they ran), so that the projection is checked against the cam
     python scripts/bench_pubmed.py --smoke --out /tmp/bench          # one cell, one epoch
 """
 
-import json
 import os
 import statistics
 import tempfile
-from pathlib import Path
 
 import bench_environment
 import numpy as np
@@ -26,7 +24,7 @@ import pubmed_plan
 from bench_reproduce import CPU, add_cell_arguments, cell_key, recorded_epochs, table, time_cell
 from omegaconf import OmegaConf
 
-from lipnorm_exp.records import FINISHED, setting_key
+from lipnorm_exp.records import setting_key
 from lipnorm_exp.report.grids import CONFIGS_DIR, compose_config
 from lipnorm_exp.util.commands import OneLineParser
 
@@ -49,21 +47,19 @@ def parse_args(argv=None):
     return args
 
 
-def recorded_seconds(runs: Path, cells: list[tuple[str, ...]]) -> dict[tuple[str, ...], list]:
-    """Each cell's finished records' wall seconds an epoch, found by the cell's setting (cells of
-    one setting, as Table 1's GAT at 2 layers and 0% and Fig. 6's, share their records)."""
+def recorded_seconds(records: list[dict], cells: list[tuple[str, ...]]) -> dict[tuple, list]:
+    """Each cell's finished PubMed records' wall seconds an epoch (``records``:
+    `recorded_epochs`), found by the cell's setting (cells of one setting, as Table 1's GAT at 2
+    layers and 0% and Fig. 6's, share their records)."""
     settings: dict[str, list[tuple[str, ...]]] = {}
     for cell in cells:
         key = setting_key(compose_config(CONFIGS_DIR, (*cell, "seed=0")))
         settings.setdefault(key, []).append(cell)
     seconds: dict[tuple[str, ...], list] = {cell: [] for cell in cells}
-    for path in sorted(runs.glob("*.json")):
-        record = json.loads(path.read_text())
-        config = record["config"]
-        if config["dataset"]["name"] != "pubmed" or record["status"] not in FINISHED:
-            continue
-        for cell in settings.get(setting_key(config), ()):
-            seconds[cell].append(float(record["timing"]["epoch_s_mean"]))
+    for row in records:
+        if row["dataset"] == "pubmed":
+            for cell in settings.get(row["setting"], ()):
+                seconds[cell].append(row["epoch s"])
     return seconds
 
 
@@ -78,7 +74,8 @@ def main(argv=None) -> None:
             for cell in cells
         }
     env["load_average_at_end"] = round(os.getloadavg()[0], 1)
-    recorded = recorded_seconds(args.runs, cells)
+    records = recorded_epochs(args.runs)
+    recorded = recorded_seconds(records, cells)
     for cell, row in sampled.items():
         row["records"] = len(recorded[cell])
         row["recorded wall s"] = statistics.mean(recorded[cell]) if recorded[cell] else np.nan
@@ -87,7 +84,7 @@ def main(argv=None) -> None:
     if args.smoke:
         bench_environment.write_results(args.out, NAME, samples, lines)
         return
-    residual = [row for row in recorded_epochs(args.runs) if "residual" in row["tags"]]
+    residual = [row for row in records if "residual" in row["tags"]]
 
     def cora_epochs(candidate: tuple[str, ...]) -> float | None:
         on_cora = tuple("dataset=cora" if item == "dataset=pubmed" else item for item in candidate)

@@ -46,7 +46,7 @@ from torch_geometric import seed_everything
 from lipnorm_exp.cli.file_arguments import output_folder
 from lipnorm_exp.config import build_model
 from lipnorm_exp.data import FULL_GRAPH_NODES, load_task
-from lipnorm_exp.records import FINISHED, RUNS_FOLDER
+from lipnorm_exp.records import FINISHED, RUNS_FOLDER, setting_key
 from lipnorm_exp.records.labels import model_label
 from lipnorm_exp.report.grids import CONFIGS_DIR, compose_config, paper_protocol
 from lipnorm_exp.sweeps.progress import sweep_axes
@@ -324,7 +324,8 @@ def time_cell(
 
 
 def recorded_epochs(runs: Path) -> list[dict]:
-    """Per finished paper-scale record: its presets, protocol, :func:`cell_key` and epochs."""
+    """Per finished paper-scale record: its presets, protocol, :func:`cell_key`, epochs, dataset,
+    setting (`setting_key`) and mean wall seconds an epoch."""
     rows = []
     for path in sorted(runs.glob("*.json")):
         record = json.loads(path.read_text())
@@ -337,6 +338,9 @@ def recorded_epochs(runs: Path) -> list[dict]:
                 "protocol": config["protocol"]["name"],
                 "key": cell_key(config),
                 "epochs": int(record["summary"]["epochs_run"]),
+                "dataset": config["dataset"]["name"],
+                "setting": setting_key(config),
+                "epoch s": float(record["timing"]["epoch_s_mean"]),
             }
         )
     return rows

@@ -272,6 +272,7 @@ def test_bench_pubmed_finds_a_cells_records_by_their_setting(monkeypatch):
     the width-64 candidate's records are not among them."""
     monkeypatch.syspath_prepend(str(SCRIPTS))
     from bench_pubmed import recorded_seconds
+    from bench_reproduce import recorded_epochs
     from pubmed_plan import LINES
 
     [gcn] = [line for line in LINES if line.name == "Table 1 GCN PubMed 0%"]
@@ -285,7 +286,7 @@ def test_bench_pubmed_finds_a_cells_records_by_their_setting(monkeypatch):
         and record["config"]["model"]["hidden"] == 128
         and record["config"]["dataset"]["missing_rate"] == 0.0
     )
-    found = recorded_seconds(runs, [wide])[wide]
+    found = recorded_seconds(recorded_epochs(runs), [wide])[wide]
     assert len(found) == 8 and sorted(found) == expected
 
 
