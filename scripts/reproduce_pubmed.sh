@@ -5,6 +5,7 @@
 # results/bench/pubmed.md). Each line is one sweep; a re-launch skips finished runs and resumes
 # a stopped one from its checkpoint. Then the report.
 #   LIPNORM_RAW_DIRS=<folder holding Planetoid/PubMed/raw> bash scripts/reproduce_pubmed.sh
+# SWEEPS_AT_ONCE=<n> runs n sweeps at a time instead of 2 (one core each).
 #
 # Table 1 and Table 2 cells: the setting is chosen on validation over seeds 0-2 among a stated,
 # bounded grid (the paper's depth, and the settings that won the same method and missing rate on
@@ -14,23 +15,25 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1
+SWEEPS_AT_ONCE="${SWEEPS_AT_ONCE:-2}"
 P="python -m lipnorm_exp train.progress=false scale=paper"
 T1="+experiment=missing_vector grid.paper.datasets=pubmed grid.paper.epochs=1000"
 T2="+experiment=gcnii grid.paper.datasets=pubmed"
 T3="+experiment=residual grid.paper.datasets=pubmed"
 
-# Run the sweeps read from standard input (one per line: the overrides after $P), two at a time.
+# Run the sweeps read from standard input (one per line: the overrides after $P),
+# $SWEEPS_AT_ONCE at a time.
 # A line `report <cell> <method>` is a Table 1 or 2 cell's reporting sweep, seeds 100-104 at the
 # candidate its selecting seeds chose (scripts/pubmed_chosen.py: the report's rule, on
 # validation); until they have all finished it waits for a running sweep to end and asks again,
 # and where none is running it is left for the next launch, with a line saying so. Table 2's
 # reporting sweep also names the selecting seeds of the chosen candidate: those of GAT-Lip,
 # Table 1's runs, get the preset's tag (no training).
-two_at_a_time() {
+at_once() {
     local line cell method chosen depth extra
     while IFS= read -r line; do
         [ -z "$line" ] && continue
-        while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || true; done
+        while [ "$(jobs -rp | wc -l)" -ge "$SWEEPS_AT_ONCE" ]; do wait -n || true; done
         if [[ "$line" == report\ * ]]; then
             read -r _ cell method <<<"$line"
             until chosen=$(python scripts/pubmed_chosen.py "$cell" "$method"); do
@@ -90,7 +93,7 @@ while read -r cell method depth extra; do
         table3) echo "$T3 grid.paper.methods=$method grid.paper.depths=$depth $S05 $extra" ;;
         *) echo "$T1 grid.paper.missing_rates=$cell grid.paper.methods=$method grid.paper.depths=$depth $S3 $extra" ;;
     esac
-done <<'ROWS' | two_at_a_time
+done <<'ROWS' | at_once
 0.0 gcn 2
 0.0 gcn 2 model.hidden=128
 1.0 gcn 2

@@ -134,24 +134,33 @@ def test_epoch_budget_runs_on_the_committed_records():
     assert "| GAT-Lip " in done.stdout
 
 
-def _commands(script: Path, tmp_path: Path) -> list[list[str]]:
-    """The arguments of every ``python -m lipnorm_exp`` call the script makes.
+def _run_script(script: Path, tmp_path: Path, chosen: str = "echo 2; exit 0"):
+    """Run the script as written (its variables, arrays and loops expanded by bash), one
+    sweep at a time (``SWEEPS_AT_ONCE=1``: the calls in the script's order), with a ``python``
+    on ``PATH`` that only writes down its arguments, one record a call in one write, and runs
+    ``chosen`` for ``pubmed_chosen.py`` (a cell's chosen candidate; by default depth 2).
 
-    The script runs as written (its variables, arrays and loops expanded by bash) with a
-    ``python`` on ``PATH`` that only writes down its arguments, and answers
-    ``pubmed_chosen.py`` (a cell's chosen candidate) with depth 2.
+    Returns the finished process and the arguments of every ``python -m lipnorm_exp`` call.
     """
     log, stub = tmp_path / "calls", tmp_path / "bin" / "python"
-    stub.parent.mkdir()
-    chosen = 'case "$1" in *pubmed_chosen.py) echo 2; exit 0;; esac'
+    stub.parent.mkdir(parents=True)
     stub.write_text(
-        f"#!/bin/sh\n{chosen}\nprintf '%s\\037' \"$@\" >> {log}\nprintf '\\036' >> {log}\n"
+        f'#!/bin/sh\ncase "$1" in *pubmed_chosen.py) {chosen};; esac\n'
+        f"call=$(printf '%s\\037' \"$@\")\nprintf '%s\\036' \"$call\" >> {log}\n"
     )
     stub.chmod(0o755)
-    env = {**os.environ, "PATH": f"{stub.parent}{os.pathsep}{os.environ['PATH']}"}
-    subprocess.run(["bash", str(script)], env=env, check=True, capture_output=True, timeout=60)
+    path = f"{stub.parent}{os.pathsep}{os.environ['PATH']}"
+    env = {**os.environ, "PATH": path, "SWEEPS_AT_ONCE": "1"}
+    done = subprocess.run(
+        ["bash", str(script)], env=env, check=True, capture_output=True, text=True, timeout=60
+    )
     calls = [call.split("\037")[:-1] for call in log.read_text().split("\036")[:-1]]
-    return [call[2:] for call in calls if call[:2] == ["-m", "lipnorm_exp"]]
+    return done, [call[2:] for call in calls if call[:2] == ["-m", "lipnorm_exp"]]
+
+
+def _commands(script: Path, tmp_path: Path) -> list[list[str]]:
+    """The arguments of every ``python -m lipnorm_exp`` call the script makes (`_run_script`)."""
+    return _run_script(script, tmp_path)[1]
 
 
 def _first_job(arguments: list[str]) -> list[str]:
@@ -201,6 +210,22 @@ def test_reproduce_pubmed_runs_each_table1_cells_reporting_seeds(tmp_path):
         positions = [i for i, c in enumerate(commands) if f"{rate}={r} {method}={m} " in c]
         last_candidate = max(i for i in positions if "'0,1,2'" in commands[i])
         assert positions[-1] > last_candidate and "'100," in commands[positions[-1]]
+
+
+def test_reproduce_pubmed_leaves_unchosen_reports_for_the_next_launch(tmp_path):
+    """Where a cell's selecting seeds have not all finished (``pubmed_chosen.py`` refuses) and
+    no sweep is running to finish them, its reporting sweep is left for the next launch with a
+    line naming it, and every other sweep still runs."""
+    done, calls = _run_script(SCRIPTS / "reproduce_pubmed.sh", tmp_path, chosen="exit 1")
+    _, all_calls = _run_script(SCRIPTS / "reproduce_pubmed.sh", tmp_path / "chosen")
+    reporting_seeds = "100,101,102,103,104'"  # Table 1's and 3's reports; Table 2's add 0-2
+    commands = [" ".join(arguments) for arguments in calls]
+    every = [" ".join(arguments) for arguments in all_calls]
+    reports = [c for c in every if reporting_seeds in c]
+    assert len(reports) == 14 and commands == [c for c in every if c not in reports]
+    waiting = [line for line in done.stderr.splitlines() if "wait for the next launch" in line]
+    assert "reproduce_pubmed.sh: 1.0 gat_lip's reporting seeds wait for the next launch" in waiting
+    assert len(waiting) == len(reports)
 
 
 def test_reproduce_pubmed_reports_table2_at_the_chosen_candidate(tmp_path):
