@@ -68,7 +68,7 @@ CLAIMS = [
     Claim("on the mean over 2, 5, 10, 15 and 20 layers, holds for both", "Fig. 6",
           r"^Cora: LipschitzNorm outperforms", "holds"),
     Claim("PubMed's lines over seeds that chose nothing: Table 1's GCN and GGNN at 0% missing",
-          "Table 1", r"^(GCN|GGNN), PubMed 0%", "reproduced"),
+          "Table 1", r"^(GCN|GGNN), PubMed 0%|^GCN, PubMed 100%", "reproduced"),
     Claim("the first PubMed lines over seeds that chose nothing", "Table 1",
           r"^(GCN|GGNN), PubMed 0%", "reproduced"),
 ]  # fmt: skip
@@ -82,7 +82,7 @@ NOT_VERDICTS = {
     "one verdict by one rule (**reproduced** within": "the rule that defines the verdicts",
     "Now: 74 lines:": "the scorecard's counts (test_the_counts_are_the_scorecards)",
     "holds the [findings](results/README.md#findings)": "a file holds the findings",
-    "10 of Table 1's 22 Cora, CiteSeer and PubMed cells": "counted in tests/project/test_readme.py",
+    "Cora, CiteSeer and PubMed cells": "Table 1's tally, counted in tests/project/test_readme.py",
     "`bench/` holds the layer and sweep benchmarks": "a folder holds the benchmarks",
     "What reproduces, what does not, and why": "the findings' opening",
     "under it the paper's order holds": "protocol=authors, whose runs no line scores",
