@@ -95,6 +95,16 @@ BAD_ARGUMENTS = [
     ("calibrate_verify.py", ["--runs", "{empty}", "--smoke"], "--runs: {empty} holds no record"),
     ("pubmed_chosen.py", ["0.5", "gcn"], "cell method: '0.5 gcn' is no table cell of "),
     ("pubmed_chosen.py", ["1.0", "gcn", "--runs", "{missing}"], "--runs: '{missing}' is not a"),
+    (
+        "pubmed_chosen.py",
+        ["--all", "1.0"],
+        "cell method: give a cell and its method (e.g. 1.0 gcn)",
+    ),
+    (
+        "pubmed_chosen.py",
+        ["1.0"],
+        "cell method: give a cell and its method (e.g. 1.0 gcn), or --all",
+    ),
     ("authors_deepgat.py", ["--seeds", "0,0"], "--seeds: '0,0' gives seed 0 twice"),
     ("authors_deepgat.py", ["--seeds", "-1"], "--seeds: '-1' is not integers >= 0"),
     ("authors_deepgat.py", ["--lr", "nan"], "--lr: 'nan' is not a finite number > 0"),
@@ -334,6 +344,35 @@ def test_pubmed_chosen_picks_the_committed_gcn_0_cells_width(tmp_path, monkeypat
     done = _run(command, cwd=REPO)
     assert done.returncode == 3 and done.stdout == ""
     assert f"run {selecting[-1]} (2 model.hidden=128) has no finished record" in done.stderr
+    from pubmed_chosen import cell_candidates  # --all's rows: no choice while one run is missing
+
+    rows = cell_candidates("0.0", "gcn", runs)
+    assert rows[["candidate", "selecting runs", "chosen"]].values.tolist() == [
+        ["2", "3/3", ""],
+        ["2 model.hidden=128", "2/3", ""],
+    ]
+
+
+def test_results_readme_states_each_pubmed_cells_choice(monkeypatch):
+    """Each PubMed table cell whose candidates' selecting runs have all finished (committed
+    records) is chosen in results/README.md with the mean validation accuracies of
+    ``pubmed_chosen.py --all``: ``(<chosen> against <the others>)``."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    from pubmed_chosen import SHARED_CELLS, cell_candidates, table_cells
+
+    text = " ".join((REPO / "results" / "README.md").read_text().split())
+    stated = []
+    for cell, method in table_cells():
+        if (cell, method) in SHARED_CELLS:
+            continue  # its choice is stated with the cell it shares
+        rows = cell_candidates(cell, method, REPO / "results" / "runs")
+        if not rows["chosen"].any():
+            continue
+        chosen = rows.loc[rows["chosen"] == "chosen", "validation"].item()
+        others = [f"{value:.1f}" for value in rows.loc[rows["chosen"] == "", "validation"]]
+        stated.append(f"{chosen:.1f} against {' and '.join(others)})")
+    assert len(stated) >= 4
+    assert [words for words in stated if words not in text] == []
 
 
 def test_a_recorded_command_names_no_folder_outside_the_checkout(monkeypatch):
