@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 from pubmed_plan import TABLE2_CELL, candidate, candidate_rows, selecting_seeds
 
-from lipnorm_exp.records.schema import Record
+from lipnorm_exp.records.schema import DIVERGED, Record
 from lipnorm_exp.util.commands import OneLineParser, existing_folder
 
 #: the exit code of a cell whose candidates have not all finished their selecting seeds
@@ -122,8 +122,9 @@ def chosen_row(records: dict[str, Record], rows: dict[str, tuple[str, ...]]) -> 
 
 def cell_candidates(cell: str, method: str, runs: Path) -> pd.DataFrame:
     """A row per candidate of a cell: its row's fields after the method, its finished
-    selecting runs of all, their mean best validation accuracy (%), and whether it is chosen
-    (once every selecting run of the cell has finished)."""
+    selecting runs of all, their mean best validation accuracy (%; diverged runs left out, as
+    `select` leaves them out), and whether it is chosen (once every selecting run of the cell
+    has finished)."""
     rows = candidate_runs(cell, method)
     finished = finished_records(rows, runs)
     chosen = chosen_row(finished, rows) if len(finished) == len(rows) else None
@@ -131,7 +132,11 @@ def cell_candidates(cell: str, method: str, runs: Path) -> pd.DataFrame:
     for row in dict.fromkeys(rows.values()):
         ids = [rid for rid, of in rows.items() if of == row]
         done = [finished[rid] for rid in ids if rid in finished]
-        validation = [100 * record["summary"]["best_val_acc"] for record in done]
+        validation = [  # a diverged run's score is left out, as the rule leaves it out
+            100 * record["summary"]["best_val_acc"]
+            for record in done
+            if record["status"] != DIVERGED
+        ]
         table.append({
             "cell": cell,
             "method": method,
