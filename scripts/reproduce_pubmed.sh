@@ -22,35 +22,70 @@ T2="+experiment=gcnii grid.paper.datasets=pubmed"
 T3="+experiment=residual grid.paper.datasets=pubmed"
 
 # Run the sweeps read from standard input (one per line: the overrides after $P),
-# $SWEEPS_AT_ONCE at a time.
-# A line `report <cell> <method>` is a Table 1 or 2 cell's reporting sweep, seeds 100-104 at the
-# candidate its selecting seeds chose (scripts/pubmed_chosen.py: the report's rule, on
-# validation); until they have all finished it waits for a running sweep to end and asks again,
-# and where none is running it is left for the next launch, with a line saying so. Table 2's
-# reporting sweep also names the selecting seeds of the chosen candidate: those of GAT-Lip,
-# Table 1's runs, get the preset's tag (no training).
+# $SWEEPS_AT_ONCE at a time, in order.
+# A line `report <cell> <method>` is a Table 1, 2 or 3 cell's reporting sweep, seeds 100-104 at
+# the candidate its selecting seeds chose (scripts/pubmed_chosen.py: the report's rule, on
+# validation). Until they have all finished it waits, and the lines after it run meanwhile;
+# each time a sweep ends, the waiting reporting sweeps whose candidates are done start first,
+# in order. One whose candidates are not done when nothing runs any more is left for the next
+# launch, with a line saying so. Table 2's reporting sweep also names the selecting seeds of the
+# chosen candidate: those of GAT-Lip, Table 1's runs, get the preset's tag (no training).
+running() { jobs -rp | wc -l; }
+
+# The sweep of a `report <cell> <method>` line at the candidate chosen; exit 3 while its
+# selecting seeds have not all finished.
+reporting_sweep() {
+    local cell method chosen depth extra
+    read -r _ cell method <<<"$1"
+    chosen=$(python scripts/pubmed_chosen.py "$cell" "$method") || return
+    read -r depth extra <<<"$chosen"
+    case "$cell" in
+        table2) echo "$T2 grid.paper.methods=$method grid.paper.depths=$depth $S8 $extra" ;;
+        table3) echo "$T3 grid.paper.methods=$method grid.paper.depths=$depth $S5 $extra" ;;
+        *) echo "$T1 grid.paper.missing_rates=$cell grid.paper.methods=$method grid.paper.depths=$depth $S5 $extra" ;;
+    esac
+}
+
+# Start the waiting reporting sweeps whose candidates are done, in order, while a slot is free.
+WAITING=()
+start_waiting() {
+    local line sweep still=()
+    for line in "${WAITING[@]}"; do
+        if [ "$(running)" -lt "$SWEEPS_AT_ONCE" ] && sweep=$(reporting_sweep "$line"); then
+            eval "$P $sweep" &
+        else
+            still+=("$line")
+        fi
+    done
+    WAITING=("${still[@]}")
+}
+
 at_once() {
-    local line cell method chosen depth extra
+    local line cell method before
     while IFS= read -r line; do
         [ -z "$line" ] && continue
-        while [ "$(jobs -rp | wc -l)" -ge "$SWEEPS_AT_ONCE" ]; do wait -n || true; done
         if [[ "$line" == report\ * ]]; then
-            read -r _ cell method <<<"$line"
-            until chosen=$(python scripts/pubmed_chosen.py "$cell" "$method"); do
-                if [ "$(jobs -rp | wc -l)" -eq 0 ]; then
-                    echo "reproduce_pubmed.sh: $cell $method's reporting seeds wait for the next launch" >&2
-                    continue 2
-                fi
-                wait -n || true
-            done
-            read -r depth extra <<<"$chosen"
-            case "$cell" in
-                table2) line="$T2 grid.paper.methods=$method grid.paper.depths=$depth $S8 $extra" ;;
-                table3) line="$T3 grid.paper.methods=$method grid.paper.depths=$depth $S5 $extra" ;;
-                *) line="$T1 grid.paper.missing_rates=$cell grid.paper.methods=$method grid.paper.depths=$depth $S5 $extra" ;;
-            esac
+            WAITING+=("$line")
+            start_waiting
+            continue
         fi
+        until [ "$(running)" -lt "$SWEEPS_AT_ONCE" ]; do
+            wait -n || true
+            start_waiting
+        done
         eval "$P $line" &
+    done
+    while [ "${#WAITING[@]}" -gt 0 ]; do
+        before=$(running)  # none before asking: the answers are final
+        start_waiting
+        if [ "${#WAITING[@]}" -eq 0 ] || { [ "$before" -eq 0 ] && [ "$(running)" -eq 0 ]; }; then
+            break
+        fi
+        wait -n || true
+    done
+    for line in "${WAITING[@]}"; do
+        read -r _ cell method <<<"$line"
+        echo "reproduce_pubmed.sh: $cell $method's reporting seeds wait for the next launch" >&2
     done
     wait
 }

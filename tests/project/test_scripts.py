@@ -144,11 +144,14 @@ def test_epoch_budget_runs_on_the_committed_records():
     assert "| GAT-Lip " in done.stdout
 
 
-def _run_script(script: Path, tmp_path: Path, chosen: str = "echo 2; exit 0"):
-    """Run the script as written (its variables, arrays and loops expanded by bash), one
-    sweep at a time (``SWEEPS_AT_ONCE=1``: the calls in the script's order), with a ``python``
-    on ``PATH`` that only writes down its arguments, one record a call in one write, and runs
-    ``chosen`` for ``pubmed_chosen.py`` (a cell's chosen candidate; by default depth 2).
+def _run_script(
+    script: Path, tmp_path: Path, chosen: str = "echo 2; exit 0", at_once: int = 1, then: str = ""
+):
+    """Run the script as written (its variables, arrays and loops expanded by bash), by default
+    one sweep at a time (``SWEEPS_AT_ONCE=1``: the calls in the script's order), with a
+    ``python`` on ``PATH`` that writes down its arguments, one record a call in one write, then
+    runs ``then``; for ``pubmed_chosen.py`` (a cell's chosen candidate) it runs ``chosen``
+    (by default: depth 2).
 
     Returns the finished process and the arguments of every ``python -m lipnorm_exp`` call.
     """
@@ -156,11 +159,11 @@ def _run_script(script: Path, tmp_path: Path, chosen: str = "echo 2; exit 0"):
     stub.parent.mkdir(parents=True)
     stub.write_text(
         f'#!/bin/sh\ncase "$1" in *pubmed_chosen.py) {chosen};; esac\n'
-        f"call=$(printf '%s\\037' \"$@\")\nprintf '%s\\036' \"$call\" >> {log}\n"
+        f"call=$(printf '%s\\037' \"$@\")\nprintf '%s\\036' \"$call\" >> {log}\n{then}\n"
     )
     stub.chmod(0o755)
     path = f"{stub.parent}{os.pathsep}{os.environ['PATH']}"
-    env = {**os.environ, "PATH": path, "SWEEPS_AT_ONCE": "1"}
+    env = {**os.environ, "PATH": path, "SWEEPS_AT_ONCE": str(at_once)}
     done = subprocess.run(
         ["bash", str(script)], env=env, check=True, capture_output=True, text=True, timeout=60
     )
@@ -236,6 +239,33 @@ def test_reproduce_pubmed_leaves_unchosen_reports_for_the_next_launch(tmp_path):
     waiting = [line for line in done.stderr.splitlines() if "wait for the next launch" in line]
     assert "reproduce_pubmed.sh: 1.0 gat_lip's reporting seeds wait for the next launch" in waiting
     assert len(waiting) == len(reports)
+
+
+def test_reproduce_pubmed_runs_the_next_sweeps_while_a_report_waits_for_its_candidates(tmp_path):
+    """Two sweeps at a time: GCN 0%'s first candidate runs until the campaign's last sweep has
+    started (it reads a FIFO that the last one writes), and GCN 0%'s reporting sweep, which
+    waits for it, holds up none of the sweeps after it; it starts once its candidate ends."""
+    fifo, released = tmp_path / "fifo", tmp_path / "released"
+    os.mkfifo(fifo)
+    first = "missing_rates=0.0 grid.paper.methods=gcn grid.paper.depths=2 grid.paper.seeds='0,1,2'"
+    then = (
+        f'case "$*" in *"{first}") cat {fifo} > /dev/null; touch {released};;\n'
+        f"  *\"grid.paper.seeds='3,4'\"*) echo > {fifo};;\nesac"
+    )
+    chosen = f'[ "$2 $3" = "0.0 gcn" ] && [ ! -e {released} ] && exit 3; echo 2; exit 0'
+    _, calls = _run_script(
+        SCRIPTS / "reproduce_pubmed.sh", tmp_path / "run", chosen, at_once=2, then=then
+    )
+    commands = [" ".join(arguments) for arguments in calls]
+    last = next(i for i, c in enumerate(commands) if "grid.paper.seeds='3,4'" in c)
+    [report] = [
+        i
+        for i, c in enumerate(commands)
+        if "grid.paper.missing_rates=0.0 grid.paper.methods=gcn " in c and "'100," in c
+    ]
+    assert report > last and len(commands) == len(
+        _commands(SCRIPTS / "reproduce_pubmed.sh", tmp_path)
+    )
 
 
 def test_reproduce_pubmed_reports_table2_at_the_chosen_candidate(tmp_path):
