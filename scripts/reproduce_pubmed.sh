@@ -46,18 +46,22 @@ reporting_sweep() {
     esac
 }
 
-# Start the waiting reporting sweeps whose candidates are done, in order, while a slot is free.
+# Start the waiting reporting sweeps whose candidates are done, in order, while a slot is free
+# (the first that finds none keeps its place and those after it); then succeed if a slot is
+# still free and none found the slots full.
 WAITING=()
 start_waiting() {
-    local line sweep still=()
+    local line sweep still=() full=""
     for line in "${WAITING[@]}"; do
-        if [ "$(running)" -lt "$SWEEPS_AT_ONCE" ] && sweep=$(reporting_sweep "$line"); then
+        [ -z "$full" ] && [ "$(running)" -ge "$SWEEPS_AT_ONCE" ] && full=yes
+        if [ -z "$full" ] && sweep=$(reporting_sweep "$line"); then
             eval "$P $sweep" &
         else
             still+=("$line")
         fi
     done
     WAITING=("${still[@]}")
+    [ -z "$full" ] && [ "$(running)" -lt "$SWEEPS_AT_ONCE" ]
 }
 
 at_once() {
@@ -66,18 +70,15 @@ at_once() {
         [ -z "$line" ] && continue
         if [[ "$line" == report\ * ]]; then
             WAITING+=("$line")
-            start_waiting
+            start_waiting || true
             continue
         fi
-        until [ "$(running)" -lt "$SWEEPS_AT_ONCE" ]; do
-            wait -n || true
-            start_waiting
-        done
+        until start_waiting; do wait -n || true; done  # the waiting ones first
         eval "$P $line" &
     done
     while [ "${#WAITING[@]}" -gt 0 ]; do
         before=$(running)  # none before asking: the answers are final
-        start_waiting
+        start_waiting || true
         if [ "${#WAITING[@]}" -eq 0 ] || { [ "$before" -eq 0 ] && [ "$(running)" -eq 0 ]; }; then
             break
         fi
