@@ -16,21 +16,21 @@ choice it prints. Exit 3, with a line naming the first run not finished, where o
 
 ``--all`` prints every cell's candidates instead, in the script's order: how many of each one's
 selecting runs have finished, their mean best validation accuracy (%), and the one chosen where
-all have (`cell_candidates`); it exits 0.
+all have (`cell_candidates`); it exits 0. A cell of `SHARED_CELLS` is listed once, under the cell
+whose rows it shares.
 
     python scripts/pubmed_chosen.py --all
 """
 
 import argparse
 import math
-import statistics
 import sys
 from pathlib import Path
 
 import pandas as pd
 from pubmed_plan import TABLE2_CELL, candidate, candidate_rows, selecting_seeds
 
-from lipnorm_exp.records.schema import DIVERGED, Record
+from lipnorm_exp.records.schema import Record
 from lipnorm_exp.util.commands import OneLineParser, existing_folder
 
 #: the exit code of a cell whose candidates have not all finished their selecting seeds
@@ -42,7 +42,12 @@ SHARED_CELLS = {(TABLE2_CELL, "gat_lip"): ("1.0", "gat_lip")}
 
 def table_cells() -> list[tuple[str, str]]:
     """(cell, method) of every table cell of the script, in the order of its rows."""
-    return list(dict.fromkeys([*(row[:2] for row in candidate_rows()), *SHARED_CELLS]))
+    return [*own_cells(), *SHARED_CELLS]
+
+
+def own_cells() -> list[tuple[str, str]]:
+    """(cell, method) of every cell with rows of its own (not in `SHARED_CELLS`), in order."""
+    return list(dict.fromkeys(row[:2] for row in candidate_rows()))
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -109,22 +114,37 @@ def finished_records(run_ids, runs: Path) -> dict[str, Record]:
     return finished
 
 
+def runs_frame(records: list[Record]) -> pd.DataFrame:
+    """The report's frame of ``records``."""
+    from lipnorm_exp.report.frame import record_row, records_frame
+
+    return records_frame([record_row(record) for record in records])
+
+
 def chosen_row(records: dict[str, Record], rows: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """The row of the candidate the report's rule picks among the finished ``records``."""
     from lipnorm_exp.report.aggregate import select
-    from lipnorm_exp.report.frame import record_row, records_frame
     from lipnorm_exp.report.run_row import RUN_ID
 
-    chosen = select(records_frame([record_row(record) for record in records.values()]))
+    chosen = select(runs_frame(list(records.values())))
     assert chosen is not None, "the candidates' runs are there"
     return rows[chosen.runs[RUN_ID].iloc[0]]
 
 
+def validation_score(records: list[Record]) -> float:
+    """The score the report's rule ranks one candidate by, over its finished ``records``, in %
+    (`setting_scores`: mean best validation accuracy, diverged runs left out; NaN for none)."""
+    from lipnorm_exp.report.aggregate import SCORE, setting_scores
+
+    if not records:
+        return math.nan
+    return 100 * float(setting_scores(runs_frame(records))[SCORE].item())
+
+
 def cell_candidates(cell: str, method: str, runs: Path) -> pd.DataFrame:
     """A row per candidate of a cell: its row's fields after the method, its finished
-    selecting runs of all, their mean best validation accuracy (%; diverged runs left out, as
-    `select` leaves them out), and whether it is chosen (once every selecting run of the cell
-    has finished)."""
+    selecting runs of all, their `validation_score`, and whether it is chosen (once every
+    selecting run of the cell has finished)."""
     rows = candidate_runs(cell, method)
     finished = finished_records(rows, runs)
     chosen = chosen_row(finished, rows) if len(finished) == len(rows) else None
@@ -132,17 +152,12 @@ def cell_candidates(cell: str, method: str, runs: Path) -> pd.DataFrame:
     for row in dict.fromkeys(rows.values()):
         ids = [rid for rid, of in rows.items() if of == row]
         done = [finished[rid] for rid in ids if rid in finished]
-        validation = [  # a diverged run's score is left out, as the rule leaves it out
-            100 * record["summary"]["best_val_acc"]
-            for record in done
-            if record["status"] != DIVERGED
-        ]
         table.append({
             "cell": cell,
             "method": method,
             "candidate": " ".join(row),
             "selecting runs": f"{len(done)}/{len(ids)}",
-            "validation": round(statistics.mean(validation), 1) if validation else math.nan,
+            "validation": round(validation_score(done), 1),
             "chosen": "chosen" if row == chosen else "",
         })  # fmt: skip
     return pd.DataFrame(table)
@@ -151,7 +166,7 @@ def cell_candidates(cell: str, method: str, runs: Path) -> pd.DataFrame:
 def main(argv=None) -> int:
     args = parse_args(argv)
     if args.all:
-        tables = [cell_candidates(cell, method, args.runs) for cell, method in table_cells()]
+        tables = [cell_candidates(cell, method, args.runs) for cell, method in own_cells()]
         every = pd.concat(tables, ignore_index=True)
         print(every.to_markdown(index=False, floatfmt=".1f", missingval="–"))
         return 0

@@ -364,9 +364,39 @@ def format_cell(
     return f"{text} †{diverged}" if diverged else text
 
 
-#: the column of a run's ``select_by`` (none where it diverged), then of its setting's mean, while
-#: `select` ranks the settings
-_SCORE: Final = "score"
+#: the column of `setting_scores`: a setting's mean ``select_by`` over its runs that did not
+#: diverge (rule 4)
+SCORE: Final = "score"
+
+
+def setting_scores(runs: pd.DataFrame, select_by: str = VALIDATION) -> pd.DataFrame:
+    """A row per setting of ``runs``: its `SCORE`, least depth and most epochs, best first.
+
+    The order is rule 5's: the best mean ``select_by`` over the setting's runs that did not
+    diverge (``NaN`` where they all did: last), then the shallower, then the longer-trained,
+    then the setting key (a fixed order for exact ties). `select` takes the first row of the
+    settings that compete (rule 6).
+
+    Args:
+        runs (pandas.DataFrame): runs of one cell (usable rows of the report's frame).
+        select_by (str, optional): the column whose mean ranks the settings.
+            (default: ``best_val_acc``)
+
+    Returns:
+        pandas.DataFrame: columns ``setting``, `SCORE`, ``depth`` and ``epochs``.
+    """
+    score = runs[select_by].where(runs[STATUS] != DIVERGED)
+    scores = (
+        runs.assign(**{SCORE: score})
+        .groupby(SETTING)
+        .agg(**{SCORE: (SCORE, "mean"), DEPTH: (DEPTH, "min"), EPOCHS: (EPOCHS, "max")})
+    )
+    return scores.reset_index().sort_values(
+        [SCORE, DEPTH, EPOCHS, SETTING],
+        ascending=[False, True, False, True],
+        na_position="last",
+        ignore_index=True,
+    )
 
 
 def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) -> Selection | None:
@@ -389,18 +419,7 @@ def select(runs: pd.DataFrame, report: str = TEST, select_by: str = VALIDATION) 
     competing = choosing[seeds == seeds.max()]
     shared = set.intersection(*(set(group[SEED]) for _, group in competing.groupby(SETTING)))
     compared = competing[competing[SEED].isin(shared)] if shared else competing
-    score = compared[select_by].where(compared[STATUS] != DIVERGED)
-    scores = (
-        compared.assign(**{_SCORE: score})
-        .groupby(SETTING)
-        .agg(**{_SCORE: (_SCORE, "mean"), DEPTH: (DEPTH, "min"), EPOCHS: (EPOCHS, "max")})
-    )
-    scores = scores.reset_index().sort_values(
-        [_SCORE, DEPTH, EPOCHS, SETTING],
-        ascending=[False, True, False, True],
-        na_position="last",
-    )
-    setting = scores[SETTING].iloc[0]
+    setting = setting_scores(compared, select_by)[SETTING].iloc[0]
     several = choosing[SETTING].nunique() > 1
     selected_on = tuple(sorted(int(seed) for seed in compared[SEED].unique())) if several else ()
     chosen = runs[runs[SETTING] == setting]

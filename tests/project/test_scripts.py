@@ -388,13 +388,11 @@ def test_results_readme_states_each_pubmed_cells_choice(monkeypatch):
     records) is chosen in results/README.md with the mean validation accuracies of
     ``pubmed_chosen.py --all``: ``(<chosen> against <the others>)``."""
     monkeypatch.syspath_prepend(str(SCRIPTS))
-    from pubmed_chosen import SHARED_CELLS, cell_candidates, table_cells
+    from pubmed_chosen import cell_candidates, own_cells
 
     text = " ".join((REPO / "results" / "README.md").read_text().split())
     stated = []
-    for cell, method in table_cells():
-        if (cell, method) in SHARED_CELLS:
-            continue  # its choice is stated with the cell it shares
+    for cell, method in own_cells():  # a shared cell's choice is stated with the cell it shares
         rows = cell_candidates(cell, method, REPO / "results" / "runs")
         if not rows["chosen"].any():
             continue

@@ -598,6 +598,25 @@ def test_a_key_no_search_sweeps_is_named_where_a_run_sets_it_apart():
     assert select(runs).setting["lr"] == 0.01
 
 
+def test_setting_scores_rank_by_mean_validation_without_diverged_runs_then_depth():
+    """`setting_scores`: a setting's score is its mean validation over the runs that did not
+    diverge (one diverged seed does not pull it down; all diverged: last); equal scores go to
+    the shallower; `select` picks the first row. The scores are exact in binary: ties are ties."""
+
+    def at(depth, seed, val, status="completed"):
+        return make_record(depth=depth, seed=seed, val=val, test=val, status=status)
+
+    records = [at(2, 0, 0.5), at(2, 1, 0.75), at(4, 0, 0.625), at(4, 1, 0.125, "diverged"),
+               at(6, 0, 0.625), at(6, 1, 0.625), at(8, 0, 0.99, "diverged"),
+               at(8, 1, 0.99, "diverged")]  # fmt: skip
+    runs = usable_runs(records_frame([record_row(r) for r in records]), "paper", "standard")
+    scores = aggregate.setting_scores(runs)
+    assert scores["depth"].tolist() == [2, 4, 6, 8]
+    assert scores[aggregate.SCORE].tolist()[:3] == [0.625, 0.625, 0.625]
+    assert math.isnan(scores[aggregate.SCORE].iloc[3])
+    assert int(select(runs).setting["depth"]) == 2
+
+
 def test_settings_that_tie_go_to_the_longer_trained_one():
     """A run trained longer on the same seed is at least as good on validation: a tie then
     means the extra epochs found nothing better, and the number reported says the longer run."""
