@@ -10,7 +10,7 @@ OWN_RUNS ?= runs
 # offline: LIPNORM_RAW_DIRS=<a folder holding Planetoid/Cora/raw ...> make run (paths.raw_dirs)
 
 # install is a name for the stamp's target, not a file
-.PHONY: help install run test test-docs test-fast test-slurm lint format docs tables figures scorecard report reproduce reproduce-cpu bench clean
+.PHONY: help install run test test-docs test-fast test-slurm typecheck lint format docs tables figures scorecard report reproduce reproduce-cpu bench clean
 
 help: ## this list
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) \
@@ -32,15 +32,18 @@ $(INSTALLED): pyproject.toml
 run: install ## train the default config (GAT-Lip, Cora) and write its record to $(OWN_RUNS)
 	$(PYTHON) -m lipnorm_exp paths.results_dir=$(OWN_RUNS)
 
-test: install ## the test suite, as CI runs it (one worker per CPU core), but the documentation's (make test-docs)
+test: install ## the test suite, as CI runs it (one worker per CPU core), but the documentation's (make test-docs) and the type check (make typecheck)
 	$(PYTHON) -m lipnorm_exp --cfg job > /dev/null
-	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not docs"
+	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not docs and not typecheck"
 
 test-docs: install ## the documentation site's build and every code block of its pages (a CI step of its own)
 	$(PYTHON) -m pytest -q -n auto --dist loadfile -m docs tests/project/test_docs.py
 
 test-fast: ## tests without the end-to-end CLI runs
-	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not slow and not docs"
+	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not slow and not docs and not typecheck"
+
+typecheck: install ## mypy over the package (pyproject.toml's [tool.mypy]), and its refusals of misspelt record and report keys (a CI step of its own)
+	$(PYTHON) -m pytest -q -n auto -m typecheck tests/project/test_types.py
 
 SLURM_PROGRAMS = munged mariadb-install-db mariadbd slurmdbd slurmctld slurmd sinfo sacct
 SLURM_PACKAGES = slurm-wlm slurmdbd munge mariadb-server

@@ -54,7 +54,7 @@ def parse_args(argv=None):
     parser.add_argument("--smoke", action="store_true", help="a check that the script runs")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.commands, args.repeats = "--help|train.lrr=0.1", 1
+        args.commands, args.repeats = "train.lrr=0.1", 1
     return args
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import PYPROJECT
 
+#: run by ``make typecheck``, a CI step of its own, not by ``make test``
+pytestmark = pytest.mark.typecheck
 ROOT = Path(__file__).resolve().parents[2]
 
 

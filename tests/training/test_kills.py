@@ -8,6 +8,7 @@ signalling their process from here.
 
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -132,6 +133,15 @@ def test_a_record_overwritten_with_random_bytes_is_redone_with_a_warning(tmp_pat
 EARLIER_FINDING = "run_id,verdict,verified_at\naaaaaaaaaaaaaaaa,identical,f60c9eb\n"
 
 
+@pytest.fixture(scope="module")
+def tiny_runs(tmp_path_factory, data_dir) -> Path:
+    """A folder holding the completed record of one tiny run (``TINY``), trained once here for
+    the tests that verify it: each copies the folder (`shutil.copytree`) and kills its own."""
+    folder = tmp_path_factory.mktemp("tiny")
+    assert cli(command(folder, data_dir, *TINY)).returncode == 0
+    return folder / "runs"
+
+
 @pytest.mark.parametrize(
     ("point", "name"),
     [
@@ -147,9 +157,9 @@ EARLIER_FINDING = "run_id,verdict,verified_at\naaaaaaaaaaaaaaaa,identical,f60c9e
     ],
 )
 def test_a_verify_killed_at_any_moment_leaves_the_findings_as_they_were_or_whole(
-    tmp_path, data_dir, point, name
+    tmp_path, data_dir, tiny_runs, point, name
 ):
-    assert cli(command(tmp_path, data_dir, *TINY)).returncode == 0
+    shutil.copytree(tiny_runs, tmp_path / "runs")
     ((rid, _),) = records(tmp_path).items()
     out = tmp_path / "results" / "verification.csv"
     out.parent.mkdir()
